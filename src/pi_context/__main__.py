@@ -1,0 +1,3 @@
+from pi_context.cli import main
+
+raise SystemExit(main())

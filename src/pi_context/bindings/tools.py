@@ -1,0 +1,84 @@
+"""The registry of model-facing tools, shared by every binding and by ``pi-context tool``.
+
+A tool is framework-neutral: a name, a description, a JSON Schema for its arguments and a
+plain function from (context, arguments) to a result. Hosts translate these into their own
+function-calling shapes; nothing here knows about an agent framework.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+JSONValue = Any  # JSON-ready value: dict/list/str/int/float/bool/None
+
+# Modules that contribute tools. Each exposes ``TOOLS: tuple[Tool, ...]``; a module that
+# is not present yet is skipped, so features can land independently.
+TOOL_MODULES: tuple[str, ...] = (
+    "pi_context.bindings.history.tools",
+    "pi_context.bindings.notes.tools",
+    "pi_context.bindings.runtime.tools",
+)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know about its host: the session, the notes root and the identity."""
+
+    session_path: Path | None = None
+    notes_home: Path | None = None
+    cwd: Path = field(default_factory=Path.cwd)
+    session_id: str | None = None
+    agent_name: str = "pi"
+    model_id: str | None = None
+    leaf_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the model receives (``text``) plus structured details for the host."""
+
+    text: str
+    details: JSONValue = None
+    is_error: bool = False
+
+
+class ToolError(Exception):
+    """A named, model-facing error: the message is what the model sees."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    parameters: Mapping[str, JSONValue]
+    run: Callable[[ToolContext, Mapping[str, JSONValue]], ToolResult]
+    # Tools that mutate storage must not run in parallel with each other.
+    sequential: bool = False
+
+    def schema(self) -> dict[str, JSONValue]:
+        """The function-calling declaration a host exports for this tool."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": dict(self.parameters),
+        }
+
+
+def all_tools() -> dict[str, Tool]:
+    tools: dict[str, Tool] = {}
+    for module_name in TOOL_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and module_name.startswith(exc.name):
+                continue
+            raise
+        for tool in getattr(module, "TOOLS", ()):
+            if tool.name in tools:
+                raise RuntimeError(f"tool {tool.name!r} registered twice ({module_name})")
+            tools[tool.name] = tool
+    return tools
