@@ -195,13 +195,15 @@ def page(
     limit: int | None = None,
     extra: Mapping[str, JSONValue] | None = None,
     protect: frozenset[str] = frozenset(),
+    shrink: Callable[[JSONValue, Callable[[JSONValue], bool]], JSONValue] | None = None,
     budget: int = TOOL_OUTPUT_MAX_BYTES,
 ) -> dict[str, JSONValue]:
     """One page ``{**extra, key: [...], "next_cursor": n | None}`` of ``items[cursor:]``.
 
     ``limit`` caps the page, never the set. Items are added while the whole page fits
-    ``budget``; if even the first item does not fit alone it is middle-truncated (strings under
-    ``protect`` keys stay intact) and delivered, so the cursor always advances.
+    ``budget``; if even the first item does not fit alone it is shrunk and delivered, so the
+    cursor always advances. ``shrink(item, fits)`` does the shrinking (default: middle-truncate
+    the longest strings, leaving those under ``protect`` keys intact).
     """
     if cursor < 0:
         raise ValueError(f"cursor must be >= 0, got {cursor}")
@@ -220,7 +222,9 @@ def page(
     base_bytes = json_bytes(envelope([], None)) - len("null") + widest
     chosen: list[JSONValue] = []
     used = base_bytes
-    for item in items[cursor : cursor + cap]:
+    # Index one at a time so a lazily rendered sequence renders only what the page inspects.
+    for index in range(cursor, cursor + cap):
+        item = items[index]
         size = json_bytes(item) + (1 if chosen else 0)
         if used + size > budget:
             break
@@ -229,13 +233,16 @@ def page(
     if not chosen:
         first = items[cursor]
         nxt = cursor + 1 if cursor + 1 < total else None
-        chosen = [
-            shrink_to_fit(
-                first,
-                lambda v: json_bytes(envelope([v], nxt)) <= budget,
-                protect=protect,
-            )
-        ]
+
+        def fits(candidate: JSONValue) -> bool:
+            return json_bytes(envelope([candidate], nxt)) <= budget
+
+        if shrink is None:
+            chosen = [shrink_to_fit(first, fits, protect=protect)]
+        else:
+            chosen = [shrink(first, fits)]
+            if not fits(chosen[0]):
+                raise BudgetError("the shrink function returned an item over the budget")
     end = cursor + len(chosen)
     return envelope(chosen, end if end < total else None)
 

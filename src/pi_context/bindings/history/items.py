@@ -1,0 +1,297 @@
+"""Project the selected session branch into history windows and items.
+
+A pure function of the branch entries (root to leaf) and the session id: nothing is cached, so
+moving the leaf can never leak a sibling branch. Window identity follows the 0.25+ rule: a
+``pi-context/reset-marker`` custom entry is the only boundary; native compactions and branch
+summaries are items of the window they sit in.
+
+Items and their roles:
+
+* ``user`` / ``assistant``: the message's visible text (text blocks; thinking is not visible).
+* ``tool_call``: one item per tool call of an assistant turn, id ``<entryId>#<n>`` (``n``
+  counts the turn's calls from 0), content = the call's JSON arguments. The turn item keeps
+  only its text, and is omitted when the turn is nothing but calls.
+* ``tool``: tool results (``tool_error`` when the result is an error) and user-run bash
+  executions (``$ command`` line, then the output; ``output_truncated``/``full_output_path``).
+* ``system``: native compaction summaries and branch summaries.
+* ``developer``: this extension's own entries: ``pi-context/*`` custom messages, compactions
+  carrying pi-context details, and the retain-none checkpoint directly before a reset marker.
+* foreign custom messages are ``user`` turns (Pi shows them to the model as user messages).
+
+History is the durable record: context edits change only what the provider sees, so items
+keep their recorded content. Pi's prompt-patch ``system`` messages, custom state entries,
+labels, model/thinking changes and unknown entry types are not items.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_context.bindings.tool_output import encode_json
+
+from .windows import Span, is_reset_marker, window_spans
+
+Entry = Mapping[str, Any]
+
+ROLES: tuple[str, ...] = ("user", "assistant", "tool", "tool_call", "system", "developer")
+"""Every item role, in the order the schema lists them."""
+
+TOOL_ROLES = frozenset({"tool", "tool_call"})
+"""The only roles that carry a ``tool_name``."""
+
+EXTENSION_PREFIX = "pi-context/"
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    window_id: str
+    item_id: str
+    role: str
+    content: str
+    created_at: str | None
+    tool_name: str | None = None
+    tool_error: bool = False
+    output_truncated: bool = False
+    full_output_path: str | None = None
+
+    @property
+    def tool_namespace(self) -> str | None:
+        """The tool's family: the part of its name before the first ``_`` (``notes_read``)."""
+        if self.tool_name is None:
+            return None
+        cut = self.tool_name.find("_")
+        return self.tool_name[:cut] if cut > 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    window_id: str
+    created_at: str | None
+    marker_id: str | None  # the reset marker that opened it; None for the root window
+    items: tuple[Item, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class History:
+    """Every window of the branch, oldest first, plus an id index over all items."""
+
+    windows: tuple[Window, ...]
+
+    def items(self) -> Iterator[Item]:
+        for window in self.windows:
+            yield from window.items
+
+    @property
+    def window_ids(self) -> list[str]:
+        return [window.window_id for window in self.windows]
+
+    def find(self, item_id: str) -> Item | None:
+        for item in self.items():
+            if item.item_id == item_id:
+                return item
+        return None
+
+
+# --- text extraction ------------------------------------------------------------------------
+
+
+def _text_of(content: object) -> str:
+    """Visible text of a message content: a string, or the text blocks joined by newlines."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block["text"]
+            for block in content
+            if isinstance(block, Mapping)
+            and block.get("type") == "text"
+            and isinstance(block.get("text"), str)
+        ]
+        return "\n".join(parts)
+    return ""
+
+
+def _js_number(value: float) -> int | float | None:
+    """Normalise a float so the JSON text matches JavaScript's ``JSON.stringify`` closely."""
+    if not math.isfinite(value):
+        return None  # JSON.stringify writes NaN and Infinity as null
+    if value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
+def _js_compatible(value: object) -> object:
+    if isinstance(value, float):
+        return _js_number(value)
+    if isinstance(value, Mapping):
+        return {str(k): _js_compatible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_compatible(v) for v in value]
+    return value
+
+
+def arguments_json(arguments: object) -> str:
+    """A tool call's arguments as the compact JSON the model emitted (strings kept verbatim)."""
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return "{}"
+    return encode_json(_js_compatible(arguments))
+
+
+# --- per-entry projection --------------------------------------------------------------------
+
+
+def _str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _message_items(entry: Entry, window_id: str) -> list[Item]:
+    message = entry.get("message")
+    if not isinstance(message, Mapping):
+        return []
+    entry_id: str = entry["id"]
+    created = _str_or_none(entry.get("timestamp"))
+    role = message.get("role")
+    if role == "user":
+        return [Item(window_id, entry_id, "user", _text_of(message.get("content")), created)]
+    if role == "assistant":
+        return _assistant_items(entry_id, message, window_id, created)
+    if role == "toolResult":
+        details = message.get("details")
+        truncation = details.get("truncation") if isinstance(details, Mapping) else None
+        full_path = details.get("fullOutputPath") if isinstance(details, Mapping) else None
+        tool_name = message.get("toolName")
+        return [
+            Item(
+                window_id,
+                entry_id,
+                "tool",
+                _text_of(message.get("content")),
+                created,
+                tool_name=tool_name if isinstance(tool_name, str) else "",
+                tool_error=message.get("isError") is True,
+                output_truncated=isinstance(truncation, Mapping)
+                and truncation.get("truncated") is True,
+                full_output_path=full_path if isinstance(full_path, str) and full_path else None,
+            )
+        ]
+    if role == "bashExecution":
+        command = message.get("command")
+        output = message.get("output")
+        full_path = message.get("fullOutputPath")
+        text = f"$ {command if isinstance(command, str) else ''}\n"
+        text += output if isinstance(output, str) else ""
+        exit_code = message.get("exitCode")
+        failed = message.get("cancelled") is True or (
+            isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
+        )
+        return [
+            Item(
+                window_id,
+                entry_id,
+                "tool",
+                text,
+                created,
+                tool_name="bash",
+                tool_error=failed,
+                output_truncated=message.get("truncated") is True,
+                full_output_path=full_path if isinstance(full_path, str) and full_path else None,
+            )
+        ]
+    if role == "custom":  # a v2 hookMessage migrated in memory; same as a custom_message
+        custom_type = message.get("customType")
+        return [_custom_item(entry_id, custom_type, message.get("content"), window_id, created)]
+    return []  # Pi's prompt-patch system messages and unknown roles are not conversation
+
+
+def _assistant_items(
+    entry_id: str, message: Mapping[str, Any], window_id: str, created: str | None
+) -> list[Item]:
+    content = message.get("content")
+    calls: list[Item] = []
+    if isinstance(content, list):
+        for block in content:
+            if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+                continue
+            name = block.get("name")
+            calls.append(
+                Item(
+                    window_id,
+                    f"{entry_id}#{len(calls)}",
+                    "tool_call",
+                    arguments_json(block.get("arguments")),
+                    created,
+                    tool_name=name if isinstance(name, str) else "",
+                )
+            )
+    text = _text_of(content)
+    if not text and calls:
+        return calls
+    return [Item(window_id, entry_id, "assistant", text, created), *calls]
+
+
+def _custom_item(
+    entry_id: str, custom_type: object, content: object, window_id: str, created: str | None
+) -> Item:
+    ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
+    return Item(window_id, entry_id, "developer" if ours else "user", _text_of(content), created)
+
+
+def _is_extension_compaction(entry: Entry, next_entry: Entry | None) -> bool:
+    """A compaction this extension wrote: pi-context details, or the checkpoint before a marker."""
+    details = entry.get("details")
+    if isinstance(details, Mapping) and isinstance(details.get("piContext"), str):
+        return True
+    return next_entry is not None and is_reset_marker(next_entry)
+
+
+def entry_items(entry: Entry, next_entry: Entry | None, window_id: str) -> list[Item]:
+    """The items one branch entry contributes (most contribute one, a tool turn several)."""
+    entry_type = entry.get("type")
+    if not isinstance(entry.get("id"), str):
+        return []
+    if entry_type == "message":
+        return _message_items(entry, window_id)
+    created = _str_or_none(entry.get("timestamp"))
+    entry_id: str = entry["id"]
+    if entry_type == "custom_message":
+        return [
+            _custom_item(
+                entry_id, entry.get("customType"), entry.get("content"), window_id, created
+            )
+        ]
+    if entry_type == "compaction":
+        summary = entry.get("summary")
+        role = "developer" if _is_extension_compaction(entry, next_entry) else "system"
+        return [
+            Item(window_id, entry_id, role, summary if isinstance(summary, str) else "", created)
+        ]
+    if entry_type == "branch_summary":
+        summary = entry.get("summary")
+        text = summary if isinstance(summary, str) else ""
+        return [Item(window_id, entry_id, "system", text, created)]
+    return []
+
+
+# --- whole-branch projection -----------------------------------------------------------------
+
+
+def project_history(branch: Sequence[Entry], session_id: str) -> History:
+    """Every window of ``branch`` (root to leaf) with its items, oldest first."""
+    spans: list[Span] = window_spans(branch, session_id)
+    windows: list[Window] = []
+    for span in spans:
+        items: list[Item] = []
+        for index in range(span.start, span.end):
+            entry = branch[index]
+            if not isinstance(entry, Mapping):
+                continue
+            following = branch[index + 1] if index + 1 < len(branch) else None
+            nxt = following if isinstance(following, Mapping) else None
+            items.extend(entry_items(entry, nxt, span.window_id))
+        windows.append(Window(span.window_id, span.created_at, span.marker_id, tuple(items)))
+    return History(tuple(windows))

@@ -1,0 +1,394 @@
+"""Arguments, filters, literal search, paging and reads over a projected ``History``.
+
+Every function returns a JSON-ready value that already fits the output budget, or raises
+``HistoryError`` whose payload is the JSON error the model receives: a message naming the
+rule, plus the offending argument echoed back (and, where it helps, the valid choices).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from pi_context.bindings.tool_output import (
+    READ_LIMIT_CHARS_MAX,
+    JSONValue,
+    ReadRangeError,
+    ReadWindow,
+    middle_truncate,
+    page,
+    read_window,
+    shrink_to_fit,
+)
+
+from .items import ROLES, TOOL_ROLES, History, Item
+
+DEFAULT_MAX_CHARS_PER_ITEM = 1_200
+MAX_CHARS_PER_ITEM_MAX = 50_000
+ECHO_MAX_CHARS = 200  # echoed arguments are middle-truncated so an error always fits
+
+# Keys a budget truncation must never touch: they are the item's address.
+PROTECTED = frozenset({"window_id", "item_id", "role", "created_at"})
+
+
+class HistoryError(Exception):
+    """A model-facing argument or addressing error; ``payload`` is the JSON the model sees."""
+
+    def __init__(self, message: str, **echo: JSONValue) -> None:
+        super().__init__(message)
+        self.payload: dict[str, JSONValue] = {"error": message, **echo}
+
+
+def _echo(value: object) -> JSONValue:
+    if isinstance(value, str):
+        return middle_truncate(value, ECHO_MAX_CHARS)
+    if isinstance(value, list):
+        return [_echo(v) for v in value[:20]]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return middle_truncate(repr(value), ECHO_MAX_CHARS)
+
+
+# --- argument parsing -------------------------------------------------------------------------
+
+
+def check_keys(args: Mapping[str, Any], allowed: tuple[str, ...], tool: str) -> None:
+    unknown = sorted(k for k in args if k not in allowed)
+    if unknown:
+        raise HistoryError(
+            f"{tool} does not take {', '.join(map(repr, unknown))}; "
+            f"its parameters are {', '.join(allowed)}",
+            unknown_parameters=[_echo(k) for k in unknown],
+        )
+
+
+def _int_arg(
+    args: Mapping[str, Any], name: str, *, minimum: int, maximum: int | None
+) -> int | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise HistoryError(f"{name} must be an integer", **{name: _echo(value)})
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+        raise HistoryError(f"{name} must be {bound}, got {value}", **{name: value})
+    return value
+
+
+def _str_arg(args: Mapping[str, Any], name: str) -> str | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise HistoryError(f"{name} must be a string or null", **{name: _echo(value)})
+    return value
+
+
+def _bool_arg(args: Mapping[str, Any], name: str, default: bool) -> bool:
+    value = args.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise HistoryError(f"{name} must be true or false", **{name: _echo(value)})
+    return value
+
+
+@dataclass(frozen=True)
+class Paging:
+    cursor: int
+    limit: int | None
+    recent_first: bool
+
+
+def parse_paging(args: Mapping[str, Any]) -> Paging:
+    return Paging(
+        cursor=_int_arg(args, "cursor", minimum=0, maximum=None) or 0,
+        limit=_int_arg(args, "limit", minimum=1, maximum=None),
+        recent_first=_bool_arg(args, "recent_first", True),
+    )
+
+
+def parse_max_chars(args: Mapping[str, Any]) -> int:
+    value = _int_arg(args, "max_chars_per_item", minimum=1, maximum=MAX_CHARS_PER_ITEM_MAX)
+    return DEFAULT_MAX_CHARS_PER_ITEM if value is None else value
+
+
+@dataclass(frozen=True)
+class Filters:
+    window_id: str | None = None
+    role: str | None = None
+    tool_name: str | None = None
+    tool_namespace: str | None = None
+
+    def accepts(self) -> Callable[[Item], bool]:
+        role, name, namespace = self.role, self.tool_name, self.tool_namespace
+        return lambda item: (
+            (role is None or item.role == role)
+            and (name is None or item.tool_name == name)
+            and (namespace is None or item.tool_namespace == namespace)
+        )
+
+
+def parse_filters(args: Mapping[str, Any]) -> Filters:
+    filters = Filters(
+        window_id=_str_arg(args, "window_id"),
+        role=_str_arg(args, "role"),
+        tool_name=_str_arg(args, "tool_name"),
+        tool_namespace=_str_arg(args, "tool_namespace"),
+    )
+    if filters.role is not None and filters.role not in ROLES:
+        raise HistoryError(
+            f"unknown role {_echo(filters.role)!r}; roles are {', '.join(ROLES)}",
+            role=_echo(filters.role),
+            known_roles=list(ROLES),
+        )
+    tool_filter = "tool_name" if filters.tool_name is not None else None
+    if tool_filter is None and filters.tool_namespace is not None:
+        tool_filter = "tool_namespace"
+    if filters.role is not None and filters.role not in TOOL_ROLES and tool_filter is not None:
+        # A role that never carries a tool identity would silently match nothing.
+        raise HistoryError(
+            f'{tool_filter} is only set on "tool_call" and "tool" items; role '
+            f'"{filters.role}" never carries one, so this filter can never match. Drop '
+            f"{tool_filter} or use role tool_call (the calls) or tool (their results)",
+            role=filters.role,
+            **{tool_filter: _echo(getattr(filters, tool_filter))},
+        )
+    return filters
+
+
+def parse_queries(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """``query`` as a deduplicated tuple of literals (a bare string is a one-element list)."""
+    if "query" not in args or args["query"] is None:
+        raise HistoryError("query is required: a string or a non-empty array of strings")
+    raw = args["query"]
+    if isinstance(raw, str):
+        values: list[object] = [raw]
+    elif isinstance(raw, list):
+        if not raw:
+            raise HistoryError("query must be a string or a non-empty array of strings", query=[])
+        values = list(raw)
+    else:
+        raise HistoryError(
+            "query must be a string or a non-empty array of strings", query=_echo(raw)
+        )
+    queries: list[str] = []
+    for index, value in enumerate(values):
+        if not isinstance(value, str):
+            raise HistoryError(
+                f"query array elements must be strings; element {index} is {_echo(value)!r}",
+                query=_echo(raw),
+            )
+        if value == "":
+            raise HistoryError(
+                "an empty query matches everything; use history_list to enumerate, "
+                "or give a non-empty literal",
+                query=_echo(raw),
+            )
+        if value not in queries:
+            queries.append(value)
+    return tuple(queries)
+
+
+# --- selection ----------------------------------------------------------------------------------
+
+
+def select(history: History, filters: Filters, recent_first: bool) -> list[Item]:
+    """The filtered items in delivery order (newest first unless ``recent_first`` is false)."""
+    windows = history.windows
+    if filters.window_id is not None:
+        windows = tuple(w for w in windows if w.window_id == filters.window_id)
+        if not windows:
+            raise HistoryError(
+                f"unknown window_id {_echo(filters.window_id)!r}; "
+                "use one of known_windows (history_windows lists them)",
+                window_id=_echo(filters.window_id),
+                known_windows=[_echo(w) for w in history.window_ids],
+            )
+    accepts = filters.accepts()
+    items = [item for window in windows for item in window.items if accepts(item)]
+    if recent_first:
+        items.reverse()
+    return items
+
+
+def first_match(content: str, queries: tuple[str, ...]) -> int:
+    """Code-point offset of the earliest occurrence of any query, or -1."""
+    best = -1
+    for query in queries:
+        found = content.find(query, 0, best + len(query) - 1 if best >= 0 else len(content))
+        if found >= 0 and (best < 0 or found < best):
+            best = found
+    return best
+
+
+# --- rendering ------------------------------------------------------------------------------------
+
+
+def render_item(item: Item, max_chars: int, match_offset: int | None = None) -> dict[str, Any]:
+    """An item as delivered: metadata, honest truncation, then the content prefix."""
+    total = len(item.content)
+    rendered: dict[str, Any] = {
+        "window_id": item.window_id,
+        "item_id": item.item_id,
+        "role": item.role,
+        "tool_name": item.tool_name,
+        "created_at": item.created_at,
+    }
+    if match_offset is not None:
+        rendered["match_offset_chars"] = match_offset
+    if item.tool_error:
+        rendered["tool_error"] = True
+    if item.output_truncated:
+        rendered["output_truncated"] = True
+    if item.full_output_path is not None:
+        rendered["full_output_path"] = item.full_output_path
+    rendered["total_chars"] = total
+    rendered["truncated"] = total > max_chars
+    rendered["truncated_content"] = item.content[:max_chars]
+    return rendered
+
+
+def shrink_item(item: JSONValue, fits: Callable[[JSONValue], bool]) -> JSONValue:
+    """Budget-shrink one oversized item, keeping its address and its ``truncated`` flag honest."""
+    shrunk = shrink_to_fit(item, fits, protect=PROTECTED)
+    if shrunk["truncated_content"] != item["truncated_content"] and not shrunk["truncated"]:
+        shrunk = {**shrunk, "truncated": True}  # "true" is shorter than "false": still fits
+    return shrunk
+
+
+def item_page(
+    rendered: Sequence[dict[str, Any]],
+    paging: Paging,
+    extra: Mapping[str, JSONValue] | None = None,
+) -> dict[str, JSONValue]:
+    return page(
+        rendered, paging.cursor, "items", limit=paging.limit, extra=extra, shrink=shrink_item
+    )
+
+
+# --- the four operations -----------------------------------------------------------------------
+
+
+def windows_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValue]:
+    paging = parse_paging(args)
+    windows = list(history.windows)
+    current = windows[-1]  # the window the leaf is in
+    if paging.recent_first:
+        windows.reverse()
+    rows: list[dict[str, Any]] = []
+    for window in windows:
+        row: dict[str, Any] = {
+            "window_id": window.window_id,
+            "item_count": len(window.items),
+            "created_at": window.created_at,
+        }
+        if window is current:
+            row["current"] = True
+        rows.append(row)
+    return page(rows, paging.cursor, "windows", limit=paging.limit, protect=PROTECTED)
+
+
+class _Rendered(Sequence[dict[str, Any]]):
+    """Items rendered on first access: a page inspects only its own neighbourhood."""
+
+    def __init__(self, count: int, render: Callable[[int], dict[str, Any]]) -> None:
+        self._count = count
+        self._render = render
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self._render(i) for i in range(*index.indices(self._count))]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        return self._render(index % self._count)
+
+
+def list_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValue]:
+    paging = parse_paging(args)
+    max_chars = parse_max_chars(args)
+    items = select(history, parse_filters(args), paging.recent_first)
+    rendered = _Rendered(len(items), lambda i: render_item(items[i], max_chars))
+    return item_page(rendered, paging)
+
+
+def search_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValue]:
+    queries = parse_queries(args)
+    paging = parse_paging(args)
+    max_chars = parse_max_chars(args)
+    items = select(history, parse_filters(args), paging.recent_first)
+    hits: list[tuple[Item, int]] = []
+    for item in items:
+        offset = first_match(item.content, queries)
+        if offset >= 0:
+            hits.append((item, offset))
+    rendered = _Rendered(len(hits), lambda i: render_item(hits[i][0], max_chars, hits[i][1]))
+    return item_page(rendered, paging)
+
+
+def read_item(history: History, args: Mapping[str, Any]) -> tuple[ReadWindow, dict[str, Any]]:
+    """The delivered read of one item plus its slim details (window metadata, no payload)."""
+    item_id = args.get("item_id")
+    if not isinstance(item_id, str) or not item_id:
+        raise HistoryError(
+            "item_id is required: an item id from history_list or history_search",
+            item_id=_echo(item_id),
+        )
+    window_id = _str_arg(args, "window_id")
+    item = history.find(item_id)
+    if item is None or (window_id is not None and item.window_id != window_id):
+        message = "unknown item_id or window_id"
+        echo: dict[str, JSONValue] = {"window_id": _echo(window_id), "item_id": _echo(item_id)}
+        if item is not None:
+            message += f": item {item.item_id} is in window {item.window_id}"
+        elif window_id is not None and window_id not in history.window_ids:
+            echo["known_windows"] = [_echo(w) for w in history.window_ids]
+        raise HistoryError(message, **echo)
+    for name in ("offset_chars", "limit_chars"):
+        value = args.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise HistoryError(f"{name} must be an integer", **{name: _echo(value)})
+    limit = args.get("limit_chars")
+    if limit is not None and not 1 <= limit <= READ_LIMIT_CHARS_MAX:
+        raise HistoryError(
+            f"limit_chars must be between 1 and {READ_LIMIT_CHARS_MAX}, got {limit}",
+            limit_chars=limit,
+        )
+    suffix = [f"window {item.window_id}", item.role]
+    if item.tool_name is not None:
+        suffix.append(f"tool {item.tool_name}")
+    try:
+        window = read_window(
+            item.content,
+            name=item.item_id,
+            offset_chars=args.get("offset_chars"),
+            limit_chars=limit,
+            suffix=suffix,
+        )
+    except ReadRangeError as exc:
+        raise HistoryError(
+            f"offset_chars {exc.offset_chars} is past the end of item {item.item_id}, which "
+            f"has {exc.total_chars} chars (offset_chars={exc.total_chars} is the empty end-read)",
+            window_id=item.window_id,
+            item_id=item.item_id,
+            offset_chars=exc.offset_chars,
+            total_chars=exc.total_chars,
+        ) from None
+    details = {
+        "window_id": item.window_id,
+        "item_id": item.item_id,
+        "offset_chars": window.offset_chars,
+        "total_chars": window.total_chars,
+        "next_offset_chars": window.next_offset_chars,
+        "limit_chars": window.limit_chars,
+    }
+    return window, details

@@ -1,0 +1,234 @@
+"""The four read-only history tools: schemas, descriptions and adapters onto ``query``.
+
+Each call opens the session file, takes the selected branch (``ctx.leaf_id`` or the file's
+leaf) and projects it afresh, so nothing can leak between branches or go stale.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pi_context.bindings.tool_output import READ_LIMIT_CHARS_MAX, JSONValue, fit_json
+from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
+
+from .items import ROLES, History, project_history
+from .query import (
+    MAX_CHARS_PER_ITEM_MAX,
+    HistoryError,
+    check_keys,
+    list_page,
+    read_item,
+    search_page,
+    windows_page,
+)
+
+
+def load_history(ctx: ToolContext) -> History:
+    """Project the selected branch of ``ctx.session_path`` (no cache: rebuilt on every call)."""
+    if ctx.session_path is None:
+        raise ToolError("history tools need a session file (pass --session FILE)")
+    # Imported late and by name until the session binding lands (it is written concurrently).
+    Session: Any = getattr(importlib.import_module("pi_context.bindings.session"), "Session")  # noqa: B009
+
+    try:
+        session = Session.open(ctx.session_path)
+    except (OSError, ValueError) as exc:
+        raise ToolError(f"cannot open session {ctx.session_path}: {exc}") from None
+    try:
+        branch = session.branch(ctx.leaf_id)
+    except (KeyError, ValueError) as exc:
+        raise ToolError(
+            f"cannot select leaf {ctx.leaf_id!r} in {ctx.session_path}: {exc}"
+        ) from None
+    return project_history(branch, session.session_id)
+
+
+def _json_result(value: JSONValue) -> ToolResult:
+    return ToolResult(text=fit_json(value), details=None)
+
+
+def _error(exc: HistoryError) -> ToolResult:
+    return ToolResult(text=fit_json(exc.payload), details=None, is_error=True)
+
+
+def _paged(
+    name: str, allowed: tuple[str, ...], run: Callable[[History, Mapping[str, Any]], JSONValue]
+) -> Callable[[ToolContext, Mapping[str, Any]], ToolResult]:
+    def execute(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+        try:
+            check_keys(args, allowed, name)
+            return _json_result(run(load_history(ctx), args))
+        except HistoryError as exc:
+            return _error(exc)
+
+    return execute
+
+
+def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
+    try:
+        check_keys(args, READ_PARAMS, "history_read")
+        window, details = read_item(load_history(ctx), args)
+    except HistoryError as exc:
+        return _error(exc)
+    return ToolResult(text=window.text, details=details)
+
+
+# --- schemas -------------------------------------------------------------------------------------
+
+_RECENT_FIRST = {
+    "type": "boolean",
+    "description": "Newest first unless explicitly false (false lists oldest first). "
+    "Defaults to true.",
+}
+_LIMIT = {
+    "type": "integer",
+    "minimum": 1,
+    "description": "Most entries on this page (the page may hold fewer to stay within the "
+    "output budget). It caps the page, not the set: follow next_cursor for the rest.",
+}
+_CURSOR = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "Position to resume from: pass the previous page's next_cursor. "
+    "next_cursor is null only at the true end.",
+}
+_WINDOW_ID = {
+    "type": ["string", "null"],
+    "description": "Only items of this context window (ids from history_windows).",
+}
+_ROLE = {
+    "type": ["string", "null"],
+    "enum": [*ROLES, None],
+    "description": "Only items of this role: user, assistant (visible text of a turn), "
+    "tool_call (one per call, JSON arguments as content), tool (results and bash runs), "
+    "system (native compaction and branch summaries), developer (pi-context's own entries).",
+}
+_TOOL_NAME = {
+    "type": ["string", "null"],
+    "description": "Only tool_call/tool items of this exact tool name.",
+}
+_TOOL_NAMESPACE = {
+    "type": ["string", "null"],
+    "description": "Only tool_call/tool items whose tool name starts with this family and "
+    "an underscore (notes matches notes_read).",
+}
+_MAX_CHARS = {
+    "type": "integer",
+    "minimum": 1,
+    "maximum": MAX_CHARS_PER_ITEM_MAX,
+    "description": "Characters of each item's content to include (a plain prefix; "
+    "truncated and total_chars say what was left out). Defaults to 1200.",
+}
+
+WINDOWS_PARAMS = ("limit", "cursor", "recent_first")
+LIST_PARAMS = (
+    "window_id",
+    "role",
+    "tool_name",
+    "tool_namespace",
+    "limit",
+    "cursor",
+    "recent_first",
+    "max_chars_per_item",
+)
+SEARCH_PARAMS = ("query", *LIST_PARAMS)
+READ_PARAMS = ("window_id", "item_id", "offset_chars", "limit_chars")
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    schema: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
+    if required:
+        schema["required"] = list(required)
+    return schema
+
+
+_FILTERS = {
+    "window_id": _WINDOW_ID,
+    "role": _ROLE,
+    "tool_name": _TOOL_NAME,
+    "tool_namespace": _TOOL_NAMESPACE,
+    "limit": _LIMIT,
+    "cursor": _CURSOR,
+    "recent_first": _RECENT_FIRST,
+    "max_chars_per_item": _MAX_CHARS,
+}
+
+HISTORY_WINDOWS = Tool(
+    name="history_windows",
+    description="List the context windows of this session's durable history with their item "
+    "counts; the current window is marked. Earlier windows stay readable after a reset.",
+    parameters=_object({"limit": _LIMIT, "cursor": _CURSOR, "recent_first": _RECENT_FIRST}),
+    run=_paged("history_windows", WINDOWS_PARAMS, windows_page),
+)
+
+HISTORY_LIST = Tool(
+    name="history_list",
+    description="List durable session-history items (every window, including those before a "
+    "reset) with their window and item ids and a content prefix. Filter by window, role or "
+    "tool; page with limit and next_cursor; read an item in full with history_read.",
+    parameters=_object(_FILTERS),
+    run=_paged("history_list", LIST_PARAMS, list_page),
+)
+
+HISTORY_SEARCH = Tool(
+    name="history_search",
+    description="Case-sensitive literal substring search over durable session history (no "
+    "regex, no semantic matching). query is a string or an array of strings; an item matching "
+    "any of them is returned once, with match_offset_chars for history_read. Takes the same "
+    "filters and paging as history_list.",
+    parameters=_object(
+        {
+            "query": {
+                "description": "A literal, or a non-empty array of literals (OR).",
+                "anyOf": [
+                    {"type": "string", "minLength": 1},
+                    {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                ],
+            },
+            **_FILTERS,
+        },
+        required=("query",),
+    ),
+    run=_paged("history_search", SEARCH_PARAMS, search_page),
+)
+
+HISTORY_READ = Tool(
+    name="history_read",
+    description="Read one history item's full content as a character window. The first line "
+    "is a bracketed header with the item, 'chars A-B of T' and either 'end' or 'continue at "
+    "offset_chars=N'; the rest is the content verbatim. Follow offset_chars=N to read on.",
+    parameters=_object(
+        {
+            "window_id": {
+                "type": ["string", "null"],
+                "description": "The item's window (optional; checked when given).",
+            },
+            "item_id": {
+                "type": "string",
+                "description": "An item id from history_list or history_search.",
+            },
+            "offset_chars": {
+                "type": "integer",
+                "description": "First character to read; negative counts back from the end "
+                "(-200 reads the last 200). Defaults to 0.",
+            },
+            "limit_chars": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": READ_LIMIT_CHARS_MAX,
+                "description": "Most characters to read (the output budget may deliver fewer; "
+                "the header says where to continue).",
+            },
+        },
+        required=("item_id",),
+    ),
+    run=_read,
+)
+
+TOOLS: tuple[Tool, ...] = (HISTORY_WINDOWS, HISTORY_LIST, HISTORY_SEARCH, HISTORY_READ)
