@@ -1,0 +1,115 @@
+"""Virtual note paths and glob patterns: pure syntax, no filesystem access.
+
+A virtual path is what the model names a note by (``checkpoint/progress.md``). It must be a
+relative, ``/``-separated path whose every segment is a plain name, so that joining it under a
+home can never leave that home. The physical containment check (symlinks) lives in ``store``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MAX_PATH_BYTES = 1024
+"""Longest virtual path, in UTF-8 bytes."""
+
+MAX_SEGMENT_BYTES = 255
+"""Longest path segment, in UTF-8 bytes (the common filesystem name limit)."""
+
+RESERVED_PREFIX = ".pi-notes"
+"""Segments starting with this name the store's own temp and lock files; notes cannot use it."""
+
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+class NoteAddressError(ValueError):
+    """A virtual path or glob pattern is malformed; the message names what is wrong."""
+
+
+def _utf8_len(text: str) -> int:
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise NoteAddressError("path is not valid Unicode (it contains a lone surrogate)") from exc
+
+
+def validate_path(value: object) -> str:
+    """Return ``value`` if it is a safe virtual note path, else raise ``NoteAddressError``."""
+    if not isinstance(value, str) or value == "":
+        raise NoteAddressError("path must be a non-empty virtual relative path")
+    if "\0" in value:
+        raise NoteAddressError("path must not contain a NUL character")
+    if "\\" in value:
+        raise NoteAddressError("path must not contain a backslash; separate segments with /")
+    if value.startswith("/"):
+        raise NoteAddressError("path must be relative (no leading /)")
+    if _CONTROL.search(value):
+        raise NoteAddressError("path must not contain control characters")
+    size = _utf8_len(value)
+    if size > MAX_PATH_BYTES:
+        raise NoteAddressError(f"path is {size} UTF-8 bytes; the limit is {MAX_PATH_BYTES}")
+    for segment in value.split("/"):
+        if segment in ("", ".", ".."):
+            shown = "an empty segment" if segment == "" else repr(segment)
+            raise NoteAddressError(f"path contains an unsupported component: {shown}")
+        if _utf8_len(segment) > MAX_SEGMENT_BYTES:
+            raise NoteAddressError(
+                f"path segment is longer than {MAX_SEGMENT_BYTES} UTF-8 bytes: {segment[:40]!r}…"
+            )
+        if segment.startswith(RESERVED_PREFIX):
+            raise NoteAddressError(
+                f"path segment {segment!r} uses the reserved prefix {RESERVED_PREFIX!r}"
+            )
+    return value
+
+
+@dataclass(frozen=True)
+class GlobPattern:
+    """A compiled glob: ``*`` and ``?`` stay inside one segment, a whole ``**`` segment crosses.
+
+    ``**`` matches zero or more whole segments, so ``notes/**`` matches everything below
+    ``notes`` and ``**/todo.md`` matches ``todo.md`` at any depth.
+    """
+
+    source: str
+    regex: re.Pattern[str]
+
+    def matches(self, path: str) -> bool:
+        return self.regex.fullmatch("/" + path) is not None
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    for char in segment:
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        else:
+            out.append(re.escape(char))
+    return "".join(out)
+
+
+def compile_glob(pattern: object) -> GlobPattern:
+    """Compile a note glob or raise ``NoteAddressError`` naming the problem."""
+    if not isinstance(pattern, str) or pattern == "":
+        raise NoteAddressError("invalid pattern: it must be a non-empty string")
+    for bad, what in (("\0", "a NUL character"), ("\\", "a backslash")):
+        if bad in pattern:
+            raise NoteAddressError(f"invalid pattern: it contains {what}")
+    if pattern.startswith("/"):
+        raise NoteAddressError("invalid pattern: it must be relative (no leading /)")
+    pieces: list[str] = []
+    for segment in pattern.split("/"):
+        if segment in ("", ".", ".."):
+            shown = "an empty segment" if segment == "" else repr(segment)
+            raise NoteAddressError(f"invalid pattern: it contains {shown}")
+        if segment == "**":
+            pieces.append("(?:/[^/]+)*")
+        elif "**" in segment:
+            raise NoteAddressError(
+                f"invalid pattern: '**' must be a whole segment, got {segment!r}"
+            )
+        else:
+            pieces.append("/" + _segment_regex(segment))
+    return GlobPattern(pattern, re.compile("".join(pieces), re.DOTALL))

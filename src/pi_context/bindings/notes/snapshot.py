@@ -1,0 +1,111 @@
+"""The closed boot snapshot: all five homes, each read at most once, frozen for one boot.
+
+A boot renders its notes index from this value alone, so one boot can never mix two reads of
+the filesystem. Reading never writes: no file is created, touched or repaired.
+
+A home that does not exist is simply empty. A home that exists but cannot be read (a
+permission error, a file where a folder should be…) is left out on its own: the other homes
+are kept, and the snapshot carries a model-facing notice to retry with ``notes_list`` and a
+one-line notice for the human.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pi_context.bindings.notes.frontmatter import NoteMeta
+from pi_context.bindings.notes.homes import SCOPES
+from pi_context.bindings.notes.query import list_order
+from pi_context.bindings.notes.store import (
+    HomeReadError,
+    NoteRecord,
+    NoteStore,
+    Refused,
+)
+
+
+@dataclass(frozen=True)
+class SnapshotNote:
+    scope: str
+    path: str
+    body: str
+    meta: NoteMeta
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class HomeFailure:
+    scope: str
+    error: str
+
+
+@dataclass(frozen=True)
+class NotesSnapshot:
+    notes: tuple[SnapshotNote, ...]
+    """Every usable note of the loaded homes, most recently updated first."""
+    loaded: tuple[str, ...]
+    """Scopes read successfully (an absent home counts: it is empty)."""
+    unavailable: tuple[str, ...]
+    """Scopes this identity has no home for (no session id, no model id)."""
+    failures: tuple[HomeFailure, ...]
+    refused: tuple[Refused, ...]
+
+    def index(self) -> tuple[SnapshotNote, ...]:
+        """The boot index: every note except stale ones, most recently updated first."""
+        return tuple(note for note in self.notes if not note.meta.stale)
+
+    @property
+    def complete(self) -> bool:
+        return not self.failures
+
+    def recovery_notice(self) -> str | None:
+        """What the model is told when a home is missing from the index, else ``None``."""
+        if not self.failures:
+            return None
+        scopes = ", ".join(failure.scope for failure in self.failures)
+        return (
+            f"The notes index is incomplete: the {scopes} home could not be read. "
+            "Call notes_list to retry before relying on it."
+        )
+
+    def human_notice(self) -> str | None:
+        """One line for the human (shown once per boot), else ``None``."""
+        if not self.failures:
+            return None
+        details = "; ".join(f"{failure.scope}: {failure.error}" for failure in self.failures)
+        return f"pi-context: notes index incomplete ({details})"
+
+    def legacy_notice(self) -> str | None:
+        legacy = [item for item in self.refused if "legacy" in item.reason]
+        if not legacy:
+            return None
+        return (
+            f"{len(legacy)} note(s) use legacy snake_case metadata and are not indexed; "
+            "run `pi-context notes migrate --apply`"
+        )
+
+
+def load_snapshot(store: NoteStore) -> NotesSnapshot:
+    """Read each available home exactly once and freeze the result."""
+    available = store.homes.available()
+    notes: list[SnapshotNote] = []
+    loaded: list[str] = []
+    failures: list[HomeFailure] = []
+    refused: list[Refused] = []
+    for scope in available:
+        try:
+            home = store.load(scope)
+        except HomeReadError as exc:
+            failures.append(HomeFailure(scope, exc.message))
+            continue
+        loaded.append(scope)
+        refused.extend(home.refused)
+        notes.extend(
+            SnapshotNote(note.scope, note.path, note.body, note.meta, note.size_bytes)
+            for note in home.notes
+        )
+    by_key = {(n.scope, n.path): n for n in notes}
+    records = [NoteRecord(n.scope, n.path, n.meta, n.size_bytes) for n in notes]
+    ordered = tuple(by_key[(r.scope, r.path)] for r in list_order(records))
+    unavailable = tuple(scope for scope in SCOPES if scope not in available)
+    return NotesSnapshot(ordered, tuple(loaded), unavailable, tuple(failures), tuple(refused))

@@ -1,0 +1,684 @@
+"""The model-facing notes tools: ``notes_write``, ``notes_edit``, ``notes_read``,
+``notes_list`` and ``notes_search``.
+
+Each is a plain function from (context, arguments) to a ``ToolResult`` plus a JSON Schema.
+A malformed argument raises ``ToolError`` whose text is a JSON ``{"error", <argument>}``
+object; a well-formed request that cannot be served (``note not found``, an offset past the
+end, a legacy note…) returns the same envelope as an error result. Every response fits
+``TOOL_OUTPUT_MAX_BYTES``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pi_context.bindings.notes.address import NoteAddressError, compile_glob, validate_path
+from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes.homes import (
+    SCOPES,
+    HomeUnavailableError,
+    NotesHomes,
+    notes_root,
+    session_id_from_file,
+)
+from pi_context.bindings.notes.query import LineMatch, list_order, match_lines
+from pi_context.bindings.notes.store import (
+    NOTE_MAX_BYTES,
+    HomeReadError,
+    InvalidPathError,
+    Note,
+    NoteError,
+    NoteRecord,
+    NoteStore,
+    PathEscapeError,
+    Refused,
+)
+from pi_context.bindings.tool_output import (
+    READ_LIMIT_CHARS_MAX,
+    TOOL_OUTPUT_MAX_BYTES,
+    ReadRangeError,
+    encode_json,
+    fit_json,
+    json_bytes,
+    page,
+    read_window,
+)
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
+
+Args = Mapping[str, JSONValue]
+
+LIST_DEFAULT, LIST_MAX = 100, 1000
+FILES_DEFAULT, FILES_MAX = 20, 1000
+MATCHES_DEFAULT, MATCHES_MAX = 20, 1000
+MATCH_CHARS_DEFAULT, MATCH_CHARS_MAX = 500, 5000
+REFUSED_SHOWN = 5
+
+
+# --- context -------------------------------------------------------------------------------
+
+
+def homes_for(ctx: ToolContext) -> NotesHomes:
+    """The five homes for a tool context (the session id may come from the session file)."""
+    session_id = ctx.session_id
+    session_error = None
+    if session_id is None and ctx.session_path is not None:
+        try:
+            session_id = session_id_from_file(ctx.session_path)
+        except HomeUnavailableError as exc:
+            session_error = str(exc)  # only the session home needs it; it surfaces there
+    return NotesHomes(
+        root=notes_root(ctx.notes_home),
+        session_id=session_id,
+        project_root=ctx.cwd,
+        agent_name=ctx.agent_name,
+        model_id=ctx.model_id,
+        session_error=session_error,
+    )
+
+
+def store_for(ctx: ToolContext) -> NoteStore:
+    return NoteStore(homes_for(ctx))
+
+
+# --- arguments -----------------------------------------------------------------------------
+
+
+def _fail(message: str, **echo: JSONValue) -> ToolError:
+    return ToolError(encode_json({"error": message, **echo}))
+
+
+def _check_keys(args: Args, allowed: Sequence[str]) -> None:
+    for key in args:
+        if key not in allowed:
+            raise _fail(
+                f"unknown argument {key!r}; expected {', '.join(allowed)}", argument=str(key)
+            )
+
+
+def _path(args: Args) -> str:
+    value = args.get("path")
+    try:
+        return validate_path(value)
+    except NoteAddressError as exc:
+        raise _fail(str(exc), path=value) from exc
+
+
+def _scope(args: Args, default: str | None) -> str | None:
+    value = args.get("scope")
+    if value is None:
+        return default
+    if not isinstance(value, str) or value not in SCOPES:
+        raise _fail(f"scope must be one of {', '.join(SCOPES)}", scope=value)
+    return value
+
+
+def _int(args: Args, name: str, default: int, low: int, high: int | None) -> int:
+    value = args.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(f"{name} must be an integer", **{name: value})
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f">= {low}"
+        raise _fail(f"{name} must be {bound}", **{name: value})
+    return value
+
+
+def _bool(args: Args, name: str) -> bool | None:
+    value = args.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, bool):
+        raise _fail(f"{name} must be true or false", **{name: value})
+    return value
+
+
+def _queries(args: Args) -> list[str]:
+    value = args.get("query")
+    if isinstance(value, str):
+        queries = [value]
+    elif isinstance(value, list):
+        if not value:
+            raise _fail("query must be a string or a non-empty array of strings", query=value)
+        if not all(isinstance(item, str) for item in value):
+            raise _fail("query array elements must be strings", query=value)
+        queries = list(value)
+    else:
+        raise _fail("query must be a string or a non-empty array of strings", query=value)
+    if any(item == "" for item in queries):
+        raise _fail("an empty query matches everything; search for a literal", query=value)
+    return queries
+
+
+def _pattern(args: Args) -> Callable[[str], bool] | None:
+    value = args.get("pattern")
+    if value is None:
+        return None
+    try:
+        return compile_glob(value).matches
+    except NoteAddressError as exc:
+        raise _fail(str(exc), pattern=value) from exc
+
+
+def _home_scope(store: NoteStore, scope: str) -> str:
+    try:
+        store.home(scope)
+    except HomeUnavailableError as exc:
+        raise _fail(str(exc), scope=scope) from exc
+    return scope
+
+
+def _scopes(args: Args, store: NoteStore) -> list[str]:
+    scope = _scope(args, None)
+    if scope is not None:
+        return [_home_scope(store, scope)]
+    return list(store.homes.available())
+
+
+def _echo(args: Args, names: Sequence[str]) -> dict[str, JSONValue]:
+    return {name: args[name] for name in names if name in args}
+
+
+def _error_result(
+    message: str, fields: Mapping[str, object], echo: Mapping[str, Any]
+) -> ToolResult:
+    envelope: dict[str, JSONValue] = {"error": message, **echo}
+    for key, value in fields.items():
+        envelope.setdefault(key, value)
+    return ToolResult(text=fit_json(envelope), is_error=True)
+
+
+def _note_error(exc: NoteError, args: Args, names: Sequence[str]) -> ToolResult:
+    """A store failure as a result; path-shaped failures are argument errors instead."""
+    echo = _echo(args, names)
+    if isinstance(exc, InvalidPathError | PathEscapeError):
+        raise ToolError(encode_json({"error": exc.message, **echo}))
+    fields = {k: v for k, v in exc.fields.items() if k != "scope" or "scope" in args}
+    return _error_result(exc.message, fields, echo)
+
+
+# --- rendering ----------------------------------------------------------------------------
+
+
+def _meta_json(note: Note) -> dict[str, JSONValue]:
+    return note.meta.to_json()
+
+
+def _record_json(record: NoteRecord) -> dict[str, JSONValue]:
+    return {
+        "path": record.path,
+        "scope": record.scope,
+        "stale": record.meta.stale,
+        "size_bytes": record.size_bytes,
+        "created_at": local_iso(record.meta.created_at),
+        "updated_at": local_iso(record.meta.updated_at),
+    }
+
+
+def _problems(
+    failures: Sequence[HomeReadError], refused: Sequence[Refused]
+) -> dict[str, JSONValue]:
+    """Page-level notices: homes that could not be read and files that are not usable notes."""
+    extra: dict[str, JSONValue] = {}
+    if failures:
+        extra["unreadable_homes"] = [
+            {"scope": failure.fields.get("scope"), "error": failure.message} for failure in failures
+        ]
+        extra["notice"] = (
+            "some notes homes could not be read and are missing from this result; "
+            "fix the error and call again"
+        )
+    if refused:
+        extra["refused_total"] = len(refused)
+        extra["refused"] = [
+            {"scope": item.scope, "path": item.path, "reason": item.reason}
+            for item in refused[:REFUSED_SHOWN]
+        ]
+    # Notices share the page with the rows, so they get a quarter of the budget at most.
+    fitted: dict[str, JSONValue] = json.loads(fit_json(extra, TOOL_OUTPUT_MAX_BYTES // 4))
+    return fitted
+
+
+# --- notes_write ---------------------------------------------------------------------------
+
+WRITE_KEYS = ("path", "content", "scope", "stale")
+
+
+def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
+    _check_keys(args, WRITE_KEYS)
+    store = store_for(ctx)
+    path = _path(args)
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise _fail("content must be a string", path=path)
+    scope = _home_scope(store, _scope(args, "session") or "session")
+    stale = _bool(args, "stale")
+    try:
+        outcome = store.write(scope, path, content, stale=bool(stale))
+    except NoteError as exc:
+        return _note_error(exc, args, ("path", "scope"))
+    note = outcome.note
+    result = {
+        "path": path,
+        "scope": scope,
+        "created": outcome.created,
+        "size_bytes": note.size_bytes,
+        "meta": _meta_json(note),
+    }
+    return ToolResult(text=fit_json(result), details=result)
+
+
+# --- notes_edit ----------------------------------------------------------------------------
+
+EDIT_KEYS = ("path", "edits", "stale", "scope")
+
+
+def _edits(args: Args) -> list[tuple[str, str]]:
+    value = args.get("edits")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail("edits must be an array of {oldText, newText} objects", edits=value)
+    edits: list[tuple[str, str]] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or set(item) != {"oldText", "newText"}:
+            raise _fail(
+                f"edits[{index}] must be an object with exactly oldText and newText",
+                edit_index=index,
+            )
+        old, new = item["oldText"], item["newText"]
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise _fail(f"edits[{index}].oldText and newText must be strings", edit_index=index)
+        if old == "":
+            raise _fail(f"edits[{index}].oldText must not be empty", edit_index=index)
+        edits.append((old, new))
+    return edits
+
+
+def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
+    _check_keys(args, EDIT_KEYS)
+    store = store_for(ctx)
+    path = _path(args)
+    edits = _edits(args)
+    stale = _bool(args, "stale")
+    if not edits and stale is None:
+        raise _fail("nothing to edit: pass edits, stale, or both", path=path)
+    scope = _home_scope(store, _scope(args, "session") or "session")
+    try:
+        outcome = store.edit(scope, path, edits, stale=stale)
+    except NoteError as exc:
+        return _note_error(exc, args, ("path", "scope"))
+    note = outcome.note
+    result = {
+        "path": path,
+        "scope": scope,
+        "applied": outcome.applied,
+        "size_bytes": note.size_bytes,
+        "meta": _meta_json(note),
+    }
+    return ToolResult(text=fit_json(result), details=result)
+
+
+# --- notes_read ----------------------------------------------------------------------------
+
+READ_KEYS = ("path", "scope", "offset_chars", "limit_chars")
+
+
+def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
+    _check_keys(args, READ_KEYS)
+    store = store_for(ctx)
+    path = _path(args)
+    scope = _home_scope(store, _scope(args, "session") or "session")
+    try:
+        note = store.read(scope, path)
+    except NoteError as exc:
+        return _note_error(exc, args, ("path", "scope"))
+    created = local_iso(note.meta.created_at)
+    updated = local_iso(note.meta.updated_at)
+    try:
+        window = read_window(
+            note.text,
+            name=path,
+            offset_chars=args.get("offset_chars"),
+            limit_chars=args.get("limit_chars"),
+            suffix=(scope, f"created {created}", f"updated {updated}"),
+        )
+    except ReadRangeError as exc:
+        echo = {"path": path, **_echo(args, ("scope",))}
+        fields = {"offset_chars": exc.offset_chars, "total_chars": exc.total_chars}
+        return _error_result(str(exc), fields, echo)
+    except ValueError as exc:
+        raise _fail(str(exc), **_echo(args, ("offset_chars", "limit_chars"))) from exc
+    details = {
+        "path": path,
+        "scope": scope,
+        "offset_chars": window.offset_chars,
+        "limit_chars": window.limit_chars,
+        "total_chars": window.total_chars,
+        "next_offset_chars": window.next_offset_chars,
+        "created_at": created,
+        "updated_at": updated,
+    }
+    return ToolResult(text=window.text, details=details)
+
+
+# --- notes_list ----------------------------------------------------------------------------
+
+LIST_KEYS = ("pattern", "scope", "max_results", "cursor")
+
+
+def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
+    _check_keys(args, LIST_KEYS)
+    store = store_for(ctx)
+    accept = _pattern(args)
+    scopes = _scopes(args, store)
+    limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
+    cursor = _int(args, "cursor", 0, 0, None)
+    records: list[NoteRecord] = []
+    failures: list[HomeReadError] = []
+    refused: list[Refused] = []
+    for scope in scopes:
+        try:
+            scan = store.scan(scope)
+        except HomeReadError as exc:
+            failures.append(exc)
+            continue
+        records.extend(r for r in scan.records if accept is None or accept(r.path))
+        refused.extend(r for r in scan.refused if accept is None or accept(r.path))
+    rows = [_record_json(record) for record in list_order(records)]
+    result = page(
+        rows,
+        cursor,
+        "files",
+        limit=limit,
+        extra=_problems(failures, refused),
+        protect=frozenset({"path", "scope"}),
+    )
+    return ToolResult(text=encode_json(result), details={"total": len(rows)})
+
+
+# --- notes_search --------------------------------------------------------------------------
+
+SEARCH_KEYS = (
+    "query",
+    "pattern",
+    "scope",
+    "max_matches_per_file",
+    "max_files",
+    "max_chars_per_match",
+    "cursor",
+)
+
+
+def _match_json(match: LineMatch, header_chars: int, max_chars: int) -> dict[str, JSONValue]:
+    text = match.text[:max_chars]
+    return {
+        "line": match.line,
+        "offset_chars": match.offset_chars,
+        "read_offset_chars": header_chars + match.offset_chars,
+        "text": text,
+        "truncated": len(text) < len(match.text),
+        "total_chars": len(match.text),
+    }
+
+
+def _file_row(
+    note: Note, matches: list[LineMatch], per_file: int, max_chars: int, fits: Callable[[Any], bool]
+) -> dict[str, JSONValue]:
+    """One file's row, cut (plain prefixes, then fewer matches) until it fits a page alone."""
+    head = {
+        "path": note.path,
+        "scope": note.scope,
+        "stale": note.meta.stale,
+        "created_at": local_iso(note.meta.created_at),
+        "updated_at": local_iso(note.meta.updated_at),
+        "matches_total": len(matches),
+    }
+    shown = matches[:per_file]
+
+    def build(count: int, chars: int) -> dict[str, JSONValue]:
+        rows = [_match_json(m, note.parsed.header_chars, chars) for m in shown[:count]]
+        return {**head, "matches": rows}
+
+    if fits(build(len(shown), max_chars)):
+        return build(len(shown), max_chars)
+    lo, hi = 0, max_chars  # largest per-match prefix that fits with every match shown
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(build(len(shown), mid)):
+            lo = mid
+        else:
+            hi = mid - 1
+    if fits(build(len(shown), lo)):
+        return build(len(shown), lo)
+    lo, hi = 1, len(shown)  # too many matches even with empty text: show fewer
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(build(mid, 0)):
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(lo, 0)
+
+
+def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
+    _check_keys(args, SEARCH_KEYS)
+    store = store_for(ctx)
+    queries = _queries(args)
+    accept = _pattern(args)
+    scopes = _scopes(args, store)
+    per_file = _int(args, "max_matches_per_file", MATCHES_DEFAULT, 1, MATCHES_MAX)
+    max_files = _int(args, "max_files", FILES_DEFAULT, 1, FILES_MAX)
+    max_chars = _int(args, "max_chars_per_match", MATCH_CHARS_DEFAULT, 1, MATCH_CHARS_MAX)
+    cursor = _int(args, "cursor", 0, 0, None)
+    failures: list[HomeReadError] = []
+    refused: list[Refused] = []
+    found: list[tuple[Note, list[LineMatch]]] = []
+    for scope in scopes:
+        try:
+            loaded = store.load(scope, accept)
+        except HomeReadError as exc:
+            failures.append(exc)
+            continue
+        refused.extend(loaded.refused)
+        for note in loaded.notes:
+            if any(query in note.body for query in queries):
+                found.append((note, match_lines(note.body, queries)))
+    found.sort(key=lambda pair: (pair[0].path, pair[0].scope))
+    extra = _problems(failures, refused)
+    widest_cursor = len(str(len(found)))
+    # Only the rows a page can reach are rendered; each is cut to fit a page on its own.
+    window = found[cursor : cursor + max_files]
+
+    def fits(row: Any) -> bool:
+        envelope = {**extra, "files": [row], "next_cursor": int("9" * widest_cursor)}
+        return json_bytes(envelope) <= TOOL_OUTPUT_MAX_BYTES
+
+    rows: list[JSONValue] = [None] * len(found)
+    for index, (note, matches) in enumerate(window, start=cursor):
+        rows[index] = _file_row(note, matches, per_file, max_chars, fits)
+    result = page(rows, cursor, "files", limit=max_files, extra=extra)
+    return ToolResult(text=encode_json(result), details={"total_files": len(found)})
+
+
+# --- registry -------------------------------------------------------------------------------
+
+_SCOPE = {"type": "string", "enum": list(SCOPES)}
+_PATH = {
+    "type": "string",
+    "description": "Virtual note path relative to its home, e.g. checkpoint/progress.md.",
+}
+_PATTERN = {
+    "type": "string",
+    "description": "Glob over note paths: * and ? stay within one segment, ** crosses folders.",
+}
+_CURSOR = {
+    "type": "integer",
+    "minimum": 0,
+    "description": "Resume from the previous page's next_cursor. Defaults to 0.",
+}
+
+
+def _schema(properties: dict[str, JSONValue], required: Sequence[str]) -> dict[str, JSONValue]:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(required),
+        "additionalProperties": False,
+    }
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        name="notes_write",
+        description=(
+            "Create or replace a note with exactly this content. Notes are Markdown files that "
+            "persist across context windows and sessions. scope picks the home: session "
+            "(default), project, human, agent or model. stale: true closes the note (it leaves "
+            "the boot index but stays readable); writing without stale reopens it. "
+            f"Content is limited to {NOTE_MAX_BYTES} UTF-8 bytes."
+        ),
+        parameters=_schema(
+            {
+                "path": _PATH,
+                "content": {"type": "string", "description": "The complete new note body."},
+                "scope": {**_SCOPE, "description": "Home of the note. Defaults to session."},
+                "stale": {"type": "boolean", "description": "Close the note. Defaults to false."},
+            },
+            ("path", "content"),
+        ),
+        run=notes_write,
+        sequential=True,
+    ),
+    Tool(
+        name="notes_edit",
+        description=(
+            "Edit an existing note in place: each oldText must occur exactly once and is "
+            "replaced by newText, in order, all or nothing. Pass only stale to close (true) or "
+            "reopen (false) a note without touching its content. Reports how many edits applied."
+        ),
+        parameters=_schema(
+            {
+                "path": _PATH,
+                "edits": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "oldText": {"type": "string", "minLength": 1},
+                            "newText": {"type": "string"},
+                        },
+                        "required": ["oldText", "newText"],
+                        "additionalProperties": False,
+                    },
+                    "description": "Exact-text replacements; optional for metadata-only edits.",
+                },
+                "stale": {"type": "boolean", "description": "Set or clear the stale flag."},
+                "scope": {**_SCOPE, "description": "Home of the note. Defaults to session."},
+            },
+            ("path",),
+        ),
+        run=notes_edit,
+        sequential=True,
+    ),
+    Tool(
+        name="notes_read",
+        description=(
+            "Read a character window of a note file, metadata block first. The first line is a "
+            "bracketed header naming the delivered range, the total length and where to "
+            "continue; the window follows verbatim. A negative offset_chars counts back from "
+            "the end, so -200 reads the last 200 characters."
+        ),
+        parameters=_schema(
+            {
+                "path": _PATH,
+                "scope": {**_SCOPE, "description": "Home of the note. Defaults to session."},
+                "offset_chars": {
+                    "type": "integer",
+                    "description": "Window start; negative counts from the end. Defaults to 0.",
+                },
+                "limit_chars": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": READ_LIMIT_CHARS_MAX,
+                    "description": f"Most characters returned. Defaults to {READ_LIMIT_CHARS_MAX}.",
+                },
+            },
+            ("path",),
+        ),
+        run=notes_read,
+    ),
+    Tool(
+        name="notes_list",
+        description=(
+            "List notes across the homes (or one scope), most recently updated first, with "
+            "their stale flag, size and timestamps. Page with cursor."
+        ),
+        parameters=_schema(
+            {
+                "pattern": _PATTERN,
+                "scope": {**_SCOPE, "description": "Only this home. Defaults to every home."},
+                "max_results": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": LIST_MAX,
+                    "description": f"Page size. Defaults to {LIST_DEFAULT}.",
+                },
+                "cursor": _CURSOR,
+            },
+            (),
+        ),
+        run=notes_list,
+    ),
+    Tool(
+        name="notes_search",
+        description=(
+            "Case-sensitive literal search of note bodies, line by line. query is a string or "
+            "an array of strings matched as OR. Files come in path order; each match names its "
+            "line, its offset_chars in the body and read_offset_chars to pass to notes_read. "
+            "Page with cursor."
+        ),
+        parameters=_schema(
+            {
+                "query": {
+                    "anyOf": [
+                        {"type": "string", "minLength": 1},
+                        {
+                            "type": "array",
+                            "items": {"type": "string", "minLength": 1},
+                            "minItems": 1,
+                        },
+                    ],
+                    "description": "Literal text, or several literals of which any may match.",
+                },
+                "pattern": _PATTERN,
+                "scope": {**_SCOPE, "description": "Only this home. Defaults to every home."},
+                "max_matches_per_file": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MATCHES_MAX,
+                    "description": f"Matches shown per file. Defaults to {MATCHES_DEFAULT}.",
+                },
+                "max_files": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": FILES_MAX,
+                    "description": f"Files per page. Defaults to {FILES_DEFAULT}.",
+                },
+                "max_chars_per_match": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MATCH_CHARS_MAX,
+                    "description": (
+                        f"Characters shown per matching line. Defaults to {MATCH_CHARS_DEFAULT}."
+                    ),
+                },
+                "cursor": _CURSOR,
+            },
+            ("query",),
+        ),
+        run=notes_search,
+    ),
+)
