@@ -1,0 +1,586 @@
+"""The guard language: a small, safe boolean expression language (no ``eval``).
+
+Grammar (lowest precedence first)::
+
+    expr   := and ("or" and)*
+    and    := not ("and" not)*
+    not    := "not" not | cmp
+    cmp    := atom (("==" | "!=") atom | "in" "[" atom ("," atom)* "]")?
+    atom   := "true" | "false" | STRING | PATH | "(" expr ")"
+
+Paths name state axes (``request.phase``, ``overflow``), event payload (``event.windowId``),
+facts (``facts.queued``) and, in invariants, ``pre``/``post``/``effect``/``event.type``. The
+checker resolves every path against a scope and types every node; a variant field that the
+current variant lacks is *absent*, and absent compares unequal to everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pi_context.spec.model import (
+    BOOL,
+    BoolType,
+    EnumAxis,
+    EnumType,
+    Event,
+    FieldType,
+    IdType,
+    Loc,
+    Spec,
+    VariantAxis,
+)
+
+
+class ExprError(Exception):
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.offset = offset
+
+
+# ---------------------------------------------------------------- syntax
+
+
+@dataclass
+class Lit:
+    value: bool | str
+    offset: int
+
+
+@dataclass
+class Ref:
+    path: tuple[str, ...]
+    offset: int
+    target: Target | None = None  # set by the checker
+
+
+@dataclass
+class Not:
+    operand: Expr
+    offset: int
+
+
+@dataclass
+class BoolOp:
+    op: Literal["and", "or"]
+    left: Expr
+    right: Expr
+    offset: int
+
+
+@dataclass
+class Cmp:
+    op: Literal["==", "!="]
+    left: Expr
+    right: Expr
+    offset: int
+
+
+@dataclass
+class In:
+    operand: Expr
+    items: tuple[Lit, ...]
+    offset: int
+
+
+Expr = Lit | Ref | Not | BoolOp | Cmp | In
+
+_KEYWORDS = {"and", "or", "not", "in", "true", "false"}
+
+
+@dataclass(frozen=True)
+class _Tok:
+    kind: str  # "name" | "str" | "op" | "kw" | "end"
+    text: str
+    offset: int
+
+
+def _tokenize(text: str) -> list[_Tok]:
+    toks: list[_Tok] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c.isalpha() or c == "_":
+            j = i
+            while j < len(text) and (text[j].isalnum() or text[j] in "_."):
+                j += 1
+            word = text[i:j]
+            if word.endswith(".") or ".." in word:
+                raise ExprError(f"malformed name {word!r}", i)
+            toks.append(_Tok("kw" if word in _KEYWORDS else "name", word, i))
+            i = j
+        elif c in "'\"":
+            j = text.find(c, i + 1)
+            if j < 0:
+                raise ExprError("unterminated string", i)
+            toks.append(_Tok("str", text[i + 1 : j], i))
+            i = j + 1
+        elif text.startswith(("==", "!="), i):
+            toks.append(_Tok("op", text[i : i + 2], i))
+            i += 2
+        elif c in "()[],":
+            toks.append(_Tok("op", c, i))
+            i += 1
+        else:
+            hint = " (use == for equality)" if c == "=" else ""
+            hint = " (use 'not', 'and', 'or')" if c in "!&|" else hint
+            raise ExprError(f"unexpected character {c!r}{hint}", i)
+    toks.append(_Tok("end", "", len(text)))
+    return toks
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.toks = _tokenize(text)
+        self.pos = 0
+
+    def peek(self) -> _Tok:
+        return self.toks[self.pos]
+
+    def take(self) -> _Tok:
+        tok = self.toks[self.pos]
+        self.pos += 1
+        return tok
+
+    def expect(self, text: str) -> _Tok:
+        tok = self.take()
+        if tok.text != text or tok.kind not in ("op", "kw"):
+            found = "end of expression" if tok.kind == "end" else repr(tok.text)
+            raise ExprError(f"expected {text!r}, found {found}", tok.offset)
+        return tok
+
+    def parse(self) -> Expr:
+        expr = self.or_()
+        tok = self.peek()
+        if tok.kind != "end":
+            raise ExprError(f"unexpected {tok.text!r} after a complete expression", tok.offset)
+        return expr
+
+    def or_(self) -> Expr:
+        left = self.and_()
+        while self.peek().kind == "kw" and self.peek().text == "or":
+            tok = self.take()
+            left = BoolOp("or", left, self.and_(), tok.offset)
+        return left
+
+    def and_(self) -> Expr:
+        left = self.not_()
+        while self.peek().kind == "kw" and self.peek().text == "and":
+            tok = self.take()
+            left = BoolOp("and", left, self.not_(), tok.offset)
+        return left
+
+    def not_(self) -> Expr:
+        tok = self.peek()
+        if tok.kind == "kw" and tok.text == "not":
+            self.take()
+            return Not(self.not_(), tok.offset)
+        return self.cmp()
+
+    def cmp(self) -> Expr:
+        left = self.atom()
+        tok = self.peek()
+        if tok.kind == "op" and tok.text in ("==", "!="):
+            self.take()
+            op: Literal["==", "!="] = "==" if tok.text == "==" else "!="
+            return Cmp(op, left, self.atom(), tok.offset)
+        if tok.kind == "kw" and tok.text == "in":
+            self.take()
+            self.expect("[")
+            items: list[Lit] = []
+            while True:
+                item = self.atom()
+                if not isinstance(item, Lit) or not isinstance(item.value, str):
+                    raise ExprError("'in' lists hold string literals only", _offset(item))
+                items.append(item)
+                if self.peek().text == "]":
+                    self.take()
+                    break
+                self.expect(",")
+            return In(left, tuple(items), tok.offset)
+        return left
+
+    def atom(self) -> Expr:
+        tok = self.take()
+        if tok.kind == "kw" and tok.text in ("true", "false"):
+            return Lit(tok.text == "true", tok.offset)
+        if tok.kind == "str":
+            return Lit(tok.text, tok.offset)
+        if tok.kind == "name":
+            return Ref(tuple(tok.text.split(".")), tok.offset)
+        if tok.kind == "op" and tok.text == "(":
+            inner = self.or_()
+            self.expect(")")
+            return inner
+        found = "end of expression" if tok.kind == "end" else repr(tok.text)
+        raise ExprError(f"expected a value, found {found}", tok.offset)
+
+
+def parse(text: str) -> Expr:
+    return _Parser(text).parse()
+
+
+def _offset(expr: Expr) -> int:
+    return expr.offset
+
+
+# ---------------------------------------------------------------- types and scopes
+
+
+@dataclass(frozen=True)
+class OptType:
+    """A variant field some variants lack."""
+
+    inner: FieldType
+
+
+@dataclass(frozen=True)
+class VariantValueType:
+    axis: VariantAxis
+
+
+@dataclass(frozen=True)
+class StateType:
+    pass
+
+
+@dataclass(frozen=True)
+class StrLitType:
+    pass
+
+
+Type = BoolType | EnumType | IdType | OptType | VariantValueType | StateType | StrLitType
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a path denotes at run time.
+
+    kind: ``axis`` (of state ``where``: cur/pre/post, with optional ``member``), ``state``
+    (the whole state ``where``), ``field`` (event payload), ``fact``, ``effect``,
+    ``event_type``.
+    """
+
+    kind: Literal["axis", "state", "field", "fact", "effect", "event_type"]
+    where: str = ""
+    name: str = ""
+    member: str | None = None
+    lazy: bool = False
+
+
+@dataclass
+class Scope:
+    spec: Spec
+    states: tuple[str, ...]  # "cur" (bare axes) or ("pre", "post")
+    events: tuple[Event, ...]  # payload/facts resolve against all of these
+    allow_effect: bool = False
+    allow_event_type: bool = False
+    lazy_facts: bool = True  # guards: lazy facts are consulted lazily
+    used_facts: list[str] = field(default_factory=list)
+
+    def resolve(self, ref: Ref) -> tuple[Target, Type]:
+        path = ref.path
+        head = path[0]
+        if self.states == ("cur",) and self.spec.axis(head) is not None:
+            return self._axis("cur", path, ref)
+        if head in self.states and self.states != ("cur",):
+            if len(path) == 1:
+                return Target("state", where=head), StateType()
+            return self._axis(head, path[1:], ref)
+        if head == "effect" and self.allow_effect and len(path) == 1:
+            return Target("effect"), self.spec.effect_type
+        if head == "event" and len(path) == 2:
+            if path[1] == "type" and self.allow_event_type:
+                return Target("event_type"), self.spec.event_type
+            return self._payload("field", path[1], ref)
+        if head == "facts" and len(path) == 2:
+            return self._payload("fact", path[1], ref)
+        raise ExprError(f"unknown name {'.'.join(path)!r}{self._hint()}", ref.offset)
+
+    def _hint(self) -> str:
+        names: list[str] = []
+        if self.states == ("cur",):
+            names += [a.name for a in self.spec.axes]
+        else:
+            names += list(self.states)
+        if self.allow_effect:
+            names.append("effect")
+        if self.events:
+            names += ["event.<field>", "facts.<fact>"]
+        if self.allow_event_type:
+            names.append("event.type")
+        return f" (known here: {', '.join(names)})"
+
+    def _axis(self, where: str, path: tuple[str, ...], ref: Ref) -> tuple[Target, Type]:
+        axis = self.spec.axis(path[0])
+        if axis is None:
+            known = ", ".join(a.name for a in self.spec.axes)
+            raise ExprError(f"unknown state axis {path[0]!r} (axes: {known})", ref.offset)
+        if len(path) == 1:
+            if isinstance(axis, EnumAxis):
+                return Target("axis", where, axis.name), axis.type
+            return Target("axis", where, axis.name), VariantValueType(axis)
+        if isinstance(axis, EnumAxis) or len(path) > 2:
+            raise ExprError(f"{'.'.join(path)!r}: {axis.name} has no members", ref.offset)
+        member = path[1]
+        if member == axis.tag:
+            return Target("axis", where, axis.name, member), axis.tag_type
+        ftype = axis.field_type(member)
+        if ftype is None:
+            known = ", ".join((axis.tag, *axis.field_names()))
+            raise ExprError(
+                f"{axis.name} has no field {member!r} (fields: {known})", ref.offset
+            )
+        opt: Type = ftype if len(axis.carriers(member)) == len(axis.variants) else OptType(ftype)
+        return Target("axis", where, axis.name, member), opt
+
+    def _payload(self, kind: Literal["field", "fact"], name: str, ref: Ref) -> tuple[Target, Type]:
+        if not self.events:
+            raise ExprError(f"no event payload is in scope for {kind} {name!r}", ref.offset)
+        found: FieldType | None = None
+        lazy = False
+        for event in self.events:
+            f = event.field(name) if kind == "field" else event.fact(name)
+            if f is None:
+                where = "payload field" if kind == "field" else "fact"
+                raise ExprError(
+                    f"event {event.name!r} has no {where} {name!r}", ref.offset
+                )
+            if found is not None and found != f.type:
+                raise ExprError(f"{kind} {name!r} has different types across events", ref.offset)
+            found = f.type
+            lazy = lazy or f.lazy
+        assert found is not None
+        if kind == "fact" and name not in self.used_facts:
+            self.used_facts.append(name)
+        return Target(kind, name=name, lazy=lazy and self.lazy_facts), found
+
+
+def _describe(t: Type) -> str:
+    if isinstance(t, BoolType):
+        return "bool"
+    if isinstance(t, EnumType):
+        return f"{t.name} ({' | '.join(t.values)})"
+    if isinstance(t, IdType):
+        return f"{t.name} id"
+    if isinstance(t, OptType):
+        return f"optional {_describe(t.inner)}"
+    if isinstance(t, VariantValueType):
+        return f"{t.axis.name} value"
+    if isinstance(t, StateType):
+        return "state"
+    return "string literal"
+
+
+def _strip(t: Type) -> Type:
+    return t.inner if isinstance(t, OptType) else t
+
+
+def check(expr: Expr, scope: Scope) -> Type:
+    """Type-check ``expr`` in ``scope``; resolve its references. Raises ExprError."""
+    if isinstance(expr, Lit):
+        return BOOL if isinstance(expr.value, bool) else StrLitType()
+    if isinstance(expr, Ref):
+        target, t = scope.resolve(expr)
+        expr.target = target
+        return t
+    if isinstance(expr, Not):
+        _want_bool(expr.operand, scope, "'not'")
+        return BOOL
+    if isinstance(expr, BoolOp):
+        _want_bool(expr.left, scope, f"'{expr.op}'")
+        _want_bool(expr.right, scope, f"'{expr.op}'")
+        return BOOL
+    if isinstance(expr, Cmp):
+        lt, rt = check(expr.left, scope), check(expr.right, scope)
+        _comparable(lt, expr.left, rt, expr.right, expr.offset)
+        return BOOL
+    # In
+    ot = _strip(check(expr.operand, scope))
+    if not isinstance(ot, EnumType):
+        raise ExprError(f"'in' needs an enumeration, not {_describe(ot)}", expr.offset)
+    for item in expr.items:
+        assert isinstance(item.value, str)
+        if item.value not in ot.values:
+            raise ExprError(
+                f"{item.value!r} is not a value of {_describe(ot)}", item.offset
+            )
+    return BOOL
+
+
+def _want_bool(expr: Expr, scope: Scope, what: str) -> None:
+    t = check(expr, scope)
+    if not isinstance(t, BoolType):
+        raise ExprError(f"{what} needs a bool, not {_describe(t)}", expr.offset)
+
+
+def _comparable(lt: Type, left: Expr, rt: Type, right: Expr, offset: int) -> None:
+    if isinstance(lt, StrLitType) and isinstance(rt, StrLitType):
+        raise ExprError("comparing two literals is constant", offset)
+    if isinstance(lt, StrLitType):
+        lt, rt, left, right = rt, lt, right, left
+    base = _strip(lt)
+    if isinstance(rt, StrLitType):
+        assert isinstance(right, Lit) and isinstance(right.value, str)
+        if not isinstance(base, EnumType):
+            raise ExprError(
+                f"cannot compare {_describe(lt)} with the string {right.value!r}", offset
+            )
+        if right.value not in base.values:
+            raise ExprError(f"{right.value!r} is not a value of {_describe(base)}", right.offset)
+        return
+    other = _strip(rt)
+    same = (
+        (isinstance(base, BoolType) and isinstance(other, BoolType))
+        or (isinstance(base, EnumType) and isinstance(other, EnumType) and base.values == other.values)
+        or (isinstance(base, IdType) and isinstance(other, IdType) and base.name == other.name)
+        or (
+            isinstance(base, VariantValueType)
+            and isinstance(other, VariantValueType)
+            and base.axis.name == other.axis.name
+        )
+        or (isinstance(base, StateType) and isinstance(other, StateType))
+    )
+    if not same:
+        raise ExprError(f"cannot compare {_describe(lt)} with {_describe(rt)}", offset)
+
+
+# ---------------------------------------------------------------- evaluation
+
+
+class _Absent:
+    """A variant field the current variant does not carry."""
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+
+ABSENT = _Absent()
+Value = bool | str | dict[str, object] | _Absent | object
+
+
+def evaluate(expr: Expr, lookup: Callable[[Target], Value]) -> Value:
+    """Evaluate a checked expression; ``and``/``or`` short-circuit left to right, which is
+    what makes lazy facts lazy."""
+    if isinstance(expr, Lit):
+        return expr.value
+    if isinstance(expr, Ref):
+        assert expr.target is not None, "expression was not checked"
+        return lookup(expr.target)
+    if isinstance(expr, Not):
+        return not evaluate(expr.operand, lookup)
+    if isinstance(expr, BoolOp):
+        left = evaluate(expr.left, lookup)
+        if expr.op == "and":
+            return evaluate(expr.right, lookup) if left else False
+        return True if left else evaluate(expr.right, lookup)
+    if isinstance(expr, Cmp):
+        lv, rv = evaluate(expr.left, lookup), evaluate(expr.right, lookup)
+        if lv is ABSENT or rv is ABSENT:
+            return expr.op == "!="
+        return (lv == rv) if expr.op == "==" else (lv != rv)
+    value = evaluate(expr.operand, lookup)
+    return value is not ABSENT and value in {item.value for item in expr.items}
+
+
+def refs(expr: Expr) -> list[Ref]:
+    """Every reference in evaluation order (left to right)."""
+    if isinstance(expr, Ref):
+        return [expr]
+    if isinstance(expr, Not):
+        return refs(expr.operand)
+    if isinstance(expr, BoolOp | Cmp):
+        return refs(expr.left) + refs(expr.right)
+    if isinstance(expr, In):
+        return refs(expr.operand)
+    return []
+
+
+def conjuncts(expr: Expr) -> list[Expr]:
+    """The top-level ``and`` operands (a guard's conjuncts)."""
+    if isinstance(expr, BoolOp) and expr.op == "and":
+        return conjuncts(expr.left) + conjuncts(expr.right)
+    return [expr]
+
+
+def render(expr: Expr) -> str:
+    """Canonical source text (used by docs and mutants)."""
+    if isinstance(expr, Lit):
+        return ("true" if expr.value else "false") if isinstance(expr.value, bool) else repr(expr.value)
+    if isinstance(expr, Ref):
+        return ".".join(expr.path)
+    if isinstance(expr, Not):
+        inner = render(expr.operand)
+        return f"not {inner}" if isinstance(expr.operand, Ref | Not | Lit) else f"not ({inner})"
+    if isinstance(expr, BoolOp):
+        def side(e: Expr) -> str:
+            text = render(e)
+            return f"({text})" if isinstance(e, BoolOp) and e.op != expr.op else text
+
+        return f"{side(expr.left)} {expr.op} {side(expr.right)}"
+    if isinstance(expr, Cmp):
+        return f"{render(expr.left)} {expr.op} {render(expr.right)}"
+    items = ", ".join(repr(i.value) for i in expr.items)
+    return f"{render(expr.operand)} in [{items}]"
+
+
+# ---------------------------------------------------------------- Python code generation
+
+
+def snake(name: str) -> str:
+    """camelCase / kebab-case / dotted name to a Python identifier."""
+    out: list[str] = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i > 0 and (name[i - 1].islower() or name[i - 1].isdigit()):
+            out.append("_")
+        out.append("_" if ch in "-." else ch.lower())
+    return "".join(out)
+
+
+def to_python(expr: Expr, names: Mapping[str, str], lazy: Callable[[str], str]) -> str:
+    """Compile a checked guard to a Python expression.
+
+    ``names`` maps "state"/"event"/"facts" to the variables holding them; ``lazy(fact)``
+    renders a memoised read of a lazy fact. Absent variant fields are ``None`` class
+    attributes in the generated types, so ``==``/``!=`` keep the absent semantics.
+    """
+
+    def go(e: Expr, parent: int) -> str:
+        # precedence: or=1, and=2, not=3, cmp=4, atom=5
+        if isinstance(e, Lit):
+            return repr(e.value) if isinstance(e.value, str) else ("True" if e.value else "False")
+        if isinstance(e, Ref):
+            t = e.target
+            assert t is not None
+            if t.kind == "axis":
+                base = f"{names['state']}.{snake(t.name)}"
+                return base if t.member is None else f"{base}.{snake(t.member)}"
+            if t.kind == "field":
+                return f"{names['event']}.{snake(t.name)}"
+            if t.kind == "fact":
+                return lazy(t.name) if t.lazy else f"{names['facts']}.{snake(t.name)}"
+            raise AssertionError(f"{t.kind} is not available in guards")
+        if isinstance(e, Not):
+            text, prec = f"not {go(e.operand, 3)}", 3
+        elif isinstance(e, BoolOp):
+            prec = 1 if e.op == "or" else 2
+            text = f"{go(e.left, prec)} {e.op} {go(e.right, prec + 1)}"
+        elif isinstance(e, Cmp):
+            prec = 4
+            text = f"{go(e.left, 5)} {e.op} {go(e.right, 5)}"
+        else:
+            prec = 4
+            items = ", ".join(repr(i.value) for i in e.items)
+            text = f"{go(e.operand, 5)} in ({items},)"
+        return f"({text})" if prec < parent else text
+
+    return go(expr, 0)
+
+
+def literal_values(exprs: Sequence[Expr]) -> list[str]:
+    return [e.value for e in exprs if isinstance(e, Lit) and isinstance(e.value, str)]

@@ -1,0 +1,151 @@
+"""A direct interpretation of a spec over wire-shaped values (the conformance JSON shapes).
+
+This is the reference semantics the generated code and the ``transitions`` machine are
+checked against: rows of the event are tried in order, guards evaluate left to right with
+short-circuiting, lazy facts are read at most once and their first reads are recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pi_context.spec import expr as ex
+from pi_context.spec.model import (
+    EnumAxis,
+    NextCase,
+    NextLiteral,
+    NextVariant,
+    Row,
+    Spec,
+    VariantAxis,
+)
+
+Wire = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    state: Wire
+    effect: str
+    row: str
+    consulted: tuple[str, ...]
+
+
+class NoRowMatches(Exception):
+    """The table is incomplete for this input (the loader rejects such specs)."""
+
+
+def axis_lookup(spec: Spec, state: Mapping[str, Any], target: ex.Target) -> ex.Value:
+    value = state[target.name]
+    if target.member is None:
+        return value
+    assert isinstance(value, Mapping)
+    return value.get(target.member, ex.ABSENT)
+
+
+def guard_holds(
+    spec: Spec,
+    row: Row,
+    state: Mapping[str, Any],
+    event: Mapping[str, Any],
+    consulted: list[str] | None = None,
+) -> bool:
+    facts: Mapping[str, Any] = event.get("facts", {})
+
+    def lookup(target: ex.Target) -> ex.Value:
+        if target.kind == "axis":
+            return axis_lookup(spec, state, target)
+        if target.kind == "field":
+            return event[target.name]
+        if target.kind == "fact":
+            if target.lazy and consulted is not None and target.name not in consulted:
+                consulted.append(target.name)
+            return facts[target.name]
+        raise AssertionError(f"{target.kind} in a guard")
+
+    return bool(ex.evaluate(row.guard, lookup))
+
+
+def next_state(spec: Spec, row: Row, state: Mapping[str, Any], event: Mapping[str, Any]) -> Wire:
+    facts: Mapping[str, Any] = event.get("facts", {})
+
+    def lookup(target: ex.Target) -> ex.Value:
+        if target.kind == "axis":
+            return axis_lookup(spec, state, target)
+        if target.kind == "field":
+            return event[target.name]
+        return facts[target.name]
+
+    out: Wire = {}
+    for axis in spec.axes:
+        nv = row.next_for(axis.name)
+        current = state[axis.name]
+        if nv is None:
+            out[axis.name] = current
+        elif isinstance(nv, NextLiteral):
+            out[axis.name] = nv.value
+        elif isinstance(nv, NextCase):
+            out[axis.name] = nv.apply(current)
+        else:
+            assert isinstance(nv, NextVariant) and isinstance(axis, VariantAxis)
+            value: Wire = {axis.tag: nv.tag}
+            variant = axis.variant(nv.tag)
+            assert variant is not None
+            given = dict(nv.fields)
+            for f in variant.fields:
+                value[f.name] = ex.evaluate(given[f.name], lookup)
+            out[axis.name] = value
+    return out
+
+
+def step(spec: Spec, state: Mapping[str, Any], event: Mapping[str, Any]) -> Step:
+    consulted: list[str] = []
+    for row in spec.rows_for(event["type"]):
+        if guard_holds(spec, row, state, event, consulted):
+            return Step(next_state(spec, row, state, event), row.effect, row.id, tuple(consulted))
+    raise NoRowMatches(f"no row of {spec.id} matches {state} with {event}")
+
+
+def initial_state(spec: Spec) -> Wire:
+    return {axis.name: _copy(spec.initial[axis.name]) for axis in spec.axes}
+
+
+def _copy(value: object) -> object:
+    return dict(value) if isinstance(value, dict) else value
+
+
+def state_key(spec: Spec, state: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A hashable key for a wire state."""
+    parts: list[Any] = []
+    for axis in spec.axes:
+        value = state[axis.name]
+        if isinstance(axis, EnumAxis):
+            parts.append(value)
+        else:
+            parts.append(tuple(value.items()))
+    return tuple(parts)
+
+
+def render_state(spec: Spec, state: Mapping[str, Any]) -> str:
+    """Compact human form: ``close-out(w1, manual) / pending``."""
+    parts: list[str] = []
+    for axis in spec.axes:
+        value = state[axis.name]
+        if isinstance(axis, VariantAxis):
+            fields = [str(v) for k, v in value.items() if k != axis.tag]
+            tag = value[axis.tag]
+            parts.append(f"{tag}({', '.join(fields)})" if fields else str(tag))
+        else:
+            parts.append(str(value))
+    return " / ".join(parts)
+
+
+def render_event(event: Mapping[str, Any]) -> str:
+    """Compact human form: ``turn_end(windowId=w1, overflow, failed)`` (true facts only)."""
+    args = [f"{k}={v}" for k, v in event.items() if k not in ("type", "facts")]
+    facts = event.get("facts", {})
+    args += [f"{k}={v}" for k, v in facts.items() if not isinstance(v, bool)]
+    args += [k for k, v in facts.items() if v is True]
+    return f"{event['type']}({', '.join(args)})" if args else str(event["type"])

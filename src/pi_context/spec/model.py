@@ -1,0 +1,287 @@
+"""The in-memory form of a reset-control spec: what the loader produces and everything
+downstream (interpreter, generator, checkers, docs) consumes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from pi_context.spec.expr import Expr
+
+
+@dataclass(frozen=True)
+class Loc:
+    """A position in a spec file, 1-based, for ``file:line:col`` diagnostics."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+    def shifted(self, columns: int) -> Loc:
+        return Loc(self.file, self.line, self.col + columns)
+
+
+@dataclass(frozen=True)
+class EnumType:
+    """A closed set of string values."""
+
+    name: str
+    values: tuple[str, ...]
+    why: str = ""
+    loc: Loc | None = None
+
+
+@dataclass(frozen=True)
+class IdType:
+    """An opaque identifier: only compared for equality and copied.
+
+    ``abstraction`` lists the distinct representatives the finite abstraction uses.
+    """
+
+    name: str
+    abstraction: tuple[str, ...]
+    why: str = ""
+    loc: Loc | None = None
+
+
+@dataclass(frozen=True)
+class BoolType:
+    name: Literal["bool"] = "bool"
+
+
+BOOL = BoolType()
+FieldType = EnumType | IdType | BoolType
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    type: FieldType
+    why: str = ""
+    lazy: bool = False
+    loc: Loc | None = None
+
+
+@dataclass(frozen=True)
+class Variant:
+    tag: str
+    fields: tuple[Field, ...]
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+
+@dataclass(frozen=True)
+class EnumAxis:
+    name: str
+    type: EnumType
+    why: str = ""
+    loc: Loc | None = None
+
+
+@dataclass(frozen=True)
+class VariantAxis:
+    """A discriminated union; ``tag`` is the discriminator key on the wire."""
+
+    name: str
+    tag: str
+    variants: tuple[Variant, ...]
+    why: str = ""
+    loc: Loc | None = None
+
+    def variant(self, tag: str) -> Variant | None:
+        return next((v for v in self.variants if v.tag == tag), None)
+
+    @property
+    def tag_type(self) -> EnumType:
+        return EnumType(f"{self.name}.{self.tag}", tuple(v.tag for v in self.variants))
+
+    def field_names(self) -> tuple[str, ...]:
+        """Every field any variant carries, in first-declared order."""
+        names: list[str] = []
+        for variant in self.variants:
+            for f in variant.fields:
+                if f.name not in names:
+                    names.append(f.name)
+        return tuple(names)
+
+    def field_type(self, name: str) -> FieldType | None:
+        for variant in self.variants:
+            f = variant.field(name)
+            if f is not None:
+                return f.type
+        return None
+
+    def carriers(self, name: str) -> tuple[str, ...]:
+        """The variant tags that carry field ``name``."""
+        return tuple(v.tag for v in self.variants if v.field(name) is not None)
+
+
+Axis = EnumAxis | VariantAxis
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    fields: tuple[Field, ...]
+    facts: tuple[Field, ...]
+    lazy_order: tuple[str, ...]
+    why: str = ""
+    loc: Loc | None = None
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def fact(self, name: str) -> Field | None:
+        return next((f for f in self.facts if f.name == name), None)
+
+
+@dataclass(frozen=True)
+class Effect:
+    name: str
+    meaning: str
+    loc: Loc | None = None
+
+
+# Next values. An axis missing from a row's ``next`` keeps its value.
+@dataclass(frozen=True)
+class NextLiteral:
+    """An enum axis takes a fixed value."""
+
+    value: str
+
+
+@dataclass(frozen=True)
+class NextCase:
+    """An enum axis maps its current value; unmapped values are kept."""
+
+    mapping: tuple[tuple[str, str], ...]
+
+    def apply(self, current: str) -> str:
+        return dict(self.mapping).get(current, current)
+
+
+@dataclass(frozen=True)
+class NextVariant:
+    """A variant axis takes a variant whose fields are literals or references."""
+
+    tag: str
+    fields: tuple[tuple[str, Expr], ...]
+
+
+NextValue = NextLiteral | NextCase | NextVariant
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    event: str
+    guard: Expr
+    guard_text: str
+    next: tuple[tuple[str, NextValue], ...]
+    effect: str
+    why: str
+    loc: Loc
+
+    def next_for(self, axis: str) -> NextValue | None:
+        return dict(self.next).get(axis)
+
+
+@dataclass(frozen=True)
+class StateInvariant:
+    id: str
+    expr: Expr
+    text: str
+    why: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class TransitionInvariant:
+    id: str
+    events: tuple[str, ...]
+    when: Expr | None
+    when_text: str
+    then: Expr
+    then_text: str
+    why: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class MonitorStep:
+    source: str | None  # None: from any monitor state
+    when: Expr
+    when_text: str
+    target: str
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class TraceProperty:
+    """A safety property over traces, checked by a monitor automaton on the product.
+
+    Reaching the monitor state ``violation`` is a counterexample.
+    """
+
+    id: str
+    why: str
+    initial: str
+    steps: tuple[MonitorStep, ...]
+    loc: Loc
+
+    @property
+    def monitor_states(self) -> tuple[str, ...]:
+        names = [self.initial]
+        for step in self.steps:
+            for name in (step.source, step.target):
+                if name is not None and name not in names:
+                    names.append(name)
+        return tuple(names)
+
+
+@dataclass(frozen=True)
+class Spec:
+    id: str  # e.g. "reset-control@0.26"
+    name: str
+    version: str
+    title: str
+    path: str
+    sha256: str
+    types: tuple[EnumType | IdType, ...]
+    axes: tuple[Axis, ...]
+    initial: dict[str, object]  # wire form
+    events: tuple[Event, ...]
+    effects: tuple[Effect, ...]
+    rows: tuple[Row, ...]
+    state_invariants: tuple[StateInvariant, ...]
+    transition_invariants: tuple[TransitionInvariant, ...]
+    traces: tuple[TraceProperty, ...]
+    expect_all_reachable: bool = False
+    reachability_why: str = ""
+    comments: dict[str, str] = field(default_factory=dict)
+
+    def axis(self, name: str) -> Axis | None:
+        return next((a for a in self.axes if a.name == name), None)
+
+    def event(self, name: str) -> Event | None:
+        return next((e for e in self.events if e.name == name), None)
+
+    def rows_for(self, event: str) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.event == event)
+
+    @property
+    def effect_type(self) -> EnumType:
+        return EnumType("effect", tuple(e.name for e in self.effects))
+
+    @property
+    def event_type(self) -> EnumType:
+        return EnumType("event.type", tuple(e.name for e in self.events))
+
+    @property
+    def module_name(self) -> str:
+        return (self.name + "_" + self.version).replace("-", "_").replace(".", "_")
