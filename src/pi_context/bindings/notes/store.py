@@ -168,6 +168,12 @@ def _mtime_ms(info: os.stat_result) -> int:
     return info.st_mtime_ns // 1_000_000
 
 
+def lock_path(home: Path, path: str) -> Path:
+    """The lock file serializing writers of note ``path`` in ``home`` (any process)."""
+    digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:40]
+    return home / LOCK_DIR / f"{digest}.lock"
+
+
 def _within(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
 
@@ -346,9 +352,8 @@ class NoteStore:
         """
         home, target = self._target(scope, path)
         try:
-            locks = ensure_dirs(home / LOCK_DIR)
-            digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:40]
-            with file_lock(locks / f"{digest}.lock"):
+            ensure_dirs(home / LOCK_DIR)
+            with file_lock(lock_path(home, path)):
                 self._prepare_parent(home, target, scope, path)
                 yield target
         except NoteError:

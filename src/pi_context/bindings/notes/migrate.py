@@ -1,0 +1,143 @@
+"""The explicit migration of legacy snake_case note metadata to camelCase.
+
+Older releases wrote ``created_at``, ``updated_at``, ``last_accessed``, ``access_count`` and a
+``scope`` key. The store refuses such notes rather than guess; this module finds them in every
+home under the notes root and rewrites only their metadata block: each legacy key is renamed
+with its value kept verbatim, ``scope`` is dropped (the home is the scope), and the body is
+left byte for byte. Where a note already has the camelCase key too, the camelCase value wins
+and the legacy line is dropped (and reported). Each rewrite is atomic and holds the note's
+lock, so it is safe while agents are running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from pi_context.bindings.notes.address import RESERVED_PREFIX
+from pi_context.bindings.notes.durable import LOCK_DIR, atomic_write, file_lock
+from pi_context.bindings.notes.frontmatter import FENCE, LEGACY_DROPPED_KEYS, LEGACY_KEYS
+from pi_context.bindings.notes.store import lock_path
+
+HOME_GROUPS = ("sessions", "projects", "agents", "models")
+_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*:")
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    text: str
+    renamed: tuple[tuple[str, str], ...]
+    dropped: tuple[str, ...]
+
+
+def migrate_text(text: str) -> Rewrite | None:
+    """The migrated file, or ``None`` when its metadata has nothing legacy to change."""
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip("\r") != FENCE:
+        return None
+    try:
+        close = next(i for i in range(1, len(lines)) if lines[i].rstrip("\r") == FENCE)
+    except StopIteration:
+        return None
+    block = lines[1:close]
+    keys = [m.group(1) if (m := _KEY.match(line)) else None for line in block]
+    present = {key for key in keys if key}
+    kept: list[str] = []
+    renamed: list[tuple[str, str]] = []
+    dropped: list[str] = []
+    for line, key in zip(block, keys, strict=True):
+        if key in LEGACY_KEYS:
+            new = LEGACY_KEYS[key]
+            if new in present:
+                dropped.append(key)  # the camelCase value already there wins
+                continue
+            kept.append(new + line[len(key) :])
+            renamed.append((key, new))
+            present.add(new)
+        elif key in LEGACY_DROPPED_KEYS:
+            dropped.append(key)
+        else:
+            kept.append(line)
+    if not renamed and not dropped:
+        return None
+    migrated = "\n".join([lines[0], *kept, *lines[close:]])
+    return Rewrite(migrated, tuple(renamed), tuple(dropped))
+
+
+def homes_under(root: Path) -> list[Path]:
+    """Every home directory under the notes root, in a stable order."""
+    homes: list[Path] = []
+    if (root / "human").is_dir():
+        homes.append(root / "human")
+    for group in HOME_GROUPS:
+        directory = root / group
+        if directory.is_dir():
+            found = (p for p in directory.iterdir() if p.is_dir() and not p.is_symlink())
+            homes.extend(sorted(found))
+    return homes
+
+
+def _files(home: Path) -> Iterator[tuple[str, Path]]:
+    for directory, folders, files in os.walk(home):
+        folders[:] = sorted(f for f in folders if not f.startswith(RESERVED_PREFIX))
+        relative = Path(directory).relative_to(home).parts
+        for name in sorted(files):
+            if name.startswith(RESERVED_PREFIX):
+                continue
+            file = Path(directory) / name
+            if file.is_symlink():
+                continue
+            yield "/".join((*relative, name)), file
+
+
+@dataclass(frozen=True)
+class Planned:
+    home: Path
+    path: str
+    file: Path
+    rewrite: Rewrite
+
+
+@dataclass
+class Plan:
+    root: Path
+    items: list[Planned]
+    scanned: int
+    errors: list[tuple[Path, str]]
+
+
+def plan(root: Path, progress: Callable[[str], None] | None = None) -> Plan:
+    """Find every note under ``root`` whose metadata needs migrating (reads only)."""
+    result = Plan(root, [], 0, [])
+    homes = homes_under(root)
+    for number, home in enumerate(homes, start=1):
+        if progress:
+            progress(f"[{number}/{len(homes)}] scanning {home.relative_to(root)}")
+        for path, file in _files(home):
+            result.scanned += 1
+            try:
+                text = file.read_bytes().decode("utf-8")
+            except UnicodeDecodeError:
+                result.errors.append((file, "not valid UTF-8; left unchanged"))
+                continue
+            except OSError as exc:
+                result.errors.append((file, f"cannot read: {exc.strerror or exc}"))
+                continue
+            rewrite = migrate_text(text)
+            if rewrite is not None:
+                result.items.append(Planned(home, path, file, rewrite))
+    return result
+
+
+def apply(item: Planned) -> Rewrite | None:
+    """Rewrite one planned note under its lock, re-reading it first (it may have changed)."""
+    (item.home / LOCK_DIR).mkdir(exist_ok=True)
+    with file_lock(lock_path(item.home, item.path)):
+        text = item.file.read_bytes().decode("utf-8")
+        rewrite = migrate_text(text)
+        if rewrite is not None:
+            atomic_write(item.file, rewrite.text.encode("utf-8"))
+        return rewrite
