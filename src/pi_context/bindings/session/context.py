@@ -1,0 +1,241 @@
+"""Context entries and the model projection, as Pi's ``buildSessionProjection`` computes them.
+
+Pure functions over a root->leaf path of entry dicts. Where Pi would throw on malformed data (an
+entry whose ``message`` is not an object, an edit without ``replacement``) these contribute
+nothing instead; the loader reports such entries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from .jsonl import js_date_ms, js_truthy
+
+Entry = dict[str, Any]
+Message = dict[str, Any]
+
+EDITABLE_ROLES = ("user", "assistant", "toolResult")
+
+
+def _message_of(entry: Entry) -> dict[str, Any] | None:
+    message = entry.get("message")
+    return message if isinstance(message, dict) else None
+
+
+def context_entries(path: Sequence[Entry]) -> list[Entry]:
+    """The last compaction on the path, the kept entries before it, then everything after it."""
+    compaction: Entry | None = None
+    for entry in path:
+        if entry.get("type") == "compaction":
+            compaction = entry
+    if compaction is None:
+        return list(path)
+    compaction_id = compaction.get("id")
+    index = next((i for i, e in enumerate(path) if e.get("id") == compaction_id), -1)
+    if index < 0:
+        return list(path)
+    result = [compaction]
+    first_kept = compaction.get("firstKeptEntryId")
+    found = False
+    for entry in path[:index]:
+        if entry.get("id") == first_kept:
+            found = True
+        if found:
+            message = _message_of(entry) if entry.get("type") == "message" else None
+            if not (message is not None and message.get("role") == "system"):
+                result.append(entry)
+    result.extend(path[index + 1 :])
+    return result
+
+
+def settings(path: Sequence[Entry]) -> dict[str, Any]:
+    """``thinkingLevel`` (default "off") and ``model`` (default None) over the full path.
+
+    A key whose JS value would be ``undefined`` is left out, so encoding matches Pi.
+    """
+    out: dict[str, Any] = {"thinkingLevel": "off", "model": None}
+    for entry in path:
+        kind = entry.get("type")
+        if kind == "thinking_level_change":
+            if "thinkingLevel" in entry:
+                out["thinkingLevel"] = entry["thinkingLevel"]
+            else:
+                out.pop("thinkingLevel", None)
+        elif kind == "model_change":
+            out["model"] = _pick(entry, ("provider", "provider"), ("modelId", "modelId"))
+        elif kind == "message":
+            message = _message_of(entry)
+            if message is not None and message.get("role") == "assistant":
+                out["model"] = _pick(message, ("provider", "provider"), ("modelId", "model"))
+    return out
+
+
+def _pick(source: dict[str, Any], *pairs: tuple[str, str]) -> dict[str, Any]:
+    return {key: source[src] for key, src in pairs if src in source}
+
+
+def _custom_message(entry: Entry) -> Message:
+    content = entry.get("content")
+    message: Message = {"role": "custom"}
+    if "customType" in entry:
+        message["customType"] = entry["customType"]
+    message["content"] = [] if content is None else content
+    for key in ("display", "details"):
+        if key in entry:
+            message[key] = entry[key]
+    message["timestamp"] = js_date_ms(entry.get("timestamp", _UNDEFINED_DATE))
+    return message
+
+
+_UNDEFINED_DATE = object()  # new Date(undefined) is NaN, unlike new Date(null)
+
+
+def entry_messages(entry: Entry) -> list[Message]:
+    """Pi's ``sessionEntryToContextMessages`` for one entry."""
+    kind = entry.get("type")
+    if kind == "message":
+        message = _message_of(entry)
+        if message is None:
+            return []
+        role = message.get("role")
+        if message.get("content") is None:
+            if role == "system":
+                return [{**message, "content": ""}]
+            if role in EDITABLE_ROLES:
+                return [{**message, "content": []}]
+        return [message]
+    if kind == "custom_message":
+        return [_custom_message(entry)]
+    if kind == "branch_summary" and js_truthy(entry.get("summary")):
+        summary: Message = {"role": "branchSummary", "summary": entry["summary"]}
+        if "fromId" in entry:
+            summary["fromId"] = entry["fromId"]
+        summary["timestamp"] = js_date_ms(entry.get("timestamp", _UNDEFINED_DATE))
+        return [summary]
+    if kind == "compaction":
+        compacted: Message = {"role": "compactionSummary"}
+        for key in ("summary", "tokensBefore"):
+            if key in entry:
+                compacted[key] = entry[key]
+        compacted["timestamp"] = js_date_ms(entry.get("timestamp", _UNDEFINED_DATE))
+        system = cast(Message, entry.get("systemMessage"))  # any truthy JSON, as in Pi
+        return [system, compacted] if js_truthy(system) else [compacted]
+    return []
+
+
+def project_entry(entry: Entry, edit: Entry | None) -> list[Message]:
+    """One entry's messages with its latest context edit applied."""
+    messages = entry_messages(entry)
+    if edit is None:
+        return messages
+    replacement = edit.get("replacement")
+    if replacement is None:
+        return [] if "replacement" in edit else messages  # a missing replacement would throw in Pi
+    content: Any = (
+        replacement.get("content", _MISSING) if isinstance(replacement, dict) else _MISSING
+    )
+    out: list[Message] = []
+    for message in messages:
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in ("user", "assistant", "toolResult", "custom"):
+            out.append(message)
+            continue
+        new = dict(message)
+        if content is _MISSING:
+            new.pop("content", None)  # {...m, content: undefined} serialises without content
+        elif role in ("assistant", "toolResult") and isinstance(content, str):
+            new["content"] = [{"type": "text", "text": content}]
+        else:
+            new["content"] = content
+        out.append(new)
+    return out
+
+
+_MISSING = object()
+
+
+def projection_entries(path: Sequence[Entry]) -> list[tuple[Entry, list[Message]]]:
+    """Each context entry with the messages it contributes."""
+    selected = context_entries(path)
+    edits: dict[Any, Entry] = {}
+    for entry in selected:
+        if entry.get("type") == "context_edit":
+            target = entry.get("targetId")
+            if target is None or isinstance(target, str | int | float | bool):
+                edits[target] = entry
+    result: list[tuple[Entry, list[Message]]] = []
+    for index, entry in enumerate(selected):
+        if entry.get("type") == "compaction" and index > 0:
+            result.append((entry, []))  # only the newest compaction summarises
+        else:
+            result.append((entry, project_entry(entry, edits.get(entry.get("id")))))
+    return result
+
+
+def projection(path: Sequence[Entry]) -> dict[str, Any]:
+    """``{"messages", "thinkingLevel", "model"}`` for a root->leaf path."""
+    messages = [m for _, msgs in projection_entries(path) for m in msgs]
+    out: dict[str, Any] = {"messages": messages}
+    out.update(settings(path))
+    return out
+
+
+def current_system_message(messages: Sequence[Any]) -> Message | None:
+    """Pi's ``getCurrentSystemMessage``: fold every system message into one.
+
+    Later content is appended, sections are patched by name (null deletes), tools resolve through
+    toolsAdded/toolsRemoved; the first system message's timestamp is kept.
+    """
+    content: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}
+    timestamp: Any = _MISSING
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") != "system":
+            continue
+        if timestamp is _MISSING or timestamp is None:
+            timestamp = message.get("timestamp", _MISSING)
+        text = _content_text(message.get("content"))
+        if text:
+            content.append(text)
+        patch = message.get("sections")
+        if isinstance(patch, dict):
+            for name, value in patch.items():
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = value
+        for tool in _list(message.get("toolsRemoved")):
+            if isinstance(tool, dict):
+                tools.pop(tool.get("name"), None)
+        for tool in _list(message.get("toolsAdded")):
+            if isinstance(tool, dict):
+                tools[tool.get("name")] = tool
+    if timestamp is _MISSING and not tools:
+        return None
+    folded: Message = {"role": "system", "content": "\n\n".join(content)}
+    if sections:
+        folded["sections"] = sections
+    if tools:
+        folded["toolsAdded"] = list(tools.values())
+    folded["timestamp"] = 0 if timestamp is _MISSING or timestamp is None else timestamp
+    return folded
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )

@@ -1,0 +1,216 @@
+"""Reading and writing session files: the only module here that touches the filesystem.
+
+Loading never writes. Writing follows Pi (exclusive create of a new file, then one append per
+entry) plus the durability policy documented in ``docs/sessions.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from .errors import Problem, SessionError
+from .jsonl import JSONLineError, js_trim, js_truthy, parse
+
+BOM = b"\xef\xbb\xbf"
+
+
+class Durability(Enum):
+    """When writes are forced to stable storage (see docs/sessions.md)."""
+
+    ALWAYS = "always"  # fsync after every append
+    BOUNDARY = "boundary"  # fsync file creation, rewrites and explicit checkpoints (default)
+    NONE = "none"  # never fsync (tests, benchmarks, throwaway sessions)
+
+
+@dataclass
+class RawFile:
+    """What a session file holds, before any interpretation as a tree.
+
+    ``values`` are Pi's ``fileEntries``: every truthy parsed JSON value with its 1-based line.
+    """
+
+    size: int
+    values: list[tuple[int, Any]] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    unterminated: bool = False  # last line has no "\n": the next write must start one
+
+
+def read_raw(path: Path) -> RawFile:
+    """Parse a file as Pi does (decode with replacement, split on "\\n", skip what fails)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
+    return parse_raw(data)
+
+
+def parse_raw(data: bytes) -> RawFile:
+    raw = RawFile(size=len(data))
+    if not data:
+        return raw
+    if data.startswith(BOM):
+        raw.problems.append(
+            Problem("bom", 1, "line starts with a UTF-8 byte-order mark; Pi cannot parse it")
+        )
+    try:
+        lines = data.decode("utf-8").split("\n")
+        bad_utf8: set[int] = set()
+    except UnicodeDecodeError:
+        byte_lines = data.split(b"\n")
+        lines = []
+        bad_utf8 = set()
+        for number, chunk in enumerate(byte_lines, 1):
+            try:
+                lines.append(chunk.decode("utf-8"))
+            except UnicodeDecodeError:
+                lines.append(chunk.decode("utf-8", "replace"))
+                bad_utf8.add(number)
+    raw.unterminated = lines[-1] != ""
+    last = len(lines)
+    for number, line in enumerate(lines, 1):
+        if number in bad_utf8:
+            raw.problems.append(
+                Problem("invalid-utf8", number, "invalid UTF-8 bytes decoded as U+FFFD")
+            )
+        if not js_trim(line):
+            continue
+        try:
+            value = parse(line)
+        except JSONLineError as exc:
+            if number == last and raw.unterminated:
+                raw.problems.append(
+                    Problem(
+                        "torn-tail", number, f"incomplete last line skipped ({len(line)} chars)"
+                    )
+                )
+            else:
+                raw.problems.append(Problem("invalid-json", number, f"skipped: {exc}"))
+            continue
+        if js_truthy(value):
+            raw.values.append((number, value))
+        else:
+            raw.problems.append(Problem("not-an-object", number, f"skipped JSON {line.strip()!r}"))
+    return raw
+
+
+def is_header(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("type") == "session"
+        and isinstance(value.get("id"), str)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# writing
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # some filesystems cannot open directories; the file itself is synced
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def create_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
+    """Create ``path`` (it must not exist) holding ``data``."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError as exc:
+        raise SessionError("session file already exists; refusing to overwrite it", path) from exc
+    except OSError as exc:
+        raise SessionError(f"cannot create session file: {exc.strerror or exc}", path) from exc
+    try:
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError as exc:
+        raise SessionError(f"cannot write session file: {exc.strerror or exc}", path) from exc
+    finally:
+        os.close(fd)
+    if sync:
+        _fsync_dir(path.parent)
+
+
+def ends_with_newline(path: Path) -> bool:
+    """Whether the file is empty or its last byte is "\\n" (false: a torn line to terminate)."""
+    with path.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() == 0:
+            return True
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+def append(path: Path, data: bytes, *, sync: bool) -> None:
+    """Append ``data`` with one write call (the file must exist: Pi never re-creates it)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    except FileNotFoundError as exc:
+        raise SessionError("session file disappeared; refusing to append", path) from exc
+    except OSError as exc:
+        raise SessionError(f"cannot open session file: {exc.strerror or exc}", path) from exc
+    try:
+        _write_all(fd, data)
+        if sync:
+            os.fsync(fd)
+    except OSError as exc:
+        raise SessionError(f"cannot append to session file: {exc.strerror or exc}", path) from exc
+    finally:
+        os.close(fd)
+
+
+def rewrite(
+    path: Path, data: bytes, *, backup_suffix: str | None, sync: bool = True
+) -> Path | None:
+    """Replace ``path`` atomically (temp file + rename); keep the old bytes under a backup name.
+
+    Returns the backup path, if one was written.
+    """
+    backup: Path | None = None
+    if backup_suffix is not None and path.exists():
+        backup = _free_name(path.with_name(path.name + backup_suffix))
+        try:
+            create_exclusive(backup, path.read_bytes(), sync=sync)
+        except OSError as exc:
+            raise SessionError(f"cannot back up session file: {exc.strerror or exc}", path) from exc
+    temp = _free_name(path.with_name(f".{path.name}.tmp"))
+    create_exclusive(temp, data, sync=sync)
+    try:
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise SessionError(f"cannot replace session file: {exc.strerror or exc}", path) from exc
+    if sync:
+        _fsync_dir(path.parent)
+    return backup
+
+
+def _free_name(candidate: Path) -> Path:
+    if not candidate.exists():
+        return candidate
+    for n in range(1, 10_000):
+        numbered = candidate.with_name(f"{candidate.name}.{n}")
+        if not numbered.exists():
+            return numbered
+    raise SessionError("no free backup name", candidate)

@@ -1,0 +1,179 @@
+"""The entry tree: parent walks, labels, session name and Pi's ``getTree`` ordering.
+
+Pure functions over lists of entry dicts. Where Pi would loop forever (a parent cycle), these
+stop at the first repeated entry; ``find_cycles`` reports such cycles so callers can say so.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsonl import js_date_ms, js_trim, js_truthy
+
+Entry = dict[str, Any]
+
+
+def build_index(entries: Iterable[Entry]) -> dict[str, Entry]:
+    """Id -> entry; a later duplicate wins, as in Pi."""
+    return {entry["id"]: entry for entry in entries}
+
+
+def parent_of(entry: Entry, by_id: dict[str, Entry]) -> Entry | None:
+    parent_id = entry.get("parentId")
+    if not isinstance(parent_id, str) or not parent_id:
+        return None
+    return by_id.get(parent_id)
+
+
+def branch_path(leaf: Entry | None, by_id: dict[str, Entry]) -> list[Entry]:
+    """Root -> leaf. A missing parent ends the walk; a repeated entry (a cycle) ends it too."""
+    path: list[Entry] = []
+    seen: set[int] = set()
+    current = leaf
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        path.append(current)
+        current = parent_of(current, by_id)
+    path.reverse()
+    return path
+
+
+def find_cycles(by_id: dict[str, Entry]) -> list[list[str]]:
+    """Every parent cycle reachable through ``by_id``, each as ids in walk order."""
+    state: dict[str, int] = {}  # 1 = on the current walk, 2 = finished
+    cycles: list[list[str]] = []
+    for start in by_id:
+        if start in state:
+            continue
+        walk: list[str] = []
+        current: str | None = start
+        while current is not None and current not in state:
+            state[current] = 1
+            walk.append(current)
+            parent = parent_of(by_id[current], by_id)
+            current = parent["id"] if parent is not None else None
+        if current is not None and state.get(current) == 1:
+            cycles.append(walk[walk.index(current) :])
+        for entry_id in walk:
+            state[entry_id] = 2
+    return cycles
+
+
+def resolve_labels(values: Iterable[Any]) -> tuple[dict[Any, Any], dict[Any, Any]]:
+    """Label and label timestamp per target id, replayed over the whole file in order."""
+    labels: dict[Any, Any] = {}
+    stamps: dict[Any, Any] = {}
+    for entry in values:
+        if not isinstance(entry, dict) or entry.get("type") != "label":
+            continue
+        target = entry.get("targetId")
+        if not _hashable(target):
+            continue
+        label = entry.get("label")
+        if js_truthy(label):
+            labels[target] = label
+            stamps[target] = entry.get("timestamp")
+        else:
+            labels.pop(target, None)
+            stamps.pop(target, None)
+    return labels, stamps
+
+
+def _hashable(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def session_name(values: Sequence[Any]) -> str | None:
+    """The latest ``session_info`` name, trimmed; empty or absent means no name."""
+    for entry in reversed(values):
+        if isinstance(entry, dict) and entry.get("type") == "session_info":
+            name = entry.get("name")
+            if not isinstance(name, str):
+                return None
+            return js_trim(name) or None
+    return None
+
+
+@dataclass(eq=False)
+class TreeNode:
+    entry: Entry
+    label: Any = None
+    children: list[TreeNode] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        entry_id: str = self.entry["id"]
+        return entry_id
+
+
+def _timestamp_cmp(a: TreeNode, b: TreeNode) -> int:
+    ta, tb = js_date_ms(a.entry.get("timestamp")), js_date_ms(b.entry.get("timestamp"))
+    if ta is None or tb is None:
+        return 0  # JS compares NaN as "equal"
+    return (ta > tb) - (ta < tb)
+
+
+def _sort_children(children: list[TreeNode]) -> None:
+    if len(children) < 2:
+        return
+    stamps = [js_date_ms(child.entry.get("timestamp")) for child in children]
+    if None not in stamps:
+        order = sorted(range(len(children)), key=lambda i: stamps[i])  # type: ignore[return-value,arg-type]
+        children[:] = [children[i] for i in order]
+    else:
+        # V8's Array.prototype.sort is a port of CPython's timsort, so the same comparator gives
+        # the same order even for the inconsistent NaN comparisons.
+        children.sort(key=functools.cmp_to_key(_timestamp_cmp))
+
+
+def build_tree(entries: Sequence[Entry], labels: dict[Any, Any]) -> list[TreeNode]:
+    """Pi's ``getTree``: roots in file order, children sorted by timestamp (stable)."""
+    nodes: dict[str, TreeNode] = {}
+    for entry in entries:
+        nodes[entry["id"]] = TreeNode(entry, labels.get(entry["id"]))
+    roots: list[TreeNode] = []
+    for entry in entries:
+        node = nodes[entry["id"]]
+        parent_id = entry.get("parentId")
+        if parent_id is None or parent_id == entry["id"]:
+            roots.append(node)
+            continue
+        parent = nodes.get(parent_id) if isinstance(parent_id, str) else None
+        if parent is None:
+            roots.append(node)
+        else:
+            parent.children.append(node)
+    # Sort every reachable node's children; bounded so a duplicate-id loop cannot spin forever.
+    stack = list(roots)
+    budget = 4 * len(entries) + 16
+    while stack and budget > 0:
+        budget -= 1
+        node = stack.pop()
+        _sort_children(node.children)
+        stack.extend(node.children)
+    return roots
+
+
+def tree_view(roots: Sequence[TreeNode]) -> list[dict[str, Any]]:
+    """``[{id, label, children}]`` as the fixtures show it. Iterative; a node that would be its
+    own ancestor (possible only through duplicate ids) is shown once more with no children."""
+    out: list[dict[str, Any]] = []
+    stack: list[tuple[TreeNode, list[dict[str, Any]], int]] = [(n, out, 0) for n in reversed(roots)]
+    path: list[int] = []
+    on_path: set[int] = set()
+    while stack:
+        node, target, depth = stack.pop()
+        while len(path) > depth:
+            on_path.discard(path.pop())
+        view: dict[str, Any] = {"id": node.id, "label": node.label, "children": []}
+        target.append(view)
+        if id(node) in on_path:
+            continue
+        path.append(id(node))
+        on_path.add(id(node))
+        for child in reversed(node.children):
+            stack.append((child, view["children"], depth + 1))
+    return out

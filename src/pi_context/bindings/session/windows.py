@@ -1,0 +1,392 @@
+"""pi-context window identity over a session branch (pure functions over entry dicts).
+
+A window starts at the root of the branch or at a ``pi-context/reset-marker`` custom entry; the
+marker is the only boundary (compactions and branch summaries are ordinary history inside a
+window). Everything here looks at the active branch only, never at a global file tail, so a
+sibling branch cannot lend or hide window state.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .context import current_system_message
+from .errors import SessionError
+from .jsonl import encode
+
+Entry = dict[str, Any]
+Message = dict[str, Any]
+
+RESET_MARKER_TYPE = "pi-context/reset-marker"
+BOOT_TYPE = "pi-context/boot"
+CONTINUATION_TYPE = "pi-context/continuation"
+WINDOW_PREFIX = "pcw:"
+
+
+class MissingBootError(SessionError):
+    """The active window has a marker but no boot: raw history must not be sent."""
+
+
+def _window_id_of(details: Any) -> str | None:
+    if isinstance(details, dict):
+        value = details.get("windowId")
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def is_reset_marker(entry: Any) -> bool:
+    """A ``custom`` entry of the marker type whose data names a non-empty window id."""
+    if not isinstance(entry, dict) or entry.get("type") != "custom":
+        return False
+    if entry.get("customType") != RESET_MARKER_TYPE:
+        return False
+    window_id = _window_id_of(entry.get("data"))
+    return window_id is not None and window_id != ""
+
+
+def marker_window_id(entry: Entry) -> str:
+    window_id = _window_id_of(entry.get("data"))
+    if not is_reset_marker(entry) or window_id is None:
+        raise ValueError("not a reset marker")
+    return window_id
+
+
+def root_window_id(session_id: str) -> str:
+    return f"{WINDOW_PREFIX}{session_id[:8]}:root"
+
+
+def current_reset(branch: Sequence[Entry]) -> Entry | None:
+    """The last marker on the branch, if any."""
+    for entry in reversed(branch):
+        if is_reset_marker(entry):
+            return entry
+    return None
+
+
+def current_window_id(branch: Sequence[Entry], session_id: str) -> str:
+    marker = current_reset(branch)
+    return marker_window_id(marker) if marker is not None else root_window_id(session_id)
+
+
+def previous_window_id(
+    branch: Sequence[Entry], session_id: str, marker_id: str | None = None
+) -> str | None:
+    """The window active just before a marker (default: the current one); None in the root."""
+    if marker_id is None:
+        marker = current_reset(branch)
+        if marker is None:
+            return None
+        marker_id = marker["id"]
+    previous = root_window_id(session_id)
+    for entry in branch:
+        if entry.get("id") == marker_id:
+            return previous
+        if is_reset_marker(entry):
+            previous = marker_window_id(entry)
+    return None if marker_id is None else previous
+
+
+def window_ids_on_branch(branch: Sequence[Entry], session_id: str) -> set[str]:
+    """Every window id the branch names: root, markers, and boot ``details.windowId``."""
+    ids = {root_window_id(session_id)}
+    for entry in branch:
+        if is_reset_marker(entry):
+            ids.add(marker_window_id(entry))
+        elif entry.get("type") == "custom_message" and entry.get("customType") == BOOT_TYPE:
+            window_id = _window_id_of(entry.get("details"))
+            if window_id is not None:
+                ids.add(window_id)
+    return ids
+
+
+def mint_window_id(
+    branch: Sequence[Entry], session_id: str, rng: random.Random | None = None
+) -> str:
+    """A fresh ``pcw:<sid8>:<8 hex>`` that no window on the branch already uses."""
+    source = rng or random.SystemRandom()
+    taken = window_ids_on_branch(branch, session_id)
+    while True:
+        candidate = f"{WINDOW_PREFIX}{session_id[:8]}:{source.getrandbits(32):08x}"
+        if candidate not in taken:
+            return candidate
+
+
+@dataclass(frozen=True)
+class WindowSpan:
+    """Branch indices ``start:end`` of one window; ``marker_id`` is None for the root window."""
+
+    window_id: str
+    start: int
+    end: int
+    marker_id: str | None
+
+    def __iter__(self) -> Any:  # allows ``window_id, (start, end), marker = span``
+        return iter((self.window_id, range(self.start, self.end), self.marker_id))
+
+
+def window_spans(branch: Sequence[Entry], session_id: str) -> list[WindowSpan]:
+    """The windows of a branch in order; each marker opens a window that includes it."""
+    spans: list[WindowSpan] = []
+    start, window_id, marker_id = 0, root_window_id(session_id), None
+    for index, entry in enumerate(branch):
+        if is_reset_marker(entry):
+            spans.append(WindowSpan(window_id, start, index, marker_id))
+            start, window_id, marker_id = index, marker_window_id(entry), entry["id"]
+    spans.append(WindowSpan(window_id, start, len(branch), marker_id))
+    return spans
+
+
+def current_window_entries(branch: Sequence[Entry]) -> list[Entry]:
+    """Entries of the active window, from its marker (inclusive) or the root."""
+    for index in range(len(branch) - 1, -1, -1):
+        if is_reset_marker(branch[index]):
+            return list(branch[index:])
+    return list(branch)
+
+
+def find_window_message(branch: Sequence[Entry], custom_type: str) -> Entry | None:
+    """The latest ``custom_message`` of a type in the active window (branch-local)."""
+    for entry in reversed(branch):
+        if is_reset_marker(entry):
+            return None
+        if entry.get("type") == "custom_message" and entry.get("customType") == custom_type:
+            return entry
+    return None
+
+
+def has_window_message(branch: Sequence[Entry], custom_type: str) -> bool:
+    """Dedupe check for boots/reminders: already persisted in this window on this branch?"""
+    return find_window_message(branch, custom_type) is not None
+
+
+def is_window_boot(message: Any, window_id: str | None = None) -> bool:
+    """A projected boot message, optionally of one window."""
+    if not isinstance(message, dict) or message.get("role") != "custom":
+        return False
+    if message.get("customType") != BOOT_TYPE:
+        return False
+    return window_id is None or _window_id_of(message.get("details")) == window_id
+
+
+def is_window_boot_entry(entry: Any, window_id: str) -> bool:
+    """A persisted boot entry of one window (even if a context edit hides it)."""
+    return (
+        isinstance(entry, dict)
+        and entry.get("type") == "custom_message"
+        and entry.get("customType") == BOOT_TYPE
+        and _window_id_of(entry.get("details")) == window_id
+    )
+
+
+def project_window(messages: Sequence[Message], window_id: str) -> list[Message]:
+    """After a reset: fold the system prefix before the window's boot, keep the rest in order.
+
+    Raises MissingBootError rather than ever returning raw history without the boot.
+    """
+    cut = next((i for i, m in enumerate(messages) if is_window_boot(m, window_id)), -1)
+    if cut < 0:
+        raise MissingBootError(f"missing boot for context window {window_id}")
+    head = current_system_message(messages[:cut])
+    suffix = list(messages[cut:])
+    return [head, *suffix] if head is not None else suffix
+
+
+def project_root_window(messages: Sequence[Message], window_id: str) -> list[Message]:
+    """Root window: the latest boot of this window replaces every boot, at the first boot's place.
+
+    A fork copies the source's root boot (naming the source session); when this session's own
+    root boot exists it is the one kept, and the copied conversation stays in place.
+    """
+    matching = [m for m in messages if is_window_boot(m, window_id)]
+    if not matching:
+        return list(messages)
+    first = next(i for i, m in enumerate(messages) if is_window_boot(m))
+    without = [m for m in messages if not is_window_boot(m)]
+    return [*without[:first], matching[-1], *without[first:]]
+
+
+def provider_projection(
+    branch: Sequence[Entry], messages: Sequence[Message], session_id: str
+) -> list[Message]:
+    """The messages pi-context lets reach the provider for the active window."""
+    marker = current_reset(branch)
+    if marker is None:
+        return project_root_window(messages, root_window_id(session_id))
+    return project_window(messages, marker_window_id(marker))
+
+
+def needs_root_boot(branch: Sequence[Entry], messages: Sequence[Message], session_id: str) -> bool:
+    """Startup check outside any reset: is this session's own root boot missing?
+
+    A boot copied by a fork names the source session's root window and does not count.
+    """
+    if current_reset(branch) is not None:
+        return False
+    root = root_window_id(session_id)
+    return not any(is_window_boot(m, root) for m in messages)
+
+
+# ---------------------------------------------------------------------------------------------
+# usage estimate (Pi's chars/3.5 heuristic over the LLM view, anchored at the last usage)
+
+_CHARS_PER_TOKEN = 3.5
+_IMAGE_CHARS = 4800
+_COMPACTION_PREFIX = (
+    "The conversation history before this point was compacted into the following summary:"
+    "\n\n<summary>\n"
+)
+_COMPACTION_SUFFIX = "\n</summary>"
+_BRANCH_PREFIX = (
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+)
+_BRANCH_SUFFIX = "</summary>"
+
+
+def _js_len(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def _content_chars(content: Any) -> int:
+    if isinstance(content, str):
+        return _js_len(content)
+    chars = 0
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            chars += _js_len(str(block.get("text", "")))
+        else:
+            chars += _IMAGE_CHARS
+    return chars
+
+
+def _system_text(message: Message) -> str:
+    content = message.get("content")
+    parts = [
+        content
+        if isinstance(content, str)
+        else "\n".join(
+            b.get("text", "")
+            for b in content or []
+            if isinstance(b, dict) and b.get("type") == "text"
+        )
+    ]
+    sections = message.get("sections")
+    if isinstance(sections, dict):
+        parts.extend(v for v in sections.values() if isinstance(v, str))
+    return "\n\n".join(p for p in parts if p)
+
+
+def _tools_tokens(tools: Any) -> int:
+    if not tools:
+        return 0
+    return math.ceil(_js_len(encode(tools)) / _CHARS_PER_TOKEN)
+
+
+def _message_tokens(message: Message) -> int:
+    role = message.get("role")
+    if role == "system":
+        return (
+            math.ceil(_js_len(_system_text(message)) / _CHARS_PER_TOKEN)
+            + _tools_tokens(message.get("toolsAdded"))
+            + _tools_tokens(message.get("toolsRemoved"))
+        )
+    if role in ("user", "toolResult"):
+        return math.ceil(_content_chars(message.get("content")) / _CHARS_PER_TOKEN)
+    chars = 0
+    for block in message.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text":
+            chars += _js_len(str(block.get("text", "")))
+        elif block.get("type") == "thinking":
+            chars += _js_len(str(block.get("thinking", "")))
+        else:
+            chars += _js_len(str(block.get("name", ""))) + _js_len(
+                json.dumps(block.get("arguments"), ensure_ascii=False, separators=(",", ":"))
+            )
+    return math.ceil(chars / _CHARS_PER_TOKEN)
+
+
+def to_llm(messages: Sequence[Message]) -> list[Message]:
+    """Pi's ``convertToLlm``: session-only roles become user text; unknown roles are dropped."""
+    out: list[Message] = []
+    for m in messages:
+        role = m.get("role") if isinstance(m, dict) else None
+        if role == "bashExecution":
+            if m.get("excludeFromContext"):
+                continue
+            out.append({"role": "user", "content": [{"type": "text", "text": _bash_text(m)}]})
+        elif role == "custom":
+            content = m.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            out.append({"role": "user", "content": blocks, "timestamp": m.get("timestamp")})
+        elif role == "branchSummary":
+            text = _BRANCH_PREFIX + str(m.get("summary")) + _BRANCH_SUFFIX
+            out.append({"role": "user", "content": [{"type": "text", "text": text}]})
+        elif role == "compactionSummary":
+            text = _COMPACTION_PREFIX + str(m.get("summary")) + _COMPACTION_SUFFIX
+            out.append({"role": "user", "content": [{"type": "text", "text": text}]})
+        elif role in ("system", "user", "assistant", "toolResult"):
+            out.append(m)
+    return out
+
+
+def _bash_text(m: Message) -> str:
+    text = f"Ran `{m.get('command')}`\n"
+    output = m.get("output")
+    text += f"```\n{output}\n```" if output else "(no output)"
+    if m.get("cancelled"):
+        text += "\n\n(command cancelled)"
+    elif m.get("exitCode") not in (None, 0):
+        text += f"\n\nCommand exited with code {m.get('exitCode')}"
+    if m.get("truncated") and m.get("fullOutputPath"):
+        text += f"\n\n[Output truncated. Full output: {m.get('fullOutputPath')}]"
+    return text
+
+
+def _usage_tokens(usage: Any) -> int:
+    if not isinstance(usage, dict):
+        return 0
+    total = usage.get("totalTokens")
+    if isinstance(total, int | float) and total:
+        return int(total)
+    return int(sum(usage.get(k, 0) or 0 for k in ("input", "output", "cacheRead", "cacheWrite")))
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """Context tokens: the last usable assistant usage plus estimates for what follows it."""
+    llm = to_llm(messages)
+    latest_prefix = -math.inf
+    anchor: tuple[int, int] | None = None
+    for index, m in enumerate(llm):
+        stamp = m.get("timestamp")
+        stamp_value = stamp if isinstance(stamp, int | float) else math.nan
+        if m.get("role") == "assistant":
+            applies = not (stamp_value < latest_prefix) and not math.isnan(stamp_value)
+            tokens = _usage_tokens(m.get("usage"))
+            if applies and m.get("stopReason") not in ("aborted", "error") and tokens > 0:
+                anchor = (index, tokens)
+        if not math.isnan(stamp_value):
+            latest_prefix = max(latest_prefix, stamp_value)
+    if anchor is not None:
+        index, tokens = anchor
+        return tokens + sum(_message_tokens(m) for m in llm[index + 1 :])
+    return sum(_message_tokens(m) for m in llm)
+
+
+def window_usage(
+    branch: Sequence[Entry], messages: Sequence[Message], session_id: str
+) -> int | None:
+    """Estimated tokens of the active window after a reset (None while its boot is missing)."""
+    marker = current_reset(branch)
+    if marker is None:
+        return estimate_tokens(messages)
+    try:
+        return estimate_tokens(project_window(messages, marker_window_id(marker)))
+    except MissingBootError:
+        return None
