@@ -1,0 +1,93 @@
+"""Fixtures for the notes tests: a throwaway notes root and helpers to call the real tools."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_context.bindings.notes.store import NoteStore
+from pi_context.bindings.notes.tools import TOOLS, store_for
+from pi_context.bindings.tools import ToolContext, ToolError, ToolResult
+
+TOOL_BY_NAME = {tool.name: tool for tool in TOOLS}
+HEADER = re.compile(r" · chars (\d+)-(\d+) of (\d+) · (end|continue at offset_chars=(\d+))")
+
+
+@dataclass(frozen=True)
+class Read:
+    header: str
+    content: str
+    offset_chars: int
+    end_chars: int
+    total_chars: int
+    next_offset_chars: int | None
+    details: Mapping[str, Any]
+
+
+@dataclass
+class Notes:
+    """One host identity over a notes root, with the tools bound to it."""
+
+    ctx: ToolContext
+
+    def call(self, name: str, **args: Any) -> ToolResult:
+        return TOOL_BY_NAME[name].run(self.ctx, args)
+
+    def json(self, name: str, **args: Any) -> Any:
+        return json.loads(self.call(name, **args).text)
+
+    def error(self, name: str, **args: Any) -> Any:
+        """The JSON of an argument error (raised) or an error result (returned)."""
+        try:
+            result = self.call(name, **args)
+        except ToolError as exc:
+            return json.loads(str(exc))
+        assert result.is_error, f"{name} {args} did not fail: {result.text[:200]}"
+        return json.loads(result.text)
+
+    def read(self, **args: Any) -> Read:
+        result = self.call("notes_read", **args)
+        assert not result.is_error, result.text
+        header, _, content = result.text.partition("\n")
+        assert header.startswith("[") and header.endswith("]"), header
+        match = HEADER.search(header)
+        assert match, header
+        start, end, total = int(match[1]), int(match[2]), int(match[3])
+        nxt = None if match[4] == "end" else int(match[5])
+        assert len(content) == end - start, "the header range matches the payload"
+        return Read(header, content, start, end, total, nxt, result.details)
+
+    def store(self) -> NoteStore:
+        return store_for(self.ctx)
+
+    def other(self, **changes: Any) -> Notes:
+        """The same root seen by a different identity (another session, project…)."""
+        return Notes(replace(self.ctx, **changes))
+
+
+@pytest.fixture
+def notes_root(tmp_path: Path) -> Path:
+    root = tmp_path / "notes-root"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def notes(notes_root: Path, tmp_path: Path) -> Notes:
+    project = tmp_path / "project"
+    project.mkdir()
+    return Notes(
+        ToolContext(
+            notes_home=notes_root,
+            cwd=project,
+            session_id="0190f1a2-aaaa-7bbb-8ccc-000000000001",
+            agent_name="pi",
+            model_id="anthropic/claude-test",
+        )
+    )
