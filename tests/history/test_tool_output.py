@@ -78,7 +78,9 @@ def test_middle_truncate_example() -> None:
 
 
 @given(text=any_text, budget=st.integers(min_value=30, max_value=300))
-def test_middle_truncate_to_fit_returns_a_fitting_visible_truncation(text: str, budget: int) -> None:
+def test_middle_truncate_to_fit_returns_a_fitting_visible_truncation(
+    text: str, budget: int
+) -> None:
     def fits(candidate: str) -> bool:
         return utf8_len(candidate) <= budget
 
@@ -92,7 +94,7 @@ def test_middle_truncate_to_fit_returns_a_fitting_visible_truncation(text: str, 
         assert text.startswith(match.group(1)) and text.endswith(match.group(3))
         # Maximal: allowing one more character (marker included) no longer fits.
         wider = middle_truncate(text, len(result) + 1)
-        assert wider == result or wider == text or not fits(wider)
+        assert wider in (result, text) or not fits(wider)
 
 
 def test_fit_json_truncates_the_longest_string_visibly_and_leaves_small_ones() -> None:
@@ -211,7 +213,9 @@ def test_read_window_header_and_plain_prefix_under_the_budget() -> None:
     window = read_window(original, name="a1b2c3d4", limit_chars=50_000, suffix=["user"])
     assert utf8_len(window.text) <= TOOL_OUTPUT_MAX_BYTES
     header, content, start, end, total, nxt = _parse(window.text)
-    assert header == f"[a1b2c3d4 · chars 0-{end} of {total} · continue at offset_chars={end} · user]"
+    assert (
+        header == f"[a1b2c3d4 · chars 0-{end} of {total} · continue at offset_chars={end} · user]"
+    )
     assert "…" not in content
     assert original.startswith(content)
     assert nxt == end == window.next_offset_chars

@@ -28,11 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from pi_context.bindings.session.windows import is_reset_marker, window_spans
 from pi_context.bindings.tool_output import encode_json
-
-from .windows import Span, is_reset_marker, window_spans
 
 Entry = Mapping[str, Any]
 
@@ -282,9 +281,9 @@ def entry_items(entry: Entry, next_entry: Entry | None, window_id: str) -> list[
 
 def project_history(branch: Sequence[Entry], session_id: str) -> History:
     """Every window of ``branch`` (root to leaf) with its items, oldest first."""
-    spans: list[Span] = window_spans(branch, session_id)
     windows: list[Window] = []
-    for span in spans:
+    # The session binding owns window identity (entries there are plain dicts, as JSON gives).
+    for span in window_spans(cast(Sequence[dict[str, Any]], branch), session_id):
         items: list[Item] = []
         for index in range(span.start, span.end):
             entry = branch[index]
@@ -293,5 +292,9 @@ def project_history(branch: Sequence[Entry], session_id: str) -> History:
             following = branch[index + 1] if index + 1 < len(branch) else None
             nxt = following if isinstance(following, Mapping) else None
             items.extend(entry_items(entry, nxt, span.window_id))
-        windows.append(Window(span.window_id, span.created_at, span.marker_id, tuple(items)))
+        # A window opens at its marker; the root window at the branch's first entry.
+        opener = branch[span.start] if span.start < len(branch) else None
+        stamp = opener.get("timestamp") if isinstance(opener, Mapping) else None
+        created_at = stamp if isinstance(stamp, str) else None
+        windows.append(Window(span.window_id, created_at, span.marker_id, tuple(items)))
     return History(tuple(windows))

@@ -6,10 +6,10 @@ leaf) and projects it afresh, so nothing can leak between branches or go stale.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.tool_output import READ_LIMIT_CHARS_MAX, JSONValue, fit_json
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
@@ -29,19 +29,11 @@ def load_history(ctx: ToolContext) -> History:
     """Project the selected branch of ``ctx.session_path`` (no cache: rebuilt on every call)."""
     if ctx.session_path is None:
         raise ToolError("history tools need a session file (pass --session FILE)")
-    # Imported late and by name until the session binding lands (it is written concurrently).
-    Session: Any = getattr(importlib.import_module("pi_context.bindings.session"), "Session")  # noqa: B009
-
     try:
-        session = Session.open(ctx.session_path)
-    except (OSError, ValueError) as exc:
-        raise ToolError(f"cannot open session {ctx.session_path}: {exc}") from None
-    try:
+        session = Session.open(ctx.session_path, readonly=True)
         branch = session.branch(ctx.leaf_id)
-    except (KeyError, ValueError) as exc:
-        raise ToolError(
-            f"cannot select leaf {ctx.leaf_id!r} in {ctx.session_path}: {exc}"
-        ) from None
+    except SessionError as exc:
+        raise ToolError(f"history: cannot read the session: {exc}") from None
     return project_history(branch, session.session_id)
 
 
