@@ -250,9 +250,7 @@ class Session:
             )
         self._file_values = values
         seen: set[str] = set()
-        for (line, value), _ in zip(numbered, values, strict=True):
-            if value is values[0]:
-                continue
+        for line, value in numbered[1:]:
             if not isinstance(value, dict):
                 self.problems.append(
                     Problem(
@@ -322,6 +320,11 @@ class Session:
     @property
     def entries(self) -> list[Entry]:
         return list(self._entries)
+
+    @property
+    def is_persistent(self) -> bool:
+        """Whether this session is bound to a file (not ``in_memory``)."""
+        return self._persist
 
     @property
     def persisted(self) -> bool:

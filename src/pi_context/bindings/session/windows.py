@@ -89,7 +89,7 @@ def previous_window_id(
             return previous
         if is_reset_marker(entry):
             previous = marker_window_id(entry)
-    return None if marker_id is None else previous
+    return None  # the marker is not on this branch
 
 
 def window_ids_on_branch(branch: Sequence[Entry], session_id: str) -> set[str]:

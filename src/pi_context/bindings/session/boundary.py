@@ -1,0 +1,286 @@
+"""The reset boundary: drafts in pi-context 0.26's closed order, tail repair, write verification.
+
+A committed reset appends, after any incoming and budget drafts of the same turn:
+retain-none empty-summary compaction checkpoint -> ``pi-context/reset-marker {windowId}`` ->
+hidden ``pi-context/boot`` (``details.windowId``) -> hidden ``pi-context/continuation``.
+All drafts are validated together before the first write (``Session.append_drafts``), and the
+checkpoint entries are verified on disk afterwards.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .errors import SessionError
+from .jsonl import encode
+from .store import read_raw
+from .windows import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    RESET_MARKER_TYPE,
+    current_reset,
+    is_reset_marker,
+    marker_window_id,
+    mint_window_id,
+)
+
+if TYPE_CHECKING:
+    from .session import Session
+
+Entry = dict[str, Any]
+Draft = dict[str, Any]
+
+RESET_ORDER = ("checkpoint", "marker", "boot", "continuation")
+
+
+class BoundaryError(SessionError):
+    """Reset drafts that break the closed order, or a boundary that did not reach the disk."""
+
+
+def checkpoint_draft() -> Draft:
+    return {"type": "compaction", "summary": "", "firstKeptEntryId": None}
+
+
+def marker_draft(window_id: str) -> Draft:
+    return {"type": "custom", "customType": RESET_MARKER_TYPE, "data": {"windowId": window_id}}
+
+
+def boot_draft(window_id: str, content: Any) -> Draft:
+    return {
+        "type": "custom_message",
+        "customType": BOOT_TYPE,
+        "content": content,
+        "display": False,
+        "details": {"windowId": window_id},
+    }
+
+
+def continuation_draft(content: Any) -> Draft:
+    return {
+        "type": "custom_message",
+        "customType": CONTINUATION_TYPE,
+        "content": content,
+        "display": False,
+    }
+
+
+def reset_drafts(
+    branch: Sequence[Entry],
+    session_id: str,
+    boot_content: Any,
+    continuation_content: Any,
+    *,
+    window_id: str | None = None,
+    rng: random.Random | None = None,
+) -> list[Draft]:
+    """The four reset drafts for a new window (minted unless ``window_id`` is given)."""
+    new_id = window_id or mint_window_id(branch, session_id, rng)
+    return [
+        checkpoint_draft(),
+        marker_draft(new_id),
+        boot_draft(new_id, boot_content),
+        continuation_draft(continuation_content),
+    ]
+
+
+def artifact_kind(draft: Any) -> str | None:
+    """Which reset artifact a draft or entry is, if any."""
+    if not isinstance(draft, dict):
+        return None
+    kind = draft.get("type")
+    if kind == "custom" and draft.get("customType") == RESET_MARKER_TYPE:
+        return "marker"
+    if kind == "custom_message" and draft.get("customType") == BOOT_TYPE:
+        return "boot"
+    if kind == "custom_message" and draft.get("customType") == CONTINUATION_TYPE:
+        return "continuation"
+    return None
+
+
+def _is_checkpoint(draft: Draft) -> bool:
+    return (
+        draft.get("type") == "compaction"
+        and draft.get("summary") == ""
+        and draft.get("firstKeptEntryId") is None
+    )
+
+
+def compose_turn_end(
+    incoming: Sequence[Draft], budget: Sequence[Draft], reset: Sequence[Draft] = ()
+) -> list[Draft]:
+    """The one turn-end order: incoming drafts, then budget drafts, then the reset (if any)."""
+    drafts = [*incoming, *budget, *reset]
+    validate_boundary(drafts)
+    return drafts
+
+
+def validate_boundary(drafts: Sequence[Draft]) -> None:
+    """Reject a batch whose reset artifacts are not exactly the closed suffix.
+
+    Without any reset artifact the batch is ordinary. With one, the batch must end in
+    checkpoint -> marker -> boot -> continuation, each exactly once, boot naming the marker's
+    window, and no reset artifact anywhere earlier.
+    """
+    kinds = [artifact_kind(d) for d in drafts]
+    if not any(kinds):
+        return
+    if len(drafts) < 4:
+        raise BoundaryError("a reset boundary needs checkpoint, marker, boot and continuation")
+    tail = list(drafts[-4:])
+    if not _is_checkpoint(tail[0]):
+        raise BoundaryError(
+            "the reset must start with a retain-none, empty-summary compaction checkpoint"
+        )
+    if kinds[-3:] != ["marker", "boot", "continuation"]:
+        raise BoundaryError(
+            "reset artifacts out of order: expected checkpoint -> marker -> boot -> continuation,"
+            f" got {kinds[-3:]}"
+        )
+    if any(kinds[:-3]):
+        raise BoundaryError("a reset artifact appears before the reset boundary (duplicate?)")
+    if any(_is_checkpoint(d) for d in drafts[:-4]):
+        raise BoundaryError("a second retain-none checkpoint precedes the reset boundary")
+    if not is_reset_marker({**tail[1], "id": "draft"}):
+        raise BoundaryError("the reset marker needs data.windowId (a non-empty string)")
+    window_id = tail[1]["data"]["windowId"]
+    details = tail[2].get("details")
+    if not isinstance(details, dict) or details.get("windowId") != window_id:
+        raise BoundaryError(f"the boot must carry details.windowId == {window_id!r}")
+    for draft in tail[2:]:
+        if draft.get("display") is not False:
+            raise BoundaryError(f"{draft.get('customType')} must be hidden (display: false)")
+
+
+def commit_boundary(session: Session, drafts: Sequence[Draft]) -> list[str]:
+    """Validate the whole batch, append it, sync, and verify the boundary on disk."""
+    validate_boundary(drafts)
+    ids = session.append_drafts(drafts)
+    if any(artifact_kind(d) for d in drafts):
+        verify_persisted(session, ids[-4:])
+    return ids
+
+
+# ---------------------------------------------------------------------------------------------
+# persisted-write verification
+
+
+def verify_persisted(session: Session, entry_ids: Sequence[str]) -> None:
+    """Re-read the file and require each entry on disk to equal the one in memory.
+
+    In-memory sessions have nothing to verify. A persisted session whose file does not exist yet
+    (Pi defers it until the first user/assistant message) fails: the checkpoint is only in memory.
+    """
+    if session.path is None or not session.is_persistent:
+        return
+    expected = [session.get(i) for i in entry_ids]
+    try:
+        raw = read_raw(session.path)
+    except FileNotFoundError:
+        raise BoundaryError(
+            "the checkpoint exists only in memory: the session file has not been created yet",
+            session.path,
+        ) from None
+    on_disk: dict[str, Any] = {}
+    for _, value in raw.values:
+        if isinstance(value, dict) and isinstance(value.get("id"), str):
+            on_disk[value["id"]] = value
+    for entry_id, entry in zip(entry_ids, expected, strict=True):
+        saved = on_disk.get(entry_id)
+        if entry is None or saved is None:
+            raise BoundaryError(f"entry {entry_id} is missing from the saved session", session.path)
+        if encode(saved) != encode(entry):
+            raise BoundaryError(f"entry {entry_id} differs from the saved session", session.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# startup / tree tail repair
+
+# Entries that may follow a marker without counting as work: pure metadata.
+_METADATA_TYPES = frozenset(
+    {"label", "session_info", "model_change", "thinking_level_change", "usage"}
+)
+
+
+@dataclass(frozen=True)
+class TailRepair:
+    """What startup repair may do with the active window's marker tail.
+
+    ``status``: ``no-marker`` (root window; nothing to repair), ``complete``, ``repair``
+    (``missing`` lists the artifacts to append, in order) or ``refused`` (``reason`` says why;
+    an explicit new reset is the recovery path).
+    """
+
+    status: str
+    window_id: str | None = None
+    marker_id: str | None = None
+    missing: tuple[str, ...] = ()
+    reason: str = ""
+    has_checkpoint: bool = False
+
+    def drafts(self, boot_content: Any, continuation_content: Any) -> list[Draft]:
+        """The drafts that complete the tail (empty unless status is ``repair``)."""
+        if self.status != "repair" or self.window_id is None:
+            return []
+        out: list[Draft] = []
+        if "boot" in self.missing:
+            out.append(boot_draft(self.window_id, boot_content))
+        if "continuation" in self.missing:
+            out.append(continuation_draft(continuation_content))
+        return out
+
+
+def plan_tail_repair(branch: Sequence[Entry]) -> TailRepair:
+    """Inspect the tail after the active marker; repair only an incomplete metadata tail."""
+    marker = current_reset(branch)
+    if marker is None:
+        return TailRepair("no-marker")
+    index = next(i for i in range(len(branch) - 1, -1, -1) if branch[i] is marker)
+    window_id = marker_window_id(marker)
+    before = branch[index - 1] if index > 0 else None
+    has_checkpoint = (
+        before is not None
+        and before.get("type") == "compaction"
+        and before.get("summary") == ""
+        and before.get("firstKeptEntryId") == before.get("id")
+    )
+
+    def result(status: str, reason: str = "", missing: tuple[str, ...] = ()) -> TailRepair:
+        return TailRepair(status, window_id, marker["id"], missing, reason, has_checkpoint)
+
+    seen: list[str] = []
+    for entry in branch[index + 1 :]:
+        kind = artifact_kind(entry)
+        entry_type = entry.get("type")
+        if kind == "boot":
+            details = entry.get("details")
+            if not isinstance(details, dict) or details.get("windowId") != window_id:
+                return result("refused", "a boot of another window follows the marker")
+            if seen:
+                return result("refused", f"boot after {seen[-1]}: misordered or duplicate")
+            seen.append("boot")
+        elif kind == "continuation":
+            if seen != ["boot"]:
+                why = "continuation without a boot" if not seen else "duplicate continuation"
+                return result("refused", why)
+            seen.append("continuation")
+            return result("complete")
+        elif kind == "marker":
+            return result("refused", "a later (malformed) marker follows")
+        elif entry_type in _METADATA_TYPES or (
+            entry_type == "custom" and entry.get("customType") != RESET_MARKER_TYPE
+        ):
+            continue
+        else:
+            what = {
+                "message": "real conversation",
+                "custom_message": "a foreign message",
+                "compaction": "a compaction",
+                "branch_summary": "a branch summary",
+                "context_edit": "a context edit",
+            }.get(str(entry_type), f"a {entry_type!r} entry")
+            return result("refused", f"{what} follows the marker")
+    missing = tuple(a for a in ("boot", "continuation") if a not in seen)
+    return result("repair", missing=missing)

@@ -1,0 +1,129 @@
+"""Every view in Pi's fixtures reproduces exactly: through the library and ``session show``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pi_context.bindings.session import Session
+from pi_context.bindings.session.jsonl import encode
+from pi_context.cli import main
+
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi-sessions"
+
+VIEW_KEYS = ("leafId", "branchIds", "contextEntryIds", "projection", "sessionName", "tree")
+RANDOM_FIXTURES = sorted(FIXTURES.glob("s*.jsonl")) if FIXTURES.is_dir() else []
+
+
+def _expected(path: Path) -> dict[str, Any]:
+    return json.loads(path.with_name(path.name.replace(".jsonl", ".expected.json")).read_text())
+
+
+def _views(path: Path) -> list[tuple[str | None, dict[str, Any]]]:
+    views = _expected(path)["views"]
+    return [(None if v["leaf"] == "file" else v["leaf"], v) for v in views]
+
+
+@pytest.mark.parametrize("path", RANDOM_FIXTURES, ids=lambda p: p.name)
+def test_random_fixture_views_reproduce_through_the_library(path: Path) -> None:
+    session = Session.open(path, readonly=True)
+    assert session.problems == []
+    for leaf, expected in _views(path):
+        got = session.view(leaf)
+        for key in VIEW_KEYS:
+            # Compare encoded JSON: key order is part of "exactly" (it is the bytes Pi writes).
+            assert encode(got[key]) == encode(expected[key]), f"{path.name} leaf={leaf} {key}"
+
+
+@pytest.mark.parametrize("path", RANDOM_FIXTURES, ids=lambda p: p.name)
+def test_random_fixture_views_reproduce_through_session_show(
+    path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for leaf, expected in _views(path):
+        argv = ["session", "show", str(path), "--json"]
+        if leaf is not None:
+            argv += ["--leaf", leaf]
+        assert main(argv) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert got["leaf"] == expected["leaf"]
+        assert encode({k: got[k] for k in VIEW_KEYS}) == encode({k: expected[k] for k in VIEW_KEYS})
+
+
+def test_session_show_entry_point_prints_the_fixture_view(fixtures_dir: Path) -> None:
+    """The installed command itself (a real subprocess), once."""
+    path = fixtures_dir / "s0003.jsonl"
+    expected = _views(path)[0][1]
+    argv = [sys.executable, "-m", "pi_context", "session", "show", str(path), "--json"]
+    result = subprocess.run(argv, capture_output=True, text=True, check=True)
+    got = json.loads(result.stdout)
+    assert encode(got) == encode(expected)
+
+
+def test_named_seed_views_reproduce(fixtures_dir: Path) -> None:
+    expected = json.loads((fixtures_dir / "named-seed.expected.json").read_text())
+    names = expected["names"]
+    session = Session.open(fixtures_dir / "named-seed.jsonl", readonly=True)
+    for view_name, leaf in (
+        ("reloaded", None),
+        ("reloadedBranchA2", names["a2"]),
+        ("reloadedBranchLab", names["lab"]),
+    ):
+        want = expected[view_name]
+        got = session.view(leaf)
+        for key in ("leafId", "branchIds", "contextEntryIds", "tree"):
+            assert encode(got[key]) == encode(want[key]), f"{view_name} {key}"
+        projection = want["projection"]
+        for key in ("messages", "thinkingLevel", "model"):
+            assert encode(got["projection"][key]) == encode(projection[key]), f"{view_name} {key}"
+        entries = [
+            {"sourceEntryId": entry["id"], "messages": messages}
+            for entry, messages in session.projection_entries(leaf)
+        ]
+        assert encode(entries) == encode(projection["entries"])
+        assert session.labels == want["labels"]
+
+
+def test_named_seed_scenarios(fixtures_dir: Path) -> None:
+    """The seed's hand-built story, stated with literal values."""
+    expected = json.loads((fixtures_dir / "named-seed.expected.json").read_text())
+    n = expected["names"]
+    session = Session.open(fixtures_dir / "named-seed.jsonl", readonly=True)
+    # Reloading puts the leaf on the last line of the file.
+    assert session.leaf_id == n["lab2"] == "006f0da6"
+    projection = session.projection()
+    assert projection["thinkingLevel"] == "high"
+    assert projection["model"] == {"provider": "anthropic", "modelId": "claude-sonnet-4-5"}
+    # The compaction (keep from u3) leads the context; nothing before it survives but the kept part.
+    context_ids = [e["id"] for e in session.context_entries()]
+    assert context_ids[0] == n["comp"]
+    assert n["u1"] not in context_ids and n["u2b"] not in context_ids
+    # Its folded system prompt, then the summary, open the projection.
+    first, second = projection["messages"][:2]
+    assert (
+        first["role"] == "system" and first["sections"]["preamble"] == "You are a test assistant."
+    )
+    assert second == {
+        "role": "compactionSummary",
+        "summary": "SUMMARY: user asked u1 and u2b; assistant answered.",
+        "tokensBefore": 1234,
+        "timestamp": 1796032949605,
+    }
+    # An edit keeps a user's string content a string.
+    assert projection["messages"][2]["content"] == "u3: edited (string stays string for user)"
+    # Labels resolve over the whole file: a1's sibling branch point and the post-edit entry.
+    assert session.labels == {n["u1"]: "checkpoint-1", n["a4"]: "after-edits"}
+    # Branching to a2 leaves the compaction and its edits behind.
+    a2_context = [e["id"] for e in session.context_entries(n["a2"])]
+    assert a2_context == [n["sys"], n["mc"], n["tl"], n["u1"], n["a1"], n["u2"], n["a2"]]
+
+
+def test_fixture_files_reencode_byte_identically(fixtures_dir: Path) -> None:
+    for path in sorted(fixtures_dir.glob("*.jsonl")):
+        session = Session.open(path, readonly=True)
+        lines = [encode(session.header), *(encode(e) for e in session.entries)]
+        assert ("\n".join(lines) + "\n").encode() == path.read_bytes(), path.name
