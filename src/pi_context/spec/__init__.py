@@ -33,4 +33,13 @@ def Diagnostic_for(spec_id: str, known: str) -> Diagnostic:  # noqa: N802
     return Diagnostic(Loc(spec_id, 1, 1), f"unknown spec {spec_id!r} (known: {known})")
 
 
-__all__ = ["SPECS_DIR", "Diagnostic", "Spec", "SpecError", "load", "loads", "spec_path", "spec_paths"]
+__all__ = [
+    "SPECS_DIR",
+    "Diagnostic",
+    "Spec",
+    "SpecError",
+    "load",
+    "loads",
+    "spec_path",
+    "spec_paths",
+]

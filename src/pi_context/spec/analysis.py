@@ -30,7 +30,9 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
                             if row.id not in absent and any(
                                 isinstance(v, dict) and ABSENT in v.values() for v in built.values()
                             ):
-                                absent[row.id] = f"{render_state(spec, state)} with {render_event(inst)}"
+                                absent[row.id] = (
+                                    f"{render_state(spec, state)} with {render_event(inst)}"
+                                )
                         else:
                             holds[row.id].add(winner)
                 if winner is None:
@@ -59,7 +61,5 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
             loc = event.loc or Loc(spec.path, 1, 1)
             shown = "; ".join(uncovered[:limit])
             more = f" (and {len(uncovered) - limit} more)" if len(uncovered) > limit else ""
-            problems.append(
-                Diagnostic(loc, f"event {event.name!r}: no row matches {shown}{more}")
-            )
+            problems.append(Diagnostic(loc, f"event {event.name!r}: no row matches {shown}{more}"))
     return problems

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from pi_context.spec.model import (
     BOOL,
@@ -28,7 +28,6 @@ from pi_context.spec.model import (
     Event,
     FieldType,
     IdType,
-    Loc,
     Spec,
     VariantAxis,
 )
@@ -333,9 +332,7 @@ class Scope:
         ftype = axis.field_type(member)
         if ftype is None:
             known = ", ".join((axis.tag, *axis.field_names()))
-            raise ExprError(
-                f"{axis.name} has no field {member!r} (fields: {known})", ref.offset
-            )
+            raise ExprError(f"{axis.name} has no field {member!r} (fields: {known})", ref.offset)
         opt: Type = ftype if len(axis.carriers(member)) == len(axis.variants) else OptType(ftype)
         return Target("axis", where, axis.name, member), opt
 
@@ -348,9 +345,7 @@ class Scope:
             f = event.field(name) if kind == "field" else event.fact(name)
             if f is None:
                 where = "payload field" if kind == "field" else "fact"
-                raise ExprError(
-                    f"event {event.name!r} has no {where} {name!r}", ref.offset
-                )
+                raise ExprError(f"event {event.name!r} has no {where} {name!r}", ref.offset)
             if found is not None and found != f.type:
                 raise ExprError(f"{kind} {name!r} has different types across events", ref.offset)
             found = f.type
@@ -407,9 +402,7 @@ def check(expr: Expr, scope: Scope) -> Type:
     for item in expr.items:
         assert isinstance(item.value, str)
         if item.value not in ot.values:
-            raise ExprError(
-                f"{item.value!r} is not a value of {_describe(ot)}", item.offset
-            )
+            raise ExprError(f"{item.value!r} is not a value of {_describe(ot)}", item.offset)
     return BOOL
 
 
@@ -437,7 +430,11 @@ def _comparable(lt: Type, left: Expr, rt: Type, right: Expr, offset: int) -> Non
     other = _strip(rt)
     same = (
         (isinstance(base, BoolType) and isinstance(other, BoolType))
-        or (isinstance(base, EnumType) and isinstance(other, EnumType) and base.values == other.values)
+        or (
+            isinstance(base, EnumType)
+            and isinstance(other, EnumType)
+            and base.values == other.values
+        )
         or (isinstance(base, IdType) and isinstance(other, IdType) and base.name == other.name)
         or (
             isinstance(base, VariantValueType)
@@ -461,7 +458,7 @@ class _Absent:
 
 
 ABSENT = _Absent()
-Value = bool | str | dict[str, object] | _Absent | object
+Value = Any  # bool | str | wire dict | ABSENT
 
 
 def evaluate(expr: Expr, lookup: Callable[[Target], Value]) -> Value:
@@ -511,13 +508,18 @@ def conjuncts(expr: Expr) -> list[Expr]:
 def render(expr: Expr) -> str:
     """Canonical source text (used by docs and mutants)."""
     if isinstance(expr, Lit):
-        return ("true" if expr.value else "false") if isinstance(expr.value, bool) else repr(expr.value)
+        return (
+            ("true" if expr.value else "false")
+            if isinstance(expr.value, bool)
+            else repr(expr.value)
+        )
     if isinstance(expr, Ref):
         return ".".join(expr.path)
     if isinstance(expr, Not):
         inner = render(expr.operand)
         return f"not {inner}" if isinstance(expr.operand, Ref | Not | Lit) else f"not ({inner})"
     if isinstance(expr, BoolOp):
+
         def side(e: Expr) -> str:
             text = render(e)
             return f"({text})" if isinstance(e, BoolOp) and e.op != expr.op else text

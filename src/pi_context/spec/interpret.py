@@ -45,6 +45,14 @@ def axis_lookup(spec: Spec, state: Mapping[str, Any], target: ex.Target) -> ex.V
     return value.get(target.member, ex.ABSENT)
 
 
+def axis_lookup_any(state: Mapping[str, Any], target: ex.Target) -> ex.Value:
+    """Bare-axis lookup for state invariants."""
+    value = state[target.name]
+    if target.member is None:
+        return value
+    return value.get(target.member, ex.ABSENT)
+
+
 def guard_holds(
     spec: Spec,
     row: Row,

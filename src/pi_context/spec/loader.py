@@ -146,7 +146,9 @@ def load(path: str | Path, *, analyse: bool = True) -> Spec:
     try:
         raw = path.read_bytes()
     except OSError as err:
-        raise SpecError([Diagnostic(Loc(file, 1, 1), f"cannot read spec: {err.strerror}")]) from None
+        raise SpecError(
+            [Diagnostic(Loc(file, 1, 1), f"cannot read spec: {err.strerror}")]
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -155,7 +157,9 @@ def load(path: str | Path, *, analyse: bool = True) -> Spec:
     return loads(text, file=file, sha256=hashlib.sha256(raw).hexdigest(), analyse=analyse)
 
 
-def loads(text: str, *, file: str = "<spec>", sha256: str | None = None, analyse: bool = True) -> Spec:
+def loads(
+    text: str, *, file: str = "<spec>", sha256: str | None = None, analyse: bool = True
+) -> Spec:
     ctx = _Ctx(file, [])
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -315,7 +319,7 @@ def _axis(
             raise ctx.fail(node, f"axis {name}: a variant axis needs 'tag' and 'variants'")
         tag = ctx.scalar(m["tag"][1], "tag")
         variants: list[Variant] = []
-        for vname, (vk, vnode) in ctx.mapping(m["variants"][1], f"axis {name} variants").items():
+        for vname, (_key, vnode) in ctx.mapping(m["variants"][1], f"axis {name} variants").items():
             fields: list[Field] = []
             if isinstance(vnode, yaml.ScalarNode) and vnode.value in ("", "null", "~"):
                 vmap: dict[str, tuple[_Node, _Node]] = {}
@@ -567,7 +571,9 @@ def _invariants(
                 evs.append(event)
         if not evs:
             continue
-        scope = ex.Scope(spec, ("pre", "post"), tuple(evs), allow_effect=True, allow_event_type=True)
+        scope = ex.Scope(
+            spec, ("pre", "post"), tuple(evs), allow_effect=True, allow_event_type=True
+        )
         when: ex.Expr | None = None
         when_text = ""
         if "when" in im:
@@ -599,9 +605,15 @@ def _invariants(
             source = ctx.scalar(sm["from"][1], "from") if "from" in sm else None
             e, text = _parse_expr(ctx, sm["when"][1], f"trace {tid} step")
             _check_expr(ctx, sm["when"][1], e, scope, f"trace {tid} step")
-            steps.append(MonitorStep(source, e, text, ctx.scalar(sm["to"][1], "to"), ctx.loc(snode)))
+            steps.append(
+                MonitorStep(source, e, text, ctx.scalar(sm["to"][1], "to"), ctx.loc(snode))
+            )
         prop = TraceProperty(
-            tid, _why(ctx, tm), ctx.scalar(tm["initial"][1], "initial"), tuple(steps), ctx.loc(tnode)
+            tid,
+            _why(ctx, tm),
+            ctx.scalar(tm["initial"][1], "initial"),
+            tuple(steps),
+            ctx.loc(tnode),
         )
         if "violation" not in prop.monitor_states:
             ctx.error(tnode, f"trace {tid}: no step leads to 'violation', so nothing is checked")

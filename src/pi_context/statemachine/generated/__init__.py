@@ -1,0 +1,1 @@
+"""Generated reset-control packages, one per spec (see `pi-context generate`)."""

@@ -1,0 +1,131 @@
+"""The reset-control table as a `transitions` machine.
+
+Triggers are the spec's events, conditions are the row guards and the ``after`` callbacks
+perform the row's update and record its named effect. Machine states are *shapes* (the tag
+or value of each axis); the data a shape abstracts (window ids, sources) lives on the model.
+The machine is flat, has no auto transitions and is built once per spec and shared: stepping
+sets the model's state directly and fires one trigger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from transitions import Machine, Transition
+
+from pi_context.statemachine.registry import Generated
+
+
+class NoTransition(Exception):
+    """No row of the table matched (impossible for a spec the loader accepted)."""
+
+
+class GuardFirstTransition(Transition):  # type: ignore[misc]
+    """Evaluate the guard before any other transition bookkeeping.
+
+    `transitions` runs prepare callbacks and debug logging for every candidate transition;
+    most candidates of a trigger fail their guard, so failing fast keeps a step near the
+    library's own cost for one flat trigger. Semantics are unchanged: a transition whose
+    conditions pass is executed by the library as usual (conditions are pure, and lazy
+    facts are memoised per step, so evaluating them twice reads nothing twice).
+    """
+
+    def execute(self, event_data: Any) -> bool:
+        for condition in self.conditions:
+            if condition.func(event_data) != condition.target:
+                return False
+        return bool(super().execute(event_data))
+
+
+class FlatMachine(Machine):  # type: ignore[misc]
+    transition_cls = GuardFirstTransition
+
+
+class _Model:
+    """The object `transitions` drives; it carries the full typed state."""
+
+    def __init__(self) -> None:
+        self.state = ""
+        self.current: Any = None
+        self.memo: dict[str, bool] = {}
+        self.next: Any = None
+        self.effect = ""
+        self.row = ""
+
+
+class ResetControlMachine:
+    def __init__(self, gen: Generated) -> None:
+        self.gen = gen
+        self._shape: Callable[[Any], str] = gen.machine.shape
+        self._model = _Model()
+        transitions: list[dict[str, Any]] = []
+        for trigger, source, dest, row, effect, guard, apply in gen.machine.TRANSITIONS:
+            transitions.append(
+                {
+                    "trigger": trigger,
+                    "source": source,
+                    "dest": dest,
+                    "conditions": [_condition(guard)],
+                    "after": [_effect(effect, apply, row)],
+                }
+            )
+        self.machine = FlatMachine(
+            model=self._model,
+            states=list(gen.machine.STATES),
+            transitions=transitions,
+            initial=gen.machine.INITIAL_SHAPE,
+            auto_transitions=False,
+            send_event=True,
+            ignore_invalid_triggers=False,
+        )
+        self._trigger: Callable[..., bool] = self._model.trigger  # type: ignore[attr-defined]
+
+    def step(self, state: Any, event: Any) -> tuple[Any, str, str]:
+        """Fire ``event`` from ``state``: (next state, effect, row id)."""
+        model = self._model
+        model.state = self._shape(state)
+        model.current = state
+        model.memo = {}
+        model.next = None
+        self._trigger(event.type, event=event)
+        if model.next is None:
+            raise NoTransition(f"no transition for {event!r} from {state!r}")
+        if model.state != self._shape(model.next):
+            raise NoTransition(
+                f"row {model.row}: machine reached {model.state!r} but the state is "
+                f"{self._shape(model.next)!r}"
+            )
+        return model.next, model.effect, model.row
+
+
+def _condition(guard: Callable[[Any, Any, dict[str, bool]], bool]) -> Callable[[Any], bool]:
+    def condition(event_data: Any) -> bool:
+        model = event_data.model
+        return guard(model.current, event_data.kwargs["event"], model.memo)
+
+    return condition
+
+
+def _effect(effect: str, apply: Callable[[Any, Any], Any], row: str) -> Callable[[Any], None]:
+    """The row's callback: perform its update and name its effect."""
+
+    def perform(event_data: Any) -> None:
+        model = event_data.model
+        model.next = apply(model.current, event_data.kwargs["event"])
+        model.effect = effect
+        model.row = row
+
+    perform.__name__ = f"on_{effect.replace('-', '_')}"
+    return perform
+
+
+_machines: dict[str, ResetControlMachine] = {}
+
+
+def shared_machine(gen: Generated) -> ResetControlMachine:
+    """The one machine for this spec (built on first use)."""
+    key = gen.spec.sha256
+    if key not in _machines:
+        _machines[key] = ResetControlMachine(gen)
+    return _machines[key]

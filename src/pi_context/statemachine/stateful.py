@@ -1,0 +1,142 @@
+"""A hypothesis ``RuleBasedStateMachine`` generated from a spec.
+
+One rule per event (payload and facts drawn by strategies; window ids mix the abstraction's
+representatives with arbitrary strings), stepping the generated ``reduce``, the
+``transitions`` machine and the spec interpreter side by side. State invariants are
+``@invariant``s; transition invariants and trace monitors are checked after every step.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from pi_context.spec import expr as ex
+from pi_context.spec import interpret
+from pi_context.spec.interpret import render_event, render_state
+from pi_context.spec.model import BOOL, EnumType, Event, Field, FieldType, Spec
+from pi_context.statemachine.machine import shared_machine
+from pi_context.statemachine.modelcheck import _lookup_transition, monitor_next
+from pi_context.statemachine.observe import lazy_attributes, recorded
+from pi_context.statemachine.registry import Generated
+
+
+def _value_strategy(t: FieldType) -> st.SearchStrategy[Any]:
+    if t == BOOL:
+        return st.booleans()
+    if isinstance(t, EnumType):
+        return st.sampled_from(t.values)
+    reps = st.sampled_from(t.abstraction)  # type: ignore[union-attr]
+    return st.one_of(reps, reps, st.text(min_size=1, max_size=6))
+
+
+def _record(fields: tuple[Field, ...]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries({f.name: _value_strategy(f.type) for f in fields})
+
+
+def event_strategy(event: Event) -> st.SearchStrategy[dict[str, Any]]:
+    """Wire events of one type."""
+    if event.facts:
+        return st.builds(
+            lambda fields, facts: {"type": event.name, **fields, "facts": facts},
+            _record(event.fields),
+            _record(event.facts),
+        )
+    return _record(event.fields).map(lambda fields: {"type": event.name, **fields})
+
+
+class StepMismatch(AssertionError):
+    pass
+
+
+def build_state_machine(gen: Generated) -> type[RuleBasedStateMachine]:
+    spec: Spec = gen.spec
+    machine = shared_machine(gen)
+    lazy = lazy_attributes(spec)
+    counter = {"steps": 0, "runs": 0}
+
+    def init(self: Any) -> None:
+        RuleBasedStateMachine.__init__(self)
+        self.wire = interpret.initial_state(spec)
+        self.typed = gen.types.initial_state()
+        self.monitors = {p.id: p.initial for p in spec.traces}
+        self.trace: list[str] = []
+        counter["runs"] += 1
+
+    def apply(self: Any, wire_event: dict[str, Any]) -> None:
+        counter["steps"] += 1
+        pre = self.wire
+        ref = interpret.step(spec, pre, wire_event)
+        typed_event = gen.wire.event_from_wire(wire_event)
+        self.trace.append(f"{render_event(wire_event)} -> {render_state(spec, ref.state)}")
+        for name, runner in (("reduce", gen.reducer.step), ("transitions", machine.step)):
+            event, recorder = recorded(typed_event, lazy[wire_event["type"]])
+            next_state, effect, row = runner(self.typed, event)
+            consulted = tuple(recorder.consulted) if recorder else ()
+            got = (gen.wire.state_to_wire(next_state), effect, row, consulted)
+            want = (ref.state, ref.effect, ref.row, ref.consulted)
+            if got != want:
+                raise StepMismatch(f"{name} disagrees with the spec: {got} != {want}")
+        lookup = _lookup_transition(pre, ref.state, wire_event, ref.effect)
+        for inv in spec.transition_invariants:
+            if wire_event["type"] not in inv.events:
+                continue
+            if inv.when is not None and not ex.evaluate(inv.when, lookup):
+                continue
+            if not ex.evaluate(inv.then, lookup):
+                raise AssertionError(f"transition invariant {inv.id!r} violated: {inv.why}")
+        for prop in spec.traces:
+            state = monitor_next(
+                spec, prop.id, self.monitors[prop.id], pre, ref.state, wire_event, ref.effect
+            )
+            if state == "violation":
+                raise AssertionError(f"trace property {prop.id!r} violated: {prop.why}")
+            self.monitors[prop.id] = state
+        self.wire = ref.state
+        self.typed = gen.wire.state_from_wire(ref.state)
+
+    namespace: dict[str, Any] = {"__init__": init, "apply": apply, "counter": counter}
+    for event in spec.events:
+
+        def on_event(self: Any, payload: dict[str, Any]) -> None:
+            self.apply(payload)
+
+        on_event.__name__ = f"on_{ex.snake(event.name)}"
+        namespace[on_event.__name__] = rule(payload=event_strategy(event))(on_event)
+
+    def state_invariants(self: Any) -> None:
+        for inv in spec.state_invariants:
+            holds = ex.evaluate(inv.expr, lambda t, s=self.wire: interpret.axis_lookup_any(s, t))
+            assert holds, f"state invariant {inv.id!r} violated: {inv.why}"
+
+    namespace["state_invariants"] = invariant()(state_invariants)
+    name = "Spec_" + spec.module_name
+    return type(name, (RuleBasedStateMachine,), namespace)
+
+
+def run_stateful(
+    gen: Generated, *, examples: int = 200, steps: int = 30, seed: int | None = None
+) -> int:
+    """Run the generated state machine; returns the number of steps executed."""
+    cls = build_state_machine(gen)
+    config = settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,
+        derandomize=seed is None,
+        suppress_health_check=list(HealthCheck),
+    )
+    if seed is not None:
+        # hypothesis copies this attribute from the factory, as @seed would set it
+        cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+    run_state_machine_as_test(cls, settings=config)
+    return int(cls.counter["steps"])  # type: ignore[attr-defined]

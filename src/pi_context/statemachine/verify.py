@@ -1,0 +1,117 @@
+"""`pi-context verify`: every check of every spec, with progress and a summary table."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from pi_context.spec.model import Spec
+from pi_context.statemachine.exhaustive import check_exhaustive
+from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
+from pi_context.statemachine.registry import generated
+from pi_context.statemachine.stateful import run_stateful
+
+
+@dataclass
+class SpecReport:
+    spec: Spec
+    origin: str = ""
+    cases: int = 0
+    model: ModelCheckResult | None = None
+    hypothesis_steps: int = 0
+    hypothesis_examples: int = 0
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def verify_spec(
+    spec: Spec,
+    *,
+    examples: int = 100,
+    seed: int | None = None,
+    hypothesis: bool = True,
+    show: bool = True,
+    err: TextIO | None = None,
+) -> SpecReport:
+    err = err or sys.stderr
+    gen = generated(spec)
+    report = SpecReport(spec, gen.origin)
+    if show:
+        print(f"{spec.id} ({spec.path}; code {gen.origin})", file=err)
+    exhaustive = check_exhaustive(gen, show=show)
+    report.cases = exhaustive.cases
+    if exhaustive.mismatches:
+        report.failures.append(
+            "implementations disagree with the spec:\n  " + "\n  ".join(exhaustive.mismatches)
+        )
+    model = model_check(spec, show=show)
+    report.model = model
+    for counter in model.violations:
+        report.failures.append(counter.render(spec))
+    from pi_context.spec.interpret import render_state
+
+    if model.unreachable_expected:
+        shown = ", ".join(render_state(spec, s) for s in model.unreachable_expected[:5])
+        report.failures.append(
+            f"the spec expects every state to be reachable, but these are not: {shown}"
+        )
+    unfired = [r.id for r in spec.rows if not model.row_counts.get(r.id)]
+    if unfired:
+        report.failures.append(f"rows never fire from the initial state: {', '.join(unfired)}")
+    if hypothesis:
+        try:
+            report.hypothesis_steps = run_stateful(gen, examples=examples, seed=seed)
+            report.hypothesis_examples = examples
+            if show:
+                print(
+                    f"  {spec.id} hypothesis: {examples} examples, {report.hypothesis_steps} steps",
+                    file=err,
+                )
+        except AssertionError as failure:
+            report.failures.append(f"hypothesis found a failing trace: {failure}")
+    return report
+
+
+def summary_table(reports: list[SpecReport]) -> str:
+    headers = [
+        "spec",
+        "states",
+        "reachable",
+        "rows fired",
+        "cases checked",
+        "invariants",
+        "traces",
+        "hypothesis",
+        "result",
+    ]
+    rows: list[list[str]] = []
+    for r in reports:
+        m = r.model
+        inv = len(r.spec.state_invariants) + len(r.spec.transition_invariants)
+        rows.append(
+            [
+                r.spec.id,
+                str(m.states if m else "-"),
+                str(len(m.reachable) if m else "-"),
+                f"{m.rows_fired() if m else 0}/{len(r.spec.rows)}",
+                str(r.cases),
+                f"{inv} ({m.invariant_checks if m else 0} checks)",
+                str(len(r.spec.traces)),
+                f"{r.hypothesis_examples} ex / {r.hypothesis_steps} steps"
+                if r.hypothesis_examples
+                else "skipped",
+                "ok" if r.ok else "FAIL",
+            ]
+        )
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " |"
+
+    out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    out += [line(row) for row in rows]
+    return "\n".join(out)
