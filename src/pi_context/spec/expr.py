@@ -564,8 +564,12 @@ def to_python(expr: Expr, names: Mapping[str, str], lazy: Callable[[str], str]) 
                 return base if t.member is None else f"{base}.{snake(t.member)}"
             if t.kind == "field":
                 return f"{names['event']}.{snake(t.name)}"
+            if t.kind == "fact" and t.lazy:
+                # a memoised read is a conditional expression: parenthesise inside operators
+                text = lazy(t.name)
+                return f"({text})" if parent > 0 else text
             if t.kind == "fact":
-                return lazy(t.name) if t.lazy else f"{names['facts']}.{snake(t.name)}"
+                return f"{names['facts']}.{snake(t.name)}"
             raise AssertionError(f"{t.kind} is not available in guards")
         if isinstance(e, Not):
             text, prec = f"not {go(e.operand, 3)}", 3

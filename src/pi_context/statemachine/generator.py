@@ -446,7 +446,7 @@ def _case_tables(spec: Spec) -> Iterator[str]:
 
 def _lazy_read(name: str) -> str:
     var = f"_{ex.snake(name)}"
-    return f"({var} if {var} is not None else ({var} := facts.{ex.snake(name)}))"
+    return f"{var} if {var} is not None else ({var} := facts.{ex.snake(name)})"
 
 
 def reduce_module(spec: Spec) -> str:
@@ -660,7 +660,9 @@ def machine_module(spec: Spec) -> str:
 
         def memo_read(name: str) -> str:
             key = repr(name)
-            return f"(memo[{key}] if {key} in memo else memo.setdefault({key}, facts.{ex.snake(name)}))"
+            return (
+                f"memo[{key}] if {key} in memo else memo.setdefault({key}, facts.{ex.snake(name)})"
+            )
 
         guard = ex.to_python(
             row.guard, {"state": "state", "event": "event", "facts": "facts"}, memo_read
@@ -672,7 +674,7 @@ def machine_module(spec: Spec) -> str:
         ]
         if "facts." in guard:
             out.append("    facts = event.facts")
-        out += [f"    return bool({guard})", ""]
+        out += ["    return True" if guard == "True" else f"    return bool({guard})", ""]
         out += [
             "",
             f"def apply_{fn}(state: t.State, event: t.{cls}) -> t.State:",
@@ -737,7 +739,10 @@ def python_files(spec: Spec, *, formatted: bool = True) -> dict[str, str]:
     }
     if not formatted:
         return files
-    return {path: format_python(src, path) for path, src in files.items()}
+    return {
+        path: format_python(src, f"src/pi_context/statemachine/generated/{path}")
+        for path, src in files.items()
+    }
 
 
 def format_python(source: str, name: str = "generated.py") -> str:

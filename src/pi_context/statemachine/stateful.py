@@ -68,7 +68,7 @@ def build_state_machine(gen: Generated) -> type[RuleBasedStateMachine]:
         self.wire = interpret.initial_state(spec)
         self.typed = gen.types.initial_state()
         self.monitors = {p.id: p.initial for p in spec.traces}
-        self.trace: list[str] = []
+        self.trace = []
         counter["runs"] += 1
 
     def apply(self: Any, wire_event: dict[str, Any]) -> None:
@@ -113,8 +113,13 @@ def build_state_machine(gen: Generated) -> type[RuleBasedStateMachine]:
         namespace[on_event.__name__] = rule(payload=event_strategy(event))(on_event)
 
     def state_invariants(self: Any) -> None:
+        state = self.wire
+
+        def lookup(target: ex.Target) -> ex.Value:
+            return interpret.axis_lookup_any(state, target)
+
         for inv in spec.state_invariants:
-            holds = ex.evaluate(inv.expr, lambda t, s=self.wire: interpret.axis_lookup_any(s, t))
+            holds = ex.evaluate(inv.expr, lookup)
             assert holds, f"state invariant {inv.id!r} violated: {inv.why}"
 
     namespace["state_invariants"] = invariant()(state_invariants)
@@ -126,7 +131,7 @@ def run_stateful(
     gen: Generated, *, examples: int = 200, steps: int = 30, seed: int | None = None
 ) -> int:
     """Run the generated state machine; returns the number of steps executed."""
-    cls = build_state_machine(gen)
+    cls: Any = build_state_machine(gen)
     config = settings(
         max_examples=examples,
         stateful_step_count=steps,
@@ -137,6 +142,7 @@ def run_stateful(
     )
     if seed is not None:
         # hypothesis copies this attribute from the factory, as @seed would set it
-        cls._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
+        cls._hypothesis_internal_use_seed = seed
     run_state_machine_as_test(cls, settings=config)
-    return int(cls.counter["steps"])  # type: ignore[attr-defined]
+    counter: dict[str, int] = cls.__dict__["counter"]
+    return counter["steps"]

@@ -133,11 +133,9 @@ def guard_turn_end__threshold_commit(
     """turn_end.threshold-commit: facts.thresholdDue"""
     facts = event.facts
     return bool(
-        (
-            memo["thresholdDue"]
-            if "thresholdDue" in memo
-            else memo.setdefault("thresholdDue", facts.threshold_due)
-        )
+        memo["thresholdDue"]
+        if "thresholdDue" in memo
+        else memo.setdefault("thresholdDue", facts.threshold_due)
     )
 
 
@@ -147,7 +145,7 @@ def apply_turn_end__threshold_commit(state: t.State, event: t.TurnEndEvent) -> t
 
 def guard_turn_end__completed(state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]) -> bool:
     """turn_end.completed: true"""
-    return bool(True)
+    return True
 
 
 def apply_turn_end__completed(state: t.State, event: t.TurnEndEvent) -> t.State:
@@ -193,7 +191,7 @@ def guard_before_settle__queued(
 ) -> bool:
     """before_settle.queued: facts.queued"""
     facts = event.facts
-    return bool((memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued)))
+    return bool(memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
 
 
 def apply_before_settle__queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
@@ -223,7 +221,7 @@ def guard_before_settle__disarm(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
     """before_settle.disarm: true"""
-    return bool(True)
+    return True
 
 
 def apply_before_settle__disarm(state: t.State, event: t.BeforeSettleEvent) -> t.State:
@@ -232,7 +230,7 @@ def apply_before_settle__disarm(state: t.State, event: t.BeforeSettleEvent) -> t
 
 def guard_settled__end_chain(state: t.State, event: t.SettledEvent, memo: dict[str, bool]) -> bool:
     """settled.end-chain: true"""
-    return bool(True)
+    return True
 
 
 def apply_settled__end_chain(state: t.State, event: t.SettledEvent) -> t.State:
@@ -241,7 +239,7 @@ def apply_settled__end_chain(state: t.State, event: t.SettledEvent) -> t.State:
 
 def guard_abort__clear(state: t.State, event: t.AbortEvent, memo: dict[str, bool]) -> bool:
     """abort.clear: true"""
-    return bool(True)
+    return True
 
 
 def apply_abort__clear(state: t.State, event: t.AbortEvent) -> t.State:
@@ -250,7 +248,7 @@ def apply_abort__clear(state: t.State, event: t.AbortEvent) -> t.State:
 
 def guard_clear__clear(state: t.State, event: t.ClearEvent, memo: dict[str, bool]) -> bool:
     """clear.clear: true"""
-    return bool(True)
+    return True
 
 
 def apply_clear__clear(state: t.State, event: t.ClearEvent) -> t.State:

@@ -85,7 +85,7 @@ def guard_close_out__duplicate(
     state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]
 ) -> bool:
     """close_out.duplicate: true"""
-    return bool(True)
+    return True
 
 
 def apply_close_out__duplicate(state: t.State, event: t.CloseOutEvent) -> t.State:
@@ -109,7 +109,7 @@ def guard_tool_request__record(
     state: t.State, event: t.ToolRequestEvent, memo: dict[str, bool]
 ) -> bool:
     """tool_request.record: true"""
-    return bool(True)
+    return True
 
 
 def apply_tool_request__record(state: t.State, event: t.ToolRequestEvent) -> t.State:
@@ -199,11 +199,9 @@ def guard_turn_end__hard_reserve(
     """turn_end.hard-reserve: facts.hardReserveDue"""
     facts = event.facts
     return bool(
-        (
-            memo["hardReserveDue"]
-            if "hardReserveDue" in memo
-            else memo.setdefault("hardReserveDue", facts.hard_reserve_due)
-        )
+        memo["hardReserveDue"]
+        if "hardReserveDue" in memo
+        else memo.setdefault("hardReserveDue", facts.hard_reserve_due)
     )
 
 
@@ -225,7 +223,7 @@ def apply_turn_end__close_out_continues(state: t.State, event: t.TurnEndEvent) -
 
 def guard_turn_end__completed(state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]) -> bool:
     """turn_end.completed: true"""
-    return bool(True)
+    return True
 
 
 def apply_turn_end__completed(state: t.State, event: t.TurnEndEvent) -> t.State:
@@ -330,7 +328,7 @@ def guard_before_settle__queued(
 ) -> bool:
     """before_settle.queued: facts.queued"""
     facts = event.facts
-    return bool((memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued)))
+    return bool(memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
 
 
 def apply_before_settle__queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
@@ -364,7 +362,7 @@ def guard_before_settle__drop(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
     """before_settle.drop: true"""
-    return bool(True)
+    return True
 
 
 def apply_before_settle__drop(state: t.State, event: t.BeforeSettleEvent) -> t.State:
@@ -373,7 +371,7 @@ def apply_before_settle__drop(state: t.State, event: t.BeforeSettleEvent) -> t.S
 
 def guard_settled__clear(state: t.State, event: t.SettledEvent, memo: dict[str, bool]) -> bool:
     """settled.clear: true"""
-    return bool(True)
+    return True
 
 
 def apply_settled__clear(state: t.State, event: t.SettledEvent) -> t.State:
@@ -382,7 +380,7 @@ def apply_settled__clear(state: t.State, event: t.SettledEvent) -> t.State:
 
 def guard_abort__clear(state: t.State, event: t.AbortEvent, memo: dict[str, bool]) -> bool:
     """abort.clear: true"""
-    return bool(True)
+    return True
 
 
 def apply_abort__clear(state: t.State, event: t.AbortEvent) -> t.State:
@@ -391,7 +389,7 @@ def apply_abort__clear(state: t.State, event: t.AbortEvent) -> t.State:
 
 def guard_clear__clear(state: t.State, event: t.ClearEvent, memo: dict[str, bool]) -> bool:
     """clear.clear: true"""
-    return bool(True)
+    return True
 
 
 def apply_clear__clear(state: t.State, event: t.ClearEvent) -> t.State:
