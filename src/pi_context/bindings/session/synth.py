@@ -142,12 +142,20 @@ def random_message(rng: random.Random, stamp: int) -> dict[str, Any]:
     return system
 
 
-def random_ops(rng: random.Random, count: int) -> list[Op]:
-    """A valid script of ``count`` ops (validity is tracked with an in-memory Session)."""
+def random_ops(rng: random.Random, count: int, *, opening: Op | None = None) -> list[Op]:
+    """A valid script of ``count`` ops (validity is tracked with an in-memory Session).
+
+    ``opening`` (e.g. a user message, so the file exists) becomes the first op.
+    """
     sim = Session.in_memory(_SIM_CWD, uuids=lambda: f"{rng.getrandbits(128):032x}")
     refs: list[str] = []
     ops: list[Op] = []
     stamp = 1_790_000_000_000
+    if opening is not None:
+        new_id = apply_op(sim, opening, refs)
+        if new_id is not None:
+            refs.append(new_id)
+        ops.append(opening)
 
     def ref_of(entry_id: str) -> int:
         return refs.index(entry_id)
