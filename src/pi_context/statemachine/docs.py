@@ -133,7 +133,7 @@ def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | N
                 for v in axis.variants
             )
         out.append(f"| `{axis.name}` | {values} | {_cell(axis.why)} |")
-    initial = render_state(spec, spec.initial)  # type: ignore[arg-type]
+    initial = render_state(spec, spec.initial)
     out += ["", f"Initial state: `{initial}`.", ""]
     if spec.types:
         out += ["| type | kind | meaning |", "| --- | --- | --- |"]

@@ -8,6 +8,7 @@ which lazy facts were consulted; that order must also follow the spec's ``lazy_o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
@@ -74,6 +75,6 @@ def check_exhaustive(gen: Generated, *, show: bool = True, limit: int = 10) -> E
     return result
 
 
-def _show(outcome: tuple[object, ...]) -> str:
+def _show(outcome: tuple[Any, ...]) -> str:
     state, effect, row, consulted = outcome
-    return f"{state} / {effect} by {row} consulting {list(consulted)}"  # type: ignore[str-bytes-safe]
+    return f"{state} / {effect} by {row} consulting {list(consulted)}"

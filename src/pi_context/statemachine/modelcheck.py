@@ -191,17 +191,17 @@ def model_check(spec: Spec, *, show: bool = True) -> ModelCheckResult:
             for row_id, fact, value in _guard_reads(spec, spec.rows_for(event["type"]), pre, event):
                 result.guard_outcomes.setdefault((row_id, fact), set()).add(value)
             lookup = _lookup_transition(pre, post, event, step.effect)
-            for inv in spec.transition_invariants:
-                if event["type"] not in inv.events:
+            for tinv in spec.transition_invariants:
+                if event["type"] not in tinv.events:
                     continue
                 result.invariant_checks += 1
-                if inv.when is not None and not ex.evaluate(inv.when, lookup):
+                if tinv.when is not None and not ex.evaluate(tinv.when, lookup):
                     continue
-                if not ex.evaluate(inv.then, lookup):
+                if not ex.evaluate(tinv.then, lookup):
                     report(
                         "transition invariant",
-                        inv.id,
-                        inv.why,
+                        tinv.id,
+                        tinv.why,
                         search.path(parents, key) + [trace_step],
                     )
             if post_key not in parents:
@@ -215,9 +215,9 @@ def model_check(spec: Spec, *, show: bool = True) -> ModelCheckResult:
     if progress:
         progress.finish(f", {len(states)} reachable")
     result.reachable = list(states.values())
-    for _pre, row, post_key in edges:
+    for _pre, fired, post_key in edges:
         for nxt in rows_from.get(post_key, ()):
-            result.pairs_seen.add((row, nxt))
+            result.pairs_seen.add((fired, nxt))
     if spec.expect_all_reachable:
         reached = set(states)
         result.unreachable_expected = [
