@@ -38,6 +38,9 @@ class GuardFirstTransition(Transition):
                 return False
         return bool(super().execute(event_data))
 
+    def _eval_conditions(self, event_data: Any) -> bool:
+        return True  # already evaluated by execute() above
+
 
 class FlatMachine(Machine):
     transition_cls = GuardFirstTransition
@@ -66,7 +69,8 @@ class ResetControlMachine:
                 {
                     "trigger": trigger,
                     "source": source,
-                    "dest": dest,
+                    # same shape: an internal transition (no exit/enter of the shape)
+                    "dest": None if dest == source else dest,
                     "conditions": [_condition(guard)],
                     "after": [_effect(effect, apply, row)],
                 }

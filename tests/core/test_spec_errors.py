@@ -1,0 +1,118 @@
+"""The loader reports every problem as file:line:col, never as a traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pi_context.spec import SPECS_DIR, SpecError, load
+
+BASE = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
+
+
+def broken(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
+    assert BASE.count(old) >= 1, old
+    path = tmp_path / "broken.yaml"
+    path.write_text(BASE.replace(old, new, count), encoding="utf-8")
+    return path
+
+
+def line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def diagnostics(path: Path) -> list[str]:
+    with pytest.raises(SpecError) as info:
+        load(path)
+    return [str(d) for d in info.value.diagnostics]
+
+
+def test_unknown_name_in_guard(tmp_path: Path) -> None:
+    path = broken(tmp_path, "when: request.phase == 'none'", "when: requst.phase == 'none'")
+    (message,) = diagnostics(path)
+    line = line_of(path.read_text(), "requst.phase")
+    col = path.read_text().splitlines()[line - 1].index("requst") + 1
+    assert message.startswith(f"{path}:{line}:{col}: ")
+    assert "unknown name 'requst.phase'" in message
+
+
+def test_value_not_in_enum(tmp_path: Path) -> None:
+    path = broken(
+        tmp_path,
+        "when: overflow == 'pending' and facts.queued",
+        "when: overflow == 'pendng' and facts.queued",
+    )
+    (message,) = diagnostics(path)
+    assert "'pendng' is not a value of overflow" in message
+    line = line_of(path.read_text(), "'pendng'")
+    assert message.startswith(f"{path}:{line}:")
+
+
+def test_type_error(tmp_path: Path) -> None:
+    path = broken(tmp_path, "when: facts.failed\n", "when: facts.failed == 'yes'\n")
+    (message,) = diagnostics(path)
+    assert "cannot compare bool with the string 'yes'" in message
+
+
+def test_shadowed_row(tmp_path: Path) -> None:
+    # moving the catch-all first shadows every later close_out row
+    text = BASE.replace(
+        "  - id: close_out.arm\n",
+        "  - id: close_out.first\n    on: close_out\n    when: 'true'\n    effect: none\n"
+        "    why: catch-all.\n  - id: close_out.arm\n",
+    )
+    path = tmp_path / "shadow.yaml"
+    path.write_text(text, encoding="utf-8")
+    messages = diagnostics(path)
+    arm_line = line_of(text, "  - id: close_out.arm")
+    assert any(
+        m.startswith(f"{path}:{arm_line}:")
+        and "row 'close_out.arm' is unreachable" in m
+        and "(close_out.first)" in m
+        for m in messages
+    ), messages
+
+
+def test_incomplete_coverage(tmp_path: Path) -> None:
+    path = broken(
+        tmp_path,
+        "  - id: close_out.duplicate\n    on: close_out\n    when: 'true'",
+        "  - id: close_out.duplicate\n    on: close_out\n    when: event.source == 'manual'",
+    )
+    messages = diagnostics(path)
+    assert any("event 'close_out': no row matches" in m for m in messages), messages
+
+
+def test_unknown_effect_and_event(tmp_path: Path) -> None:
+    path = broken(tmp_path, "effect: close-out-armed\n", "effect: close-out-armd\n")
+    messages = diagnostics(path)
+    assert any("unknown effect 'close-out-armd'" in m for m in messages)
+
+
+def test_invalid_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text("spec: reset-control\nversion: [unclosed\n", encoding="utf-8")
+    (message,) = diagnostics(path)
+    assert message.startswith(f"{path}:3:1: invalid YAML")
+
+
+def test_expression_syntax(tmp_path: Path) -> None:
+    path = broken(tmp_path, "when: facts.failed\n", "when: facts.failed &&\n")
+    (message,) = diagnostics(path)
+    assert "unexpected character '&'" in message
+
+
+def test_cli_reports_without_traceback(tmp_path: Path) -> None:
+    path = broken(tmp_path, "when: request.phase == 'none'", "when: request.phase = 'none'")
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_context", "verify", "--spec", str(path), "--quiet"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"{path}:" in done.stderr and "use == for equality" in done.stderr
