@@ -20,9 +20,6 @@ _MAX_SAFE_INT = 2**53
 _ESCAPE = json.encoder.encode_basestring
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-# A line can only need the slow, JS-faithful parse if it spells a long integer or a JS-invalid
-# constant somewhere (possibly inside a string, which the slow path then handles correctly).
-_SLOW_PARSE = re.compile(r"[0-9]{16}|NaN|Infinity")
 
 
 class JSONLineError(ValueError):
@@ -178,11 +175,21 @@ def encode_line(value: Any) -> bytes:
 
 
 def parse(text: str) -> Any:
-    """``JSON.parse(text)``; raises JSONLineError where JS would throw."""
+    """``JSON.parse(text)``; raises JSONLineError where JS would throw.
+
+    Integers beyond 2**53 stay exact in memory but encode exactly as JS prints the rounded
+    double, so bytes round-trip either way; only digit strings too long for ``int`` (and the
+    JS-invalid constants Python would accept) need the slow, hooked parse.
+    """
     try:
-        if _SLOW_PARSE.search(text) is None:
+        if "NaN" in text or "Infinity" in text:
+            return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
+        try:
             return json.loads(text)
-        return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
+        except json.JSONDecodeError:
+            raise
+        except ValueError:  # an integer literal longer than Python's int-parsing limit
+            return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
     except JSONLineError:
         raise
     except RecursionError as exc:

@@ -207,15 +207,18 @@ class Session:
             session._path = path
             session._readonly = readonly
             return session
-        except IsADirectoryError:
-            raise SessionError("is a directory, not a session file", path) from None
-        if raw.size == 0:
-            # Pi writes a fresh header into an empty file; we do it with the first append.
+        torn_only = not raw.values and [p.kind for p in raw.problems] == ["torn-tail"]
+        if raw.size == 0 or torn_only:
+            # Pi writes a fresh header into an empty file; we do it with the first append. A
+            # file holding only a torn first line (a crash while creating it) is treated the
+            # same way; the fragment stays on disk as a skipped line (Pi would refuse the file).
             session = cls._new(Path.cwd(), None, now, uuids, None, True, durability)
             session._path = path
             session._readonly = readonly
             session._flushed = True
             session._header_on_disk = False
+            session._tail_checked = not raw.unterminated
+            session.problems = list(raw.problems)
             return session
         if not raw.values or not is_header(raw.values[0][1]):
             raise SessionError(
@@ -464,10 +467,10 @@ class Session:
             self._rewrite_whole_file()
             return
         prefix = b""
-        if not self._header_on_disk:
-            prefix = encode_line(self._header)
-        elif not self._tail_checked and not ends_with_newline(self._path):
+        if not self._tail_checked and not ends_with_newline(self._path):
             prefix = b"\n"  # terminate a torn last line instead of gluing onto it
+        if not self._header_on_disk:
+            prefix += encode_line(self._header)
         append(self._path, prefix + encode_line(entry), sync=self._sync(False))
         self._header_on_disk = True
         self._tail_checked = True

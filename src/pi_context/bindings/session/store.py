@@ -45,6 +45,8 @@ def read_raw(path: Path) -> RawFile:
         data = path.read_bytes()
     except FileNotFoundError:
         raise
+    except IsADirectoryError as exc:
+        raise SessionError("is a directory, not a session file", path) from exc
     except OSError as exc:
         raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
     return parse_raw(data)
@@ -74,7 +76,8 @@ def parse_raw(data: bytes) -> RawFile:
     raw.unterminated = lines[-1] != ""
     last = len(lines)
     for number, line in enumerate(lines, 1):
-        if number in bad_utf8:
+        torn = number == last and raw.unterminated
+        if number in bad_utf8 and not torn:
             raw.problems.append(
                 Problem("invalid-utf8", number, "invalid UTF-8 bytes decoded as U+FFFD")
             )
@@ -83,7 +86,7 @@ def parse_raw(data: bytes) -> RawFile:
         try:
             value = parse(line)
         except JSONLineError as exc:
-            if number == last and raw.unterminated:
+            if torn:
                 raw.problems.append(
                     Problem(
                         "torn-tail", number, f"incomplete last line skipped ({len(line)} chars)"
