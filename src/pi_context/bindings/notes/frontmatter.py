@@ -44,7 +44,8 @@ KNOWN_KEYS = ("origin", "stale", "createdAt", "updatedAt", "lastAccessed", "acce
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}")
-_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]?(.*)")
+# The closing fence: a line that is exactly ``---`` (a trailing CR tolerated).
+_CLOSE = re.compile(r"^---\r?$", re.M)
 # datetime covers years 1..9999; keep a day of slack for any local offset.
 MIN_MS = (datetime(1, 1, 2, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
 MAX_MS = (datetime(9999, 12, 30, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
@@ -72,6 +73,9 @@ def parse_iso(value: str) -> int | None:
         return None
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         return None  # an instant needs its offset; a bare wall-clock time is ambiguous
+    if parsed.microsecond % 1000 == 0:
+        # Whole milliseconds (what we write): the float is within 1e-6 of an integer.
+        return round(parsed.timestamp() * 1000)
     return (parsed - _EPOCH) // timedelta(milliseconds=1)
 
 
@@ -118,26 +122,25 @@ class ParsedNote:
 
 def _split(text: str) -> tuple[list[str], str, int] | None:
     """(metadata lines, body, header length) or ``None`` when there is no metadata block."""
-    if not (text.startswith(FENCE + "\n") or text.startswith(FENCE + "\r\n")):
+    if text.startswith(FENCE + "\n"):
+        start = 4
+    elif text.startswith(FENCE + "\r\n"):
+        start = 5
+    else:
         return None
-    start = text.index("\n") + 1
-    position = start
-    lines: list[str] = []
-    while True:
-        newline = text.find("\n", position)
-        line = text[position:] if newline == -1 else text[position:newline]
-        if line.rstrip("\r") == FENCE:
-            end = len(text) if newline == -1 else newline + 1
-            # One blank line separates the block from the body; it belongs to the header.
-            if text.startswith("\r\n", end):
-                end += 2
-            elif text.startswith("\n", end):
-                end += 1
-            return lines, text[end:], end
-        if newline == -1:
-            return None  # never closed: treat the whole file as body
-        lines.append(line.rstrip("\r"))
-        position = newline + 1
+    close = _CLOSE.search(text, start)
+    if close is None:
+        return None  # never closed: treat the whole file as body
+    block = text[start : close.start()]
+    lines = [line.rstrip("\r") for line in block.split("\n")[:-1]] if block else []
+    end = close.end()
+    end = end + 1 if text.startswith("\n", end) else end
+    # One blank line separates the block from the body; it belongs to the header.
+    if text.startswith("\r\n", end):
+        end += 2
+    elif text.startswith("\n", end):
+        end += 1
+    return lines, text[end:], end
 
 
 def _unquote(value: str) -> str:
@@ -159,13 +162,13 @@ def parse_note(text: str, fallback_ms: int) -> ParsedNote:
     extra: list[str] = []
     malformed: list[str] = []
     for line in lines:
-        match = _LINE.fullmatch(line)
-        key = match.group(1) if match else None
-        if match and key in KNOWN_KEYS:
+        key, colon, value = line.partition(":")
+        key = key.rstrip(" \t")
+        if colon and key in KNOWN_KEYS:
             # The first occurrence wins; a repeated known key carries no meaning of its own.
-            values.setdefault(key, match.group(2))
+            values.setdefault(key, value)
             continue
-        if key in LEGACY_KEYS:
+        if colon and key in LEGACY_KEYS:
             legacy.append(key)
         extra.append(line)
 

@@ -164,6 +164,19 @@ def _utf8(text: str, what: str) -> bytes:
         raise NoteError(f"{what} is not valid Unicode (it contains a lone surrogate)") from exc
 
 
+def _read_exactly(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes (fewer only if the file shrank meanwhile)."""
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining > 0:
+        chunk = os.read(fd, remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
 def _mtime_ms(info: os.stat_result) -> int:
     return info.st_mtime_ns // 1_000_000
 
@@ -240,58 +253,72 @@ class NoteStore:
             raise LegacyNoteError(_legacy_reason(note.parsed), path=path, scope=scope)
         return note
 
-    def _walk(self, scope: str) -> Iterator[tuple[str, Path]]:
-        """(virtual path, file) for every regular file of the home; raises ``HomeReadError``."""
-        home = self.home(scope)
-        stack: list[tuple[Path, tuple[str, ...]]] = [(home, ())]
+    def _walk(self, scope: str) -> Iterator[tuple[str, str]]:
+        """(virtual path, file) for every regular file of the home; raises ``HomeReadError``.
+
+        Order is unspecified (callers sort); plain strings keep a 10,000-note walk cheap.
+        """
+        stack: list[tuple[str, str]] = [(os.fspath(self.home(scope)), "")]
         while stack:
             directory, prefix = stack.pop()
             try:
                 with os.scandir(directory) as entries:
-                    listed = sorted(entries, key=lambda e: e.name)
+                    listed = list(entries)
             except FileNotFoundError:
                 continue  # a missing home is empty; a directory removed mid-walk is gone
             except OSError as exc:
                 raise HomeReadError(
                     f"cannot read the {scope} home: {exc.strerror or exc}",
                     scope=scope,
-                    home=str(directory),
+                    home=directory,
                 ) from exc
             for entry in listed:
-                if entry.name.startswith(RESERVED_PREFIX):
+                name = entry.name
+                if name.startswith(RESERVED_PREFIX):
                     continue  # the store's own temp and lock files
                 try:
                     if entry.is_symlink():
                         continue  # listing never follows links out of (or around) a home
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append((Path(entry.path), (*prefix, entry.name)))
+                        stack.append((entry.path, prefix + name + "/"))
                     elif entry.is_file(follow_symlinks=False):
-                        yield "/".join((*prefix, entry.name)), Path(entry.path)
+                        yield prefix + name, entry.path
                 except OSError as exc:
                     raise HomeReadError(
                         f"cannot read the {scope} home: {exc.strerror or exc}",
                         scope=scope,
-                        home=str(directory),
+                        home=directory,
                     ) from exc
 
-    def _open_home_file(self, scope: str, file: Path, head_only: bool) -> tuple[bytes, int, int]:
-        """(bytes, total size, mtime ms), or raise FileNotFoundError if it vanished."""
+    def _open_home_file(self, scope: str, file: str, head_only: bool) -> tuple[bytes, int, int]:
+        """(bytes, total size, mtime ms), or raise FileNotFoundError if it vanished.
+
+        Raw ``os`` calls: a buffered file object costs more than the read for small notes.
+        """
         try:
-            with open(file, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                data = handle.read(HEAD_BYTES if head_only else -1)
-                if head_only and len(data) == HEAD_BYTES and info.st_size > HEAD_BYTES:
-                    head = _decode(data)
-                    if "\n---" not in head[3:]:
-                        data += handle.read()  # an unusually long metadata block
+            fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
             raise
         except OSError as exc:
             raise HomeReadError(
                 f"cannot read the {scope} home: {exc.strerror or exc}",
                 scope=scope,
-                home=str(file.parent),
+                home=os.path.dirname(file),
             ) from exc
+        try:
+            info = os.fstat(fd)
+            want = info.st_size if not head_only else min(info.st_size, HEAD_BYTES)
+            data = _read_exactly(fd, want)
+            if head_only and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
+                data += _read_exactly(fd, info.st_size - len(data))  # a long metadata block
+        except OSError as exc:
+            raise HomeReadError(
+                f"cannot read the {scope} home: {exc.strerror or exc}",
+                scope=scope,
+                home=os.path.dirname(file),
+            ) from exc
+        finally:
+            os.close(fd)
         return data, info.st_size, _mtime_ms(info)
 
     def _usable(self, scope: str, path: str, parsed: ParsedNote | None) -> Refused | None:
@@ -320,10 +347,19 @@ class NoteStore:
                 continue
             header_bytes = len(text[: parsed.header_chars].encode("utf-8", "surrogatepass"))
             records.append(NoteRecord(scope, path, parsed.meta, max(0, size - header_bytes)))
-        return HomeScan(scope, tuple(records), tuple(refused))
+        return HomeScan(scope, tuple(records), tuple(sorted(refused, key=lambda r: r.path)))
 
-    def load(self, scope: str, accept: Callable[[str], bool] | None = None) -> HomeLoad:
-        """Every note of one home in full (optionally only paths ``accept`` admits)."""
+    def load(
+        self,
+        scope: str,
+        accept: Callable[[str], bool] | None = None,
+        contains: Sequence[str] | None = None,
+    ) -> HomeLoad:
+        """Every note of one home in full.
+
+        ``accept`` filters virtual paths; ``contains`` keeps only notes whose body holds one of
+        those literals (checked on the raw file first, so most files are never parsed).
+        """
         notes: list[Note] = []
         refused: list[Refused] = []
         for path, file in self._walk(scope):
@@ -334,11 +370,15 @@ class NoteStore:
             except FileNotFoundError:
                 continue
             text = _decode(data)
+            if contains is not None and not any(literal in text for literal in contains):
+                continue
             parsed = parse_note(text, mtime)
             problem = self._usable(scope, path, parsed)
             if problem is not None:
                 refused.append(problem)
                 continue
+            if contains is not None and not any(literal in parsed.body for literal in contains):
+                continue  # the literal was only in the metadata block
             notes.append(Note(scope, path, text, parsed))
         return HomeLoad(scope, tuple(notes), tuple(refused))
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, overload
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob, validate_path
 from pi_context.bindings.notes.frontmatter import local_iso
@@ -366,6 +366,26 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
 
 # --- notes_list ----------------------------------------------------------------------------
 
+
+class _LazyRows(Sequence[JSONValue]):
+    """Rows rendered on access: a page touches a few dozen of 10,000 records."""
+
+    def __init__(self, records: list[NoteRecord]) -> None:
+        self._records = records
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    @overload
+    def __getitem__(self, index: int) -> JSONValue: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[JSONValue]: ...
+    def __getitem__(self, index: int | slice) -> JSONValue:
+        if isinstance(index, slice):
+            return [_record_json(record) for record in self._records[index]]
+        return _record_json(self._records[index])
+
+
 LIST_KEYS = ("pattern", "scope", "max_results", "cursor")
 
 
@@ -387,7 +407,7 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
             continue
         records.extend(r for r in scan.records if accept is None or accept(r.path))
         refused.extend(r for r in scan.refused if accept is None or accept(r.path))
-    rows = [_record_json(record) for record in list_order(records)]
+    rows = _LazyRows(list_order(records))
     result = page(
         rows,
         cursor,
@@ -478,14 +498,12 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     found: list[tuple[Note, list[LineMatch]]] = []
     for scope in scopes:
         try:
-            loaded = store.load(scope, accept)
+            loaded = store.load(scope, accept, contains=queries)
         except HomeReadError as exc:
             failures.append(exc)
             continue
         refused.extend(loaded.refused)
-        for note in loaded.notes:
-            if any(query in note.body for query in queries):
-                found.append((note, match_lines(note.body, queries)))
+        found.extend((note, match_lines(note.body, queries)) for note in loaded.notes)
     found.sort(key=lambda pair: (pair[0].path, pair[0].scope))
     extra = _problems(failures, refused)
     widest_cursor = len(str(len(found)))
