@@ -38,19 +38,35 @@ class NoRowMatches(Exception):
 
 
 def axis_lookup(spec: Spec, state: Mapping[str, Any], target: ex.Target) -> ex.Value:
-    value = state[target.name]
-    if target.member is None:
-        return value
-    assert isinstance(value, Mapping)
-    return value.get(target.member, ex.ABSENT)
+    return axis_lookup_any(state, target)
 
 
 def axis_lookup_any(state: Mapping[str, Any], target: ex.Target) -> ex.Value:
-    """Bare-axis lookup for state invariants."""
+    """A state axis, or one member of a variant axis (absent when the variant lacks it)."""
     value = state[target.name]
     if target.member is None:
         return value
     return value.get(target.member, ex.ABSENT)
+
+
+def _lookup(
+    state: Mapping[str, Any], event: Mapping[str, Any], consulted: list[str] | None = None
+) -> Any:
+    """Resolve guard references against a wire state and event, recording lazy reads."""
+    facts: Mapping[str, Any] = event.get("facts", {})
+
+    def lookup(target: ex.Target) -> ex.Value:
+        if target.kind == "axis":
+            return axis_lookup_any(state, target)
+        if target.kind == "field":
+            return event[target.name]
+        if target.kind == "fact":
+            if target.lazy and consulted is not None and target.name not in consulted:
+                consulted.append(target.name)
+            return facts[target.name]
+        raise AssertionError(f"{target.kind} in a guard")
+
+    return lookup
 
 
 def guard_holds(
@@ -60,32 +76,11 @@ def guard_holds(
     event: Mapping[str, Any],
     consulted: list[str] | None = None,
 ) -> bool:
-    facts: Mapping[str, Any] = event.get("facts", {})
-
-    def lookup(target: ex.Target) -> ex.Value:
-        if target.kind == "axis":
-            return axis_lookup(spec, state, target)
-        if target.kind == "field":
-            return event[target.name]
-        if target.kind == "fact":
-            if target.lazy and consulted is not None and target.name not in consulted:
-                consulted.append(target.name)
-            return facts[target.name]
-        raise AssertionError(f"{target.kind} in a guard")
-
-    return bool(ex.evaluate(row.guard, lookup))
+    return bool(ex.evaluate(row.guard, _lookup(state, event, consulted)))
 
 
 def next_state(spec: Spec, row: Row, state: Mapping[str, Any], event: Mapping[str, Any]) -> Wire:
-    facts: Mapping[str, Any] = event.get("facts", {})
-
-    def lookup(target: ex.Target) -> ex.Value:
-        if target.kind == "axis":
-            return axis_lookup(spec, state, target)
-        if target.kind == "field":
-            return event[target.name]
-        return facts[target.name]
-
+    lookup = _lookup(state, event)
     out: Wire = {}
     for axis in spec.axes:
         nv = row.next_for(axis.name)
