@@ -86,7 +86,8 @@ def store_for(ctx: ToolContext) -> NoteStore:
 
 
 def _fail(message: str, **echo: JSONValue) -> ToolError:
-    return ToolError(encode_json({"error": message, **echo}))
+    # An echoed argument can be arbitrarily large; fit_json cuts it visibly to the budget.
+    return ToolError(fit_json({"error": message, **echo}))
 
 
 def _check_keys(args: Args, allowed: Sequence[str]) -> None:
@@ -194,7 +195,7 @@ def _note_error(exc: NoteError, args: Args, names: Sequence[str]) -> ToolResult:
     """A store failure as a result; path-shaped failures are argument errors instead."""
     echo = _echo(args, names)
     if isinstance(exc, InvalidPathError | PathEscapeError):
-        raise ToolError(encode_json({"error": exc.message, **echo}))
+        raise ToolError(fit_json({"error": exc.message, **echo}))
     fields = {k: v for k, v in exc.fields.items() if k != "scope" or "scope" in args}
     return _error_result(exc.message, fields, echo)
 
