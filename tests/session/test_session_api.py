@@ -63,9 +63,9 @@ def test_every_entry_type_is_written_in_pis_key_order(tmp_path: Path) -> None:
     assert s.path is not None
     lines = s.path.read_text().splitlines()
     sid = lines[0]
-    assert (
-        sid
-        == '{"type":"session","version":3,"id":"sess-1","timestamp":"2026-11-30T00:53:20.000Z","cwd":"/work/proj"}'
+    assert sid == (
+        '{"type":"session","version":3,"id":"sess-1",'
+        '"timestamp":"2026-11-30T00:53:20.000Z","cwd":"/work/proj"}'
     )
     shapes = [list(json.loads(line)) for line in lines[1:]]
     assert shapes == [
