@@ -44,6 +44,8 @@ class ToolResult:
     text: str
     details: JSONValue = None
     is_error: bool = False
+    # The tool ends the model's tool loop (wipe_memory): no follow-up request this turn.
+    terminate: bool = False
 
 
 class ToolError(Exception):

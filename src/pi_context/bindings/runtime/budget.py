@@ -1,0 +1,272 @@
+"""The budget owner: thresholds from settings, the active window's usage, and the staging of
+the early reminder and the final warning until the turn-end composer commits them.
+
+Lines, measured in tokens *remaining* in the provider window:
+
+* reminder     = reserve + ``pi-context.reminderMarginTokens`` (default 24,576)
+* warning      = reserve + 12,288 (the close-out runway)
+* hard reserve = reserve = ``compaction.reserveTokens`` (default 16,384)
+
+The reminder is staged once per window and only committed at turn end; the warning is added
+to the outgoing request *and* staged, superseding an uncommitted reminder. Staged drafts never
+outlive an abort, a settle without turn end, a lifecycle transition or a window change, and the
+human hears about a reminder only once it is durable in the active window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pi_context.bindings.session.windows import has_window_message
+
+from .protocol import (
+    DEFAULT_REMINDER_MARGIN_TOKENS,
+    DEFAULT_RESERVE_TOKENS,
+    GUIDANCE_TYPE,
+    PI_CONTEXT_SETTINGS_KEY,
+    REMINDER_NOTICE,
+    WARNING_NOTICE,
+    WARNING_RUNWAY_TOKENS,
+    WARNING_TEXT,
+    WARNING_TYPE,
+    reminder_text,
+)
+
+Entry = dict[str, Any]
+Draft = dict[str, Any]
+Notify = Callable[[str, str], None]
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    reserve: int
+    reminder: int
+    warning: int
+
+    @property
+    def hard_reserve(self) -> int:
+        return self.reserve
+
+
+@dataclass(frozen=True)
+class Policy:
+    thresholds: Thresholds
+    automatic: bool
+    """Whether automatic resets are allowed (Pi's ``compaction.enabled``, default true)."""
+    problems: tuple[str, ...] = ()
+
+
+def thresholds_for(reserve: int, margin: int) -> Thresholds:
+    return Thresholds(reserve, reserve + margin, reserve + WARNING_RUNWAY_TOKENS)
+
+
+DEFAULT_THRESHOLDS = thresholds_for(DEFAULT_RESERVE_TOKENS, DEFAULT_REMINDER_MARGIN_TOKENS)
+
+
+def _is_count(value: Any, *, positive: bool) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return False
+    return value > 0 if positive else value >= 0
+
+
+def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) -> Policy:
+    """Thresholds and the automatic-reset switch from merged settings; bad values warn."""
+    problems: list[str] = []
+    compaction = settings.get("compaction")
+    compaction = compaction if isinstance(compaction, Mapping) else {}
+    reserve = DEFAULT_RESERVE_TOKENS
+    raw = compaction.get("reserveTokens")
+    if raw is not None:
+        if _is_count(raw, positive=False):
+            reserve = raw
+        else:
+            problems.append(
+                f"pi-context: compaction.reserveTokens must be a non-negative integer, got "
+                f"{raw!r}; using the default {DEFAULT_RESERVE_TOKENS}"
+            )
+    overrides = compaction.get("modelOverrides")
+    if model_key is not None and isinstance(overrides, Mapping):
+        entry = overrides.get(model_key)
+        value = entry.get("reserveTokens") if isinstance(entry, Mapping) else None
+        if value is not None:
+            if _is_count(value, positive=False):
+                reserve = value
+            else:
+                problems.append(
+                    f'pi-context: compaction.modelOverrides["{model_key}"].reserveTokens must be '
+                    f"a non-negative integer, got {value!r}; ignoring it"
+                )
+    automatic = True
+    enabled = compaction.get("enabled")
+    if enabled is not None:
+        if isinstance(enabled, bool):
+            automatic = enabled
+        else:
+            problems.append(
+                f"pi-context: compaction.enabled must be true or false, got {enabled!r}; "
+                "automatic resets stay on"
+            )
+    margin = DEFAULT_REMINDER_MARGIN_TOKENS
+    own = settings.get(PI_CONTEXT_SETTINGS_KEY)
+    if own is not None and not isinstance(own, Mapping):
+        problems.append(
+            f'pi-context: the "{PI_CONTEXT_SETTINGS_KEY}" setting must be an object, got '
+            f"{own!r}; using its defaults"
+        )
+        own = {}
+    raw_margin = own.get("reminderMarginTokens") if isinstance(own, Mapping) else None
+    if raw_margin is not None:
+        if _is_count(raw_margin, positive=True):
+            margin = raw_margin
+        else:
+            problems.append(
+                f"pi-context: {PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens must be a positive "
+                f"integer, got {raw_margin!r}; using the default {DEFAULT_REMINDER_MARGIN_TOKENS}"
+            )
+    return Policy(thresholds_for(reserve, margin), automatic, tuple(problems))
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Provider usage of the active window; ``tokens`` is None when it cannot be estimated."""
+
+    tokens: int | None
+    context_window: int
+
+    @property
+    def remaining(self) -> int | None:
+        return None if self.tokens is None else max(0, self.context_window - self.tokens)
+
+
+def countdown(remaining: int | None, thresholds: Thresholds) -> int | None:
+    """What ``get_context_remaining`` reports: tokens left before the warning line, >= 0."""
+    return None if remaining is None else max(0, remaining - thresholds.warning)
+
+
+@dataclass(frozen=True)
+class Staged:
+    window_id: str
+    custom_type: str
+    content: str
+
+    def draft(self) -> Draft:
+        return {
+            "type": "custom_message",
+            "customType": self.custom_type,
+            "content": self.content,
+            "display": False,
+        }
+
+
+@dataclass(frozen=True)
+class ContextDecision:
+    """What the budget wants done with one outgoing request."""
+
+    inject_warning: bool = False
+    """Add the final warning to this request (it is staged as well)."""
+    staged: str | None = None
+    """``"reminder"`` or ``"warning"`` when this request staged one."""
+
+
+class Budget:
+    """Per-runtime budget state: a cached policy and the staged, uncommitted drafts."""
+
+    def __init__(
+        self, load_policy: Callable[[], Policy], notify: Notify, *, live: bool = False
+    ) -> None:
+        self._load_policy = load_policy
+        self._live = live
+        self._notify = notify
+        self._policy: Policy | None = None
+        self._warned: set[str] = set()
+        self._reminder: Staged | None = None
+        self._warning: Staged | None = None
+        self._notices: list[Staged] = []
+
+    # --- policy --------------------------------------------------------------------------------
+
+    def policy(self) -> Policy:
+        """The policy (cached unless injected live); problems are told once per lifecycle."""
+        if self._policy is None or self._live:
+            self._policy = self._load_policy()
+            for problem in self._policy.problems:
+                if problem not in self._warned:
+                    self._warned.add(problem)
+                    self._notify("warning", problem)
+        return self._policy
+
+    @property
+    def thresholds(self) -> Thresholds:
+        return self.policy().thresholds
+
+    def automatic(self) -> bool:
+        return self.policy().automatic
+
+    def hard_reserve_due(self, remaining: int | None) -> bool:
+        """The safety line: automatic resets on and the window inside the hard reserve."""
+        if not self.automatic():
+            return False
+        return remaining is not None and remaining <= self.thresholds.hard_reserve
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def transition(self) -> None:
+        """Session start/tree/shutdown/model change: drop staging and re-read settings."""
+        self.discard()
+        self._notices = []
+        self._policy = None
+        self._warned.clear()
+
+    def discard(self) -> None:
+        """Abort, settle without turn end, /pi-context off: staged drafts never commit."""
+        self._reminder = None
+        self._warning = None
+
+    @property
+    def staged(self) -> tuple[Staged, ...]:
+        return tuple(s for s in (self._reminder, self._warning) if s is not None)
+
+    # --- the per-request hook ------------------------------------------------------------------
+
+    def on_context(
+        self, branch: Sequence[Entry], window_id: str, remaining: int | None
+    ) -> ContextDecision:
+        """Stage the reminder or the warning when a line is crossed, once per window."""
+        if remaining is None:
+            return ContextDecision()
+        lines = self.thresholds
+        warned = has_window_message(branch, WARNING_TYPE)
+        if warned or (self._warning is not None and self._warning.window_id == window_id):
+            return ContextDecision()
+        if remaining <= lines.warning:
+            # The final warning supersedes a reminder that has not been committed yet.
+            self._reminder = None
+            self._warning = Staged(window_id, WARNING_TYPE, WARNING_TEXT)
+            return ContextDecision(inject_warning=True, staged="warning")
+        reminded = has_window_message(branch, GUIDANCE_TYPE)
+        if reminded or (self._reminder is not None and self._reminder.window_id == window_id):
+            return ContextDecision()
+        if remaining <= lines.reminder:
+            left = max(0, remaining - lines.warning)
+            self._reminder = Staged(window_id, GUIDANCE_TYPE, reminder_text(left))
+            return ContextDecision(staged="reminder")
+        return ContextDecision()
+
+    # --- turn end and notices ------------------------------------------------------------------
+
+    def consume(self, window_id: str) -> list[Draft]:
+        """Drain the staged drafts of ``window_id`` (others are stale and dropped)."""
+        staged = [s for s in self.staged if s.window_id == window_id]
+        self.discard()
+        self._notices = staged
+        return [s.draft() for s in staged]
+
+    def notify_committed(self, branch: Sequence[Entry], window_id: str) -> None:
+        """Tell the human about reminders that are now durable in the active window."""
+        for staged in self._notices:
+            if staged.window_id == window_id and has_window_message(branch, staged.custom_type):
+                text = WARNING_NOTICE if staged.custom_type == WARNING_TYPE else REMINDER_NOTICE
+                self._notify("warning", text)
+        self._notices = []
