@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pi_context.bindings.notes.homes import ENV_VAR
 from pi_context.bindings.notes.store import NoteStore
 from pi_context.bindings.notes.tools import TOOLS, store_for
 from pi_context.bindings.tools import ToolContext, ToolError, ToolResult
@@ -69,6 +70,12 @@ class Notes:
     def other(self, **changes: Any) -> Notes:
         """The same root seen by a different identity (another session, project…)."""
         return Notes(replace(self.ctx, **changes))
+
+
+@pytest.fixture(autouse=True)
+def never_the_real_notes_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a test forgets to pass, the user's ~/.pi/agent/notes is never touched."""
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "default-notes-root"))
 
 
 @pytest.fixture

@@ -213,6 +213,8 @@ def test_search_pattern_scopes_the_subtree_and_a_miss_is_an_empty_page(notes: No
     assert [f["path"] for f in scoped["files"]] == ["deep/nested/a.md"]
     none = notes.json("notes_search", query="needle", pattern="absent/**")
     assert none == {"files": [], "next_cursor": None}
+    everything = notes.json("notes_search", query="needle", pattern="")
+    assert [f["path"] for f in everything["files"]] == ["deep/nested/a.md", "top.md"]
 
 
 def test_an_over_budget_note_is_a_prefix_resumed_by_the_cursor(notes: Notes) -> None:

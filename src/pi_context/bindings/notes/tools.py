@@ -155,8 +155,8 @@ def _queries(args: Args) -> list[str]:
 
 def _pattern(args: Args) -> Callable[[str], bool] | None:
     value = args.get("pattern")
-    if value is None:
-        return None
+    if value is None or value == "":
+        return None  # no filter
     try:
         return compile_glob(value).matches
     except NoteAddressError as exc:
