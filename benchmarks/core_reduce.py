@@ -54,6 +54,15 @@ def flat_trigger_baseline(repeat: int) -> float:
     return best_of(repeat, run)
 
 
+def stepping(step: Callable[[Any, Any], Any], cases: list[tuple[Any, Any]]) -> Callable[[], int]:
+    def run() -> int:
+        for state, event in cases:
+            step(state, event)
+        return len(cases)
+
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
@@ -61,7 +70,10 @@ def main() -> None:
     baseline = flat_trigger_baseline(args.repeat)
     print(f"baseline transitions-flat-trigger: {baseline * 1e6:.1f} µs/step")
     print()
-    print("| spec | cases | reduce steps/s | machine µs/step | machine/flat-trigger | reduce vs target 500k |")
+    print(
+        "| spec | cases | reduce steps/s | machine µs/step | machine/flat-trigger "
+        "| reduce vs target 500k |"
+    )
     print("| --- | --- | --- | --- | --- | --- |")
     for spec in committed_specs():
         gen = generated(spec)
@@ -71,20 +83,8 @@ def main() -> None:
             for s in all_states(spec)
             for e in all_events(spec)
         ]
-        reduce = gen.reducer.reduce
-
-        def run_reduce() -> int:
-            for state, event in cases:
-                reduce(state, event)
-            return len(cases)
-
-        def run_machine() -> int:
-            for state, event in cases:
-                machine.step(state, event)
-            return len(cases)
-
-        per_reduce = best_of(args.repeat, run_reduce)
-        per_machine = best_of(max(1, args.repeat // 2), run_machine)
+        per_reduce = best_of(args.repeat, stepping(gen.reducer.reduce, cases))
+        per_machine = best_of(max(1, args.repeat // 2), stepping(machine.step, cases))
         print(
             f"| {spec.id} | {len(cases)} | {1 / per_reduce:,.0f} | {per_machine * 1e6:.1f} "
             f"| {per_machine / baseline:.2f}x | {(1 / per_reduce) / 500_000:.2f}x |"

@@ -6,10 +6,6 @@ import argparse
 import sys
 from typing import Any
 
-from pi_context.spec import SpecError
-from pi_context.statemachine.registry import committed_specs, resolve_spec
-from pi_context.statemachine.verify import summary_table, verify_spec
-
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -36,6 +32,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here so other commands start without loading hypothesis
+    from pi_context.spec import SpecError
+    from pi_context.statemachine.registry import committed_specs, resolve_spec
+    from pi_context.statemachine.verify import summary_table, verify_spec
+
     try:
         specs = [resolve_spec(ref) for ref in args.spec] if args.spec else committed_specs()
     except SpecError as err:
