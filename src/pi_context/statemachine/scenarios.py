@@ -46,11 +46,9 @@ def run_scenario(scenario: Scenario, step: Stepper) -> list[str]:
             failures.append(f"{where}: state {got_state}, expected {expect.state}")
         if effect != expect.effect:
             failures.append(f"{where}: effect {effect!r}, expected {expect.effect!r}")
-        pinned = expect.consulted is not None and consulted is not None
-        if pinned and tuple(consulted or ()) != expect.consulted:
-            failures.append(
-                f"{where}: consulted {list(consulted)}, expected {list(expect.consulted)}"
-            )
+        want, read = expect.consulted, consulted
+        if want is not None and read is not None and tuple(read) != want:
+            failures.append(f"{where}: consulted {list(read)}, expected {list(want)}")
         if failures:
             break
         state = got_state
