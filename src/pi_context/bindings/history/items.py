@@ -26,14 +26,14 @@ labels, model/thinking changes and unknown entry types are not items.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 from pi_context.bindings.session.windows import is_reset_marker, window_spans
 from pi_context.bindings.tool_output import encode_json
 
-Entry = Mapping[str, Any]
+Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "tool_call", "system", "developer")
 """Every item role, in the order the schema lists them."""
@@ -43,18 +43,59 @@ TOOL_ROLES = frozenset({"tool", "tool_call"})
 
 EXTENSION_PREFIX = "pi-context/"
 
+ITEM_ENTRY_TYPES = frozenset({"message", "custom_message", "compaction", "branch_summary"})
+"""Entry types that can contribute items; every other type is session state, not history."""
 
-@dataclass(frozen=True, slots=True)
+
 class Item:
-    window_id: str
-    item_id: str
-    role: str
-    content: str
-    created_at: str | None
-    tool_name: str | None = None
-    tool_error: bool = False
-    output_truncated: bool = False
-    full_output_path: str | None = None
+    """One history item. Its content is extracted on first use: a call that pages, counts or
+    reads touches only the items it delivers, while the projection itself stays cheap."""
+
+    __slots__ = (
+        "window_id",
+        "item_id",
+        "role",
+        "created_at",
+        "tool_name",
+        "tool_error",
+        "output_truncated",
+        "full_output_path",
+        "_extract",
+        "_source",
+        "_content",
+    )
+
+    def __init__(
+        self,
+        window_id: str,
+        item_id: str,
+        role: str,
+        created_at: str | None,
+        extract: Callable[[Any], str],
+        source: Any,
+        *,
+        tool_name: str | None = None,
+        tool_error: bool = False,
+        output_truncated: bool = False,
+        full_output_path: str | None = None,
+    ) -> None:
+        self.window_id = window_id
+        self.item_id = item_id
+        self.role = role
+        self.created_at = created_at
+        self.tool_name = tool_name
+        self.tool_error = tool_error
+        self.output_truncated = output_truncated
+        self.full_output_path = full_output_path
+        self._extract = extract
+        self._source = source
+        self._content: str | None = None
+
+    @property
+    def content(self) -> str:
+        if self._content is None:
+            self._content = self._extract(self._source)
+        return self._content
 
     @property
     def tool_namespace(self) -> str | None:
@@ -63,6 +104,9 @@ class Item:
             return None
         cut = self.tool_name.find("_")
         return self.tool_name[:cut] if cut > 0 else None
+
+    def __repr__(self) -> str:
+        return f"Item({self.window_id!r}, {self.item_id!r}, {self.role!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,19 +142,40 @@ class History:
 
 
 def _text_of(content: object) -> str:
-    """Visible text of a message content: a string, or the text blocks joined by newlines."""
+    """Visible text of a message content: a string, or its non-empty text blocks, one per line."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         parts = [
-            block["text"]
+            text
             for block in content
-            if isinstance(block, Mapping)
+            if type(block) is dict
             and block.get("type") == "text"
-            and isinstance(block.get("text"), str)
+            and isinstance(text := block.get("text"), str)
+            and text
         ]
         return "\n".join(parts)
     return ""
+
+
+def _has_text(content: object) -> bool:
+    if isinstance(content, str):
+        return bool(content)
+    if isinstance(content, list):
+        return any(
+            type(block) is dict and block.get("type") == "text" and block.get("text")
+            for block in content
+        )
+    return False
+
+
+def _str_or_empty(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _bash_text(message: dict[str, Any]) -> str:
+    """A user-run bash command as the model saw it: the command line, then its output."""
+    return f"$ {_str_or_empty(message.get('command'))}\n{_str_or_empty(message.get('output'))}"
 
 
 def _js_number(value: float) -> int | float | None:
@@ -125,7 +190,7 @@ def _js_number(value: float) -> int | float | None:
 def _js_compatible(value: object) -> object:
     if isinstance(value, float):
         return _js_number(value)
-    if isinstance(value, Mapping):
+    if isinstance(value, dict):
         return {str(k): _js_compatible(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_js_compatible(v) for v in value]
@@ -150,51 +215,47 @@ def _str_or_none(value: object) -> str | None:
 
 def _message_items(entry: Entry, window_id: str) -> list[Item]:
     message = entry.get("message")
-    if not isinstance(message, Mapping):
+    if type(message) is not dict:
         return []
     entry_id: str = entry["id"]
     created = _str_or_none(entry.get("timestamp"))
     role = message.get("role")
     if role == "user":
-        return [Item(window_id, entry_id, "user", _text_of(message.get("content")), created)]
+        return [Item(window_id, entry_id, "user", created, _text_of, message.get("content"))]
     if role == "assistant":
         return _assistant_items(entry_id, message, window_id, created)
     if role == "toolResult":
         details = message.get("details")
-        truncation = details.get("truncation") if isinstance(details, Mapping) else None
-        full_path = details.get("fullOutputPath") if isinstance(details, Mapping) else None
+        details = details if type(details) is dict else {}
+        truncation = details.get("truncation")
+        full_path = details.get("fullOutputPath")
         tool_name = message.get("toolName")
         return [
             Item(
                 window_id,
                 entry_id,
                 "tool",
-                _text_of(message.get("content")),
                 created,
+                _text_of,
+                message.get("content"),
                 tool_name=tool_name if isinstance(tool_name, str) else "",
                 tool_error=message.get("isError") is True,
-                output_truncated=isinstance(truncation, Mapping)
-                and truncation.get("truncated") is True,
+                output_truncated=type(truncation) is dict and truncation.get("truncated") is True,
                 full_output_path=full_path if isinstance(full_path, str) and full_path else None,
             )
         ]
     if role == "bashExecution":
-        command = message.get("command")
-        output = message.get("output")
         full_path = message.get("fullOutputPath")
-        text = f"$ {command if isinstance(command, str) else ''}\n"
-        text += output if isinstance(output, str) else ""
         exit_code = message.get("exitCode")
-        failed = message.get("cancelled") is True or (
-            isinstance(exit_code, int) and not isinstance(exit_code, bool) and exit_code != 0
-        )
+        failed = message.get("cancelled") is True or (type(exit_code) is int and exit_code != 0)
         return [
             Item(
                 window_id,
                 entry_id,
                 "tool",
-                text,
                 created,
+                _bash_text,
+                message,
                 tool_name="bash",
                 tool_error=failed,
                 output_truncated=message.get("truncated") is True,
@@ -208,13 +269,13 @@ def _message_items(entry: Entry, window_id: str) -> list[Item]:
 
 
 def _assistant_items(
-    entry_id: str, message: Mapping[str, Any], window_id: str, created: str | None
+    entry_id: str, message: dict[str, Any], window_id: str, created: str | None
 ) -> list[Item]:
     content = message.get("content")
     calls: list[Item] = []
     if isinstance(content, list):
         for block in content:
-            if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+            if type(block) is not dict or block.get("type") != "toolCall":
                 continue
             name = block.get("name")
             calls.append(
@@ -222,41 +283,46 @@ def _assistant_items(
                     window_id,
                     f"{entry_id}#{len(calls)}",
                     "tool_call",
-                    arguments_json(block.get("arguments")),
                     created,
+                    arguments_json,
+                    block.get("arguments"),
                     tool_name=name if isinstance(name, str) else "",
                 )
             )
-    text = _text_of(content)
-    if not text and calls:
+    if calls and not _has_text(content):
         return calls
-    return [Item(window_id, entry_id, "assistant", text, created), *calls]
+    return [Item(window_id, entry_id, "assistant", created, _text_of, content), *calls]
 
 
 def _custom_item(
     entry_id: str, custom_type: object, content: object, window_id: str, created: str | None
 ) -> Item:
     ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
-    return Item(window_id, entry_id, "developer" if ours else "user", _text_of(content), created)
+    role = "developer" if ours else "user"
+    return Item(window_id, entry_id, role, created, _text_of, content)
 
 
-def _is_extension_compaction(entry: Entry, next_entry: Entry | None) -> bool:
+def _is_extension_compaction(entry: Entry, next_entry: object) -> bool:
     """A compaction this extension wrote: pi-context details, or the checkpoint before a marker."""
     details = entry.get("details")
-    if isinstance(details, Mapping) and isinstance(details.get("piContext"), str):
+    if type(details) is dict and isinstance(details.get("piContext"), str):
         return True
-    return next_entry is not None and is_reset_marker(next_entry)
+    return is_reset_marker(next_entry)
 
 
-def entry_items(entry: Entry, next_entry: Entry | None, window_id: str) -> list[Item]:
-    """The items one branch entry contributes (most contribute one, a tool turn several)."""
+def entry_items(entry: Entry, next_entry: object, window_id: str) -> list[Item]:
+    """The items one branch entry contributes (most contribute one, a tool turn several).
+
+    ``next_entry`` is the entry after it on the branch (a compaction right before a reset
+    marker is the reset's own checkpoint).
+    """
     entry_type = entry.get("type")
-    if not isinstance(entry.get("id"), str):
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
         return []
     if entry_type == "message":
         return _message_items(entry, window_id)
     created = _str_or_none(entry.get("timestamp"))
-    entry_id: str = entry["id"]
     if entry_type == "custom_message":
         return [
             _custom_item(
@@ -264,15 +330,10 @@ def entry_items(entry: Entry, next_entry: Entry | None, window_id: str) -> list[
             )
         ]
     if entry_type == "compaction":
-        summary = entry.get("summary")
         role = "developer" if _is_extension_compaction(entry, next_entry) else "system"
-        return [
-            Item(window_id, entry_id, role, summary if isinstance(summary, str) else "", created)
-        ]
+        return [Item(window_id, entry_id, role, created, _str_or_empty, entry.get("summary"))]
     if entry_type == "branch_summary":
-        summary = entry.get("summary")
-        text = summary if isinstance(summary, str) else ""
-        return [Item(window_id, entry_id, "system", text, created)]
+        return [Item(window_id, entry_id, "system", created, _str_or_empty, entry.get("summary"))]
     return []
 
 
@@ -282,19 +343,21 @@ def entry_items(entry: Entry, next_entry: Entry | None, window_id: str) -> list[
 def project_history(branch: Sequence[Entry], session_id: str) -> History:
     """Every window of ``branch`` (root to leaf) with its items, oldest first."""
     windows: list[Window] = []
-    # The session binding owns window identity (entries there are plain dicts, as JSON gives).
-    for span in window_spans(cast(Sequence[dict[str, Any]], branch), session_id):
+    last = len(branch) - 1
+    for span in window_spans(branch, session_id):
         items: list[Item] = []
+        window_id = span.window_id
         for index in range(span.start, span.end):
             entry = branch[index]
-            if not isinstance(entry, Mapping):
+            # Most entries are messages; state entries (custom, label, model...) are skipped
+            # without a call, which matters on a 100k-entry branch projected on every call.
+            if type(entry) is not dict or entry.get("type") not in ITEM_ENTRY_TYPES:
                 continue
-            following = branch[index + 1] if index + 1 < len(branch) else None
-            nxt = following if isinstance(following, Mapping) else None
-            items.extend(entry_items(entry, nxt, span.window_id))
+            following = branch[index + 1] if index < last else None
+            items.extend(entry_items(entry, following, window_id))
         # A window opens at its marker; the root window at the branch's first entry.
-        opener = branch[span.start] if span.start < len(branch) else None
-        stamp = opener.get("timestamp") if isinstance(opener, Mapping) else None
+        opener = branch[span.start] if span.start <= last else None
+        stamp = opener.get("timestamp") if type(opener) is dict else None
         created_at = stamp if isinstance(stamp, str) else None
-        windows.append(Window(span.window_id, created_at, span.marker_id, tuple(items)))
+        windows.append(Window(window_id, created_at, span.marker_id, tuple(items)))
     return History(tuple(windows))

@@ -6,7 +6,9 @@ leaf) and projects it afresh, so nothing can leak between branches or go stale.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import gc
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from pi_context.bindings.session import Session, SessionError
@@ -25,16 +27,34 @@ from .query import (
 )
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic collector while a large branch is loaded and projected.
+
+    Both steps allocate hundreds of thousands of acyclic objects; the collector would rescan
+    the growing heap many times over for nothing (about half the load time on a 100k-entry
+    session). Reference counting still frees everything; the collector resumes afterwards.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def load_history(ctx: ToolContext) -> History:
     """Project the selected branch of ``ctx.session_path`` (no cache: rebuilt on every call)."""
     if ctx.session_path is None:
         raise ToolError("history tools need a session file (pass --session FILE)")
-    try:
-        session = Session.open(ctx.session_path, readonly=True)
-        branch = session.branch(ctx.leaf_id)
-    except SessionError as exc:
-        raise ToolError(f"history: cannot read the session: {exc}") from None
-    return project_history(branch, session.session_id)
+    with gc_paused():
+        try:
+            session = Session.open(ctx.session_path, readonly=True)
+            branch = session.branch(ctx.leaf_id)
+        except SessionError as exc:
+            raise ToolError(f"history: cannot read the session: {exc}") from None
+        return project_history(branch, session.session_id)
 
 
 def _json_result(value: JSONValue) -> ToolResult:
