@@ -107,6 +107,8 @@ class Step:
     row: str
     source: Source | None = None
     """For a committed close-out: who asked for it."""
+    consulted: tuple[str, ...] = ()
+    """The lazy facts the reducer read for this step, in the order it read them."""
 
 
 @dataclass
@@ -135,7 +137,9 @@ class Control:
         pre = self.state
         self.state, effect, row = self._module.step(pre, event)
         source = getattr(getattr(pre, "request", None), "source", None)
-        step = Step(name, effect, row, source)
+        facts = getattr(event, "facts", None)
+        consulted = tuple(facts.consulted) if isinstance(facts, Facts) else ()
+        step = Step(name, effect, row, source, consulted)
         self.history.append(step)
         return step
 

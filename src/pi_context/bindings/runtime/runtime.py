@@ -27,9 +27,13 @@ from pi_context.bindings.notes.homes import NotesHomes, notes_root
 from pi_context.bindings.notes.snapshot import NotesSnapshot, load_snapshot
 from pi_context.bindings.notes.store import NoteStore
 from pi_context.bindings.session import Session, SessionError
-from pi_context.bindings.session.boundary import commit_boundary, plan_tail_repair, reset_drafts
-from pi_context.bindings.session.context import current_system_message
-from pi_context.bindings.session.context import projection as project_branch
+from pi_context.bindings.session.boundary import (
+    artifact_kind,
+    commit_boundary,
+    plan_tail_repair,
+    reset_drafts,
+)
+from pi_context.bindings.session.context import current_system_message, projection_entries
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import (
     MissingBootError,
@@ -185,6 +189,10 @@ class Runtime:
         self._last_outcome: str | None = None
         self._announce: str | None = None
         self._notes_notified: set[str] = set()
+        self._branch_key: tuple[int, str | None] | None = None
+        self._branch: list[Entry] = []
+        self._messages_key: tuple[int, str | None] | None = None
+        self._messages: list[Message] = []
         runtime_tools.register_live(self)
 
     # --- identity -------------------------------------------------------------------------------
@@ -200,7 +208,23 @@ class Runtime:
         return Path(self.session.cwd) if self.session.cwd else Path.cwd()
 
     def branch(self) -> list[Entry]:
-        return self.session.branch()
+        """The active branch (cached per leaf: a leaf's root path never changes)."""
+        key = (id(self.session), self.session.leaf_id)
+        if self._branch_key != key:
+            self._branch = self.session.branch()
+            self._branch_key = key
+        return list(self._branch)
+
+    def messages(self) -> list[Message]:
+        """The session's model projection of the active branch (cached per leaf, like ``branch``).
+
+        Only the messages are needed here, so Pi's thinking-level/model scan is skipped.
+        """
+        key = (id(self.session), self.session.leaf_id)
+        if self._messages_key != key:
+            self._messages = [m for _, ms in projection_entries(self.branch()) for m in ms]
+            self._messages_key = key
+        return list(self._messages)
 
     @property
     def window_id(self) -> str:
@@ -256,7 +280,7 @@ class Runtime:
     def usage(self) -> Usage | None:
         """Usage of the active window (None when it cannot be known)."""
         branch = self.branch()
-        return self._usage(branch, project_branch(branch)["messages"])
+        return self._usage(branch, self.messages())
 
     # --- boot and reset construction ------------------------------------------------------------
 
@@ -313,7 +337,7 @@ class Runtime:
         if plan.status == "no-marker":
             if not self.enabled:
                 return StartResult("disabled")
-            messages = project_branch(branch)["messages"]
+            messages = self.messages()
             if not needs_root_boot(branch, messages, self.session_id):
                 return StartResult("present")
             root = root_window_id(self.session_id)
@@ -383,7 +407,7 @@ class Runtime:
         ``messages`` defaults to the session's own projection of the active branch.
         """
         branch = self.branch()
-        source = list(messages) if messages is not None else project_branch(branch)["messages"]
+        source = list(messages) if messages is not None else self.messages()
         try:
             provider = provider_projection(branch, source, self.session_id)
         except MissingBootError:
@@ -438,7 +462,7 @@ class Runtime:
         self._last_outcome = "aborted" if aborted else ("error" if failed else "completed")
 
         def hard_reserve_due() -> bool:
-            usage = self._usage(branch, project_branch(branch)["messages"])
+            usage = self._usage(branch, self.messages())
             return self.budget.hard_reserve_due(usage.remaining if usage else None)
 
         facts = Facts(
@@ -497,10 +521,17 @@ class Runtime:
         self._last_outcome = "aborted"
 
     def append(self, drafts: Sequence[Draft]) -> list[str]:
-        """Append a result's drafts: validated together, synced, the boundary verified on disk."""
+        """Append a result's drafts in order.
+
+        A batch carrying a reset boundary is validated as a whole before the first write, synced
+        and verified on disk. A batch without one (incoming and budget drafts) holds independent
+        entries: each is validated as it is appended, without copying the branch.
+        """
         if not drafts:
             return []
-        return commit_boundary(self.session, drafts)
+        if any(artifact_kind(draft) for draft in drafts):
+            return commit_boundary(self.session, drafts)
+        return [self.session.append_draft(draft) for draft in drafts]
 
     # --- effects --------------------------------------------------------------------------------
 

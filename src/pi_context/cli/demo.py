@@ -1,0 +1,50 @@
+"""``pi-context demo``: a scripted, deterministic end-to-end agent run over N context windows."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "demo",
+        help="run a scripted agent through N context windows and print a table per window",
+        description=(
+            "Drive the pi-context runtime with a deterministic scripted model (no network): "
+            "notes, history tools, reminders and warnings, wipe_memory, the hard reserve, an "
+            "overflow recovery, an aborted turn and a queued message. Writes a real Pi session "
+            "file and notes, then prints one table row per window."
+        ),
+    )
+    parser.add_argument("--windows", type=int, default=8, help="context windows (default 8)")
+    parser.add_argument(
+        "--dir", type=Path, default=None, help="empty directory for the run (default: a temp dir)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the report as JSON instead")
+    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pi_context.bindings.runtime.demo import DemoError, format_table, run_demo, summary_json
+
+    if args.windows < 1 or args.windows > 500:
+        print("pi-context demo: --windows must be between 1 and 500", file=sys.stderr)
+        return 2
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"pi-context demo: {line}", file=sys.stderr, flush=True)
+
+    try:
+        report = run_demo(args.windows, directory, progress)
+    except DemoError as exc:
+        print(f"pi-context demo: {exc}", file=sys.stderr)
+        return 1
+    print(summary_json(report) if args.json else format_table(report))
+    return 0
