@@ -9,7 +9,7 @@ import pytest
 
 from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, json_bytes, utf8_len
 
-from .conftest import MARKER, TOOLS_BY_NAME, Harness
+from .conftest import MARKER, TOOLS_BY_NAME, Harness, parse_read
 
 
 def test_the_four_tools_declare_object_schemas_with_the_documented_defaults() -> None:
@@ -578,3 +578,13 @@ def test_the_result_text_is_compact_json(harness: Harness) -> None:
     harness.text("user", "é")
     text = harness.call("history_list", {}).text
     assert text == json.dumps(json.loads(text), ensure_ascii=False, separators=(",", ":"))
+
+
+def test_a_lone_surrogate_in_the_session_is_delivered_as_valid_utf8(harness: Harness) -> None:
+    item = harness.text("user", "a\ud800b")
+    row = harness.json("history_search", {"query": "\ud800"})["items"][0]
+    assert (row["item_id"], row["match_offset_chars"], row["total_chars"]) == (item, 1, 3)
+    assert row["truncated_content"] == "a\ud800b", "JSON carries it as an escape"
+    result = harness.call("history_read", {"item_id": item})
+    result.text.encode("utf-8")
+    assert parse_read(result).content == "a\ufffdb", "raw text replaces it one for one"

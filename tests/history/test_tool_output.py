@@ -245,6 +245,13 @@ def test_read_window_rejects_bad_limits(bad: object) -> None:
         read_window("abc", name="x", limit_chars=bad)
 
 
+def test_read_window_delivers_lone_surrogates_as_replacement_characters() -> None:
+    window = read_window("a\ud800b\udfffc", name="x\udc00", offset_chars=1, limit_chars=3)
+    assert window.content == "\ufffdb\ufffd"
+    assert (window.offset_chars, window.end_chars, window.total_chars) == (1, 4, 5)
+    window.text.encode("utf-8")  # valid UTF-8: it can be printed and sent as is
+
+
 def test_read_window_header_cannot_hold_a_newline_or_a_huge_name() -> None:
     window = read_window("body", name="a\nb" + "n" * 10_000, suffix=["x\ny"])
     header = window.text.split("\n", 1)[0]

@@ -360,6 +360,9 @@ def read_window(
             raise BudgetError("the read header alone exceeds the output budget")
     header, content = render(count)
     end = start + count
+    # A lone surrogate (which a JSONL session can carry as an escape) has no UTF-8 form; it is
+    # delivered as U+FFFD, one code point for one, so every offset stays exact.
+    header, content = _SURROGATE.sub("\ufffd", header), _SURROGATE.sub("\ufffd", content)
     return ReadWindow(
         text=f"{header}\n{content}",
         header=header,
