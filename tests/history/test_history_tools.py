@@ -588,3 +588,35 @@ def test_a_lone_surrogate_in_the_session_is_delivered_as_valid_utf8(harness: Har
     result = harness.call("history_read", {"item_id": item})
     result.text.encode("utf-8")
     assert parse_read(result).content == "a\ufffdb", "raw text replaces it one for one"
+
+
+def test_a_pathological_window_id_is_truncated_visibly_rather_than_failing(
+    harness: Harness,
+) -> None:
+    harness.text("user", "root")
+    huge = "pcw:" + "w" * 100_000
+    harness.session.append_custom("pi-context/reset-marker", {"windowId": huge})
+    item = harness.text("user", "inside the huge window")
+    for name, args, key in (
+        ("history_windows", {}, "windows"),
+        ("history_list", {}, "items"),
+        ("history_search", {"query": "inside"}, "items"),
+    ):
+        rows = harness.follow(name, args, key=key)
+        assert MARKER.search(rows[0]["window_id"])
+    assert harness.follow("history_list", {}, key="items")[0]["item_id"] == item
+    read = harness.read({"item_id": item})
+    assert read.content == "inside the huge window"
+    assert MARKER.search(read.header)
+
+
+def test_unknown_window_errors_name_at_most_50_recent_windows(harness: Harness) -> None:
+    harness.text("user", "root")
+    for index in range(120):
+        harness.session.append_custom(
+            "pi-context/reset-marker", {"windowId": f"pcw:test0000:{index:08x}"}
+        )
+    error = harness.json("history_list", {"window_id": "pcw:nope"})
+    assert len(error["known_windows"]) == 50
+    assert error["known_windows"][-1] == "pcw:test0000:00000077"
+    assert error["known_windows_total"] == 121

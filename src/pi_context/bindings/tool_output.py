@@ -178,6 +178,19 @@ def shrink_to_fit(
     return value
 
 
+def shrink_to_fit_guarded(
+    value: JSONValue, fits: Callable[[JSONValue], bool], protect: frozenset[str]
+) -> JSONValue:
+    """``shrink_to_fit`` that sacrifices protected strings only when nothing else can give.
+
+    A hand-edited file can hold a 100 KB id; delivering it visibly truncated beats failing.
+    """
+    try:
+        return shrink_to_fit(value, fits, protect=protect)
+    except BudgetError:
+        return shrink_to_fit(value, fits)
+
+
 def fit_json(value: JSONValue, budget: int = TOOL_OUTPUT_MAX_BYTES) -> str:
     """Encode ``value`` as delivered JSON within ``budget`` bytes, truncating strings visibly."""
     fitted = shrink_to_fit(value, lambda v: json_bytes(v) <= budget)
@@ -238,7 +251,7 @@ def page(
             return json_bytes(envelope([candidate], nxt)) <= budget
 
         if shrink is None:
-            chosen = [shrink_to_fit(first, fits, protect=protect)]
+            chosen = [shrink_to_fit_guarded(first, fits, protect)]
         else:
             chosen = [shrink(first, fits)]
             if not fits(chosen[0]):

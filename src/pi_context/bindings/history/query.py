@@ -19,7 +19,7 @@ from pi_context.bindings.tool_output import (
     middle_truncate,
     page,
     read_window,
-    shrink_to_fit,
+    shrink_to_fit_guarded,
 )
 
 from .items import ROLES, TOOL_ROLES, History, Item
@@ -48,6 +48,18 @@ def _echo(value: object) -> JSONValue:
     if value is None or isinstance(value, bool | int | float):
         return value
     return middle_truncate(repr(value), ECHO_MAX_CHARS)
+
+
+KNOWN_WINDOWS_MAX = 50
+
+
+def _known_windows(history: History) -> dict[str, JSONValue]:
+    """The window ids an error offers, newest last; capped so the error always fits."""
+    ids = history.window_ids
+    shown: dict[str, JSONValue] = {"known_windows": [_echo(w) for w in ids[-KNOWN_WINDOWS_MAX:]]}
+    if len(ids) > KNOWN_WINDOWS_MAX:
+        shown["known_windows_total"] = len(ids)
+    return shown
 
 
 # --- argument parsing -------------------------------------------------------------------------
@@ -205,7 +217,7 @@ def select(history: History, filters: Filters, recent_first: bool) -> list[Item]
                 f"unknown window_id {_echo(filters.window_id)!r}; "
                 "use one of known_windows (history_windows lists them)",
                 window_id=_echo(filters.window_id),
-                known_windows=[_echo(w) for w in history.window_ids],
+                **_known_windows(history),
             )
     accepts = filters.accepts()
     items = [item for window in windows for item in window.items if accepts(item)]
@@ -253,7 +265,7 @@ def render_item(item: Item, max_chars: int, match_offset: int | None = None) -> 
 
 def shrink_item(item: JSONValue, fits: Callable[[JSONValue], bool]) -> JSONValue:
     """Budget-shrink one oversized item, keeping its address and its ``truncated`` flag honest."""
-    shrunk = shrink_to_fit(item, fits, protect=PROTECTED)
+    shrunk = shrink_to_fit_guarded(item, fits, PROTECTED)
     if shrunk["truncated_content"] != item["truncated_content"] and not shrunk["truncated"]:
         shrunk = {**shrunk, "truncated": True}  # "true" is shorter than "false": still fits
     return shrunk
@@ -351,7 +363,7 @@ def read_item(history: History, args: Mapping[str, Any]) -> tuple[ReadWindow, di
         if item is not None:
             message += f": item {item.item_id} is in window {item.window_id}"
         elif window_id is not None and window_id not in history.window_ids:
-            echo["known_windows"] = [_echo(w) for w in history.window_ids]
+            echo.update(_known_windows(history))
         raise HistoryError(message, **echo)
     for name in ("offset_chars", "limit_chars"):
         value = args.get(name)

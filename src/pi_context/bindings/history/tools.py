@@ -12,7 +12,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from pi_context.bindings.session import Session, SessionError
-from pi_context.bindings.tool_output import READ_LIMIT_CHARS_MAX, JSONValue, fit_json
+from pi_context.bindings.tool_output import (
+    READ_LIMIT_CHARS_MAX,
+    BudgetError,
+    JSONValue,
+    fit_json,
+    middle_truncate,
+)
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
 from .items import ROLES, History, project_history
@@ -62,7 +68,11 @@ def _json_result(value: JSONValue) -> ToolResult:
 
 
 def _error(exc: HistoryError) -> ToolResult:
-    return ToolResult(text=fit_json(exc.payload), details=None, is_error=True)
+    try:
+        text = fit_json(exc.payload)
+    except BudgetError:  # an echo too fragmented to cut: the message alone still helps
+        text = fit_json({"error": middle_truncate(str(exc), 4_000)})
+    return ToolResult(text=text, details=None, is_error=True)
 
 
 def _paged(
