@@ -1,0 +1,147 @@
+"""``pi-context conformance``: check an implementation against the specs over stdio."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pi_context.spec import SpecError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "conformance",
+        help="check an implementation of reset-control against the specs (stdio protocol)",
+        description=(
+            "Start the implementation command, speak the conformance protocol with it "
+            "(docs/conformance-protocol.md) and check every case of each spec's finite "
+            "abstraction plus random traces driven by hypothesis. Reports per event type and "
+            "per table row, with the shortest failing traces; exits 0 only if everything "
+            "conforms."
+        ),
+    )
+    parser.add_argument(
+        "--impl", required=True, metavar="CMD", help='the implementation, e.g. "pi-context serve"'
+    )
+    parser.add_argument(
+        "--spec",
+        action="append",
+        metavar="ID|FILE",
+        help="spec id or file to check; repeatable (default: every committed spec it serves)",
+    )
+    parser.add_argument("--examples", type=int, default=100, help="random traces per spec")
+    parser.add_argument("--steps", type=int, default=30, help="maximum steps per random trace")
+    parser.add_argument("--seed", type=int, help="hypothesis seed (default: derandomized)")
+    parser.add_argument(
+        "--timeout", type=float, default=5.0, help="seconds to wait for each reply (default 5)"
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write a JSON report")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
+    parser.add_argument(
+        "--bundle",
+        type=Path,
+        metavar="DIR",
+        default=Path("pi-context-conformance"),
+        help="where failing traces are written as ITF JSON + Mermaid "
+        "(default: ./pi-context-conformance, only when something fails)",
+    )
+    parser.add_argument(
+        "--replay",
+        type=Path,
+        metavar="FILE",
+        help="replay one failing trace (an .itf.json from a bundle) instead of a full run",
+    )
+    parser.add_argument("--no-exhaustive", action="store_true", help="skip the exhaustive set")
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pi_context.conformance import report as rep
+    from pi_context.conformance.runner import run_conformance
+    from pi_context.statemachine.registry import resolve_spec
+
+    if args.examples < 0 or args.steps < 1 or args.timeout <= 0:
+        print(
+            "pi-context conformance: --examples must be >= 0, --steps >= 1, --timeout > 0",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        specs = [resolve_spec(ref) for ref in args.spec] if args.spec else None
+    except SpecError as err:
+        print(f"pi-context conformance: {err}", file=sys.stderr)
+        return 2
+    if args.replay is not None:
+        return _replay(args, specs)
+    try:
+        report = run_conformance(
+            args.impl,
+            specs,
+            examples=args.examples,
+            steps=args.steps,
+            seed=args.seed,
+            timeout=args.timeout,
+            exhaustive=not args.no_exhaustive,
+            show=not args.quiet,
+        )
+    except ValueError as err:  # e.g. an empty or unparsable command
+        print(f"pi-context conformance: --impl: {err}", file=sys.stderr)
+        return 2
+    print(rep.render_text(report))
+    if args.json:
+        _write(args.json, json.dumps(rep.to_json(report), indent=2, ensure_ascii=False) + "\n")
+    if args.junit:
+        _write(args.junit, rep.to_junit(report))
+    if not report.ok:
+        written = rep.write_bundle(report, args.bundle)
+        if written:
+            print(f"\nfailing traces written to {args.bundle}/ (ITF JSON + Mermaid):")
+            for path in written:
+                print(f"  {path}")
+            itf = next(p for p in written if p.suffix == ".json")
+            print(f'replay one with: pi-context conformance --impl "{args.impl}" --replay {itf}')
+    return 0 if report.ok else 1
+
+
+def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
+    from pi_context.conformance.report import load_itf
+    from pi_context.conformance.traces import replay
+    from pi_context.conformance.transport import Implementation
+    from pi_context.statemachine.registry import generated, resolve_spec
+
+    try:
+        spec_id, initial, events = load_itf(args.replay)
+        spec = next((s for s in specs or [] if s.id == spec_id), None) or resolve_spec(spec_id)
+    except (ValueError, SpecError) as err:
+        print(f"pi-context conformance: {err}", file=sys.stderr)
+        return 2
+    gen = generated(spec)
+    try:
+        gen.wire.state_from_wire(initial, "initial")
+        for i, event in enumerate(events, 1):
+            gen.wire.event_from_wire(event, f"states[{i}].event")
+    except ValueError as err:
+        print(f"pi-context conformance: {args.replay}: {err}", file=sys.stderr)
+        return 2
+    try:
+        with Implementation(args.impl, timeout=args.timeout) as impl:
+            trace = replay(impl, spec, gen, initial, events, f"replay of {args.replay}")
+    except ValueError as err:
+        print(f"pi-context conformance: --impl: {err}", file=sys.stderr)
+        return 2
+    print(f"{spec.id}: replaying {len(events)} step(s) against {args.impl}")
+    print(trace.render(spec))
+    if trace.failing is not None:
+        print(f"DOES NOT CONFORM at step {len(trace)}")
+        return 1
+    print("conforms on this trace")
+    return 0
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

@@ -1,0 +1,270 @@
+"""Run an implementation against the specs: handshake, the exhaustive case set (pipelined),
+random traces (hypothesis) and, for every failing row, a minimal failing trace.
+
+Nothing here can hang: every reply has a timeout, and crashes and hangs count against a
+per-spec budget after which the spec is reported as failed and the run moves on.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from pi_context.conformance.check import Problem
+from pi_context.conformance.protocol import (
+    PROTOCOL,
+    ErrorReply,
+    ProtocolError,
+    encode,
+    hello_request,
+    parse_hello_reply,
+    step_request,
+)
+from pi_context.conformance.results import ConformanceReport, SpecResult
+from pi_context.conformance.stateful import Budget, run_random_traces
+from pi_context.conformance.traces import (
+    ShortestPaths,
+    Trace,
+    TraceStep,
+    judge,
+    replay,
+)
+from pi_context.conformance.transport import Implementation, ImplementationFailure
+from pi_context.spec import interpret
+from pi_context.spec.abstraction import all_events, all_states
+from pi_context.spec.model import Spec
+from pi_context.statemachine.progress import Progress
+from pi_context.statemachine.registry import Generated, committed_specs, generated
+
+CRASH_BUDGET = 4  # crashes + hangs tolerated per spec before giving up on it
+TRACE_CRASH_BUDGET = 2  # ... and while replaying minimal traces
+TRACE_CANDIDATES = 3  # failing cases tried per row when building its minimal trace
+SHORTEST = "shortest path to a failing case of the exhaustive set"
+
+
+def run_conformance(
+    command: str | Sequence[str],
+    specs: Sequence[Spec] | None = None,
+    *,
+    examples: int = 100,
+    steps: int = 30,
+    seed: int | None = None,
+    timeout: float = 5.0,
+    exhaustive: bool = True,
+    show: bool = True,
+    stream: TextIO | None = None,
+) -> ConformanceReport:
+    """Check ``command`` against ``specs`` (default: every committed spec it serves)."""
+    stream = stream or sys.stderr
+    started = time.monotonic()
+    impl = Implementation(command, timeout=timeout)
+    report = ConformanceReport(impl.command)
+    try:
+        if not _handshake(impl, report):
+            return report
+        explicit = specs is not None
+        chosen = list(specs) if specs is not None else committed_specs()
+        for spec in chosen:
+            if spec.id not in report.served:
+                if explicit:
+                    result = SpecResult(spec, served=False)
+                    result.problems.append(
+                        f"the implementation does not serve {spec.id} "
+                        f"(it serves: {', '.join(report.served) or 'nothing'})"
+                    )
+                    report.specs.append(result)
+                continue
+            report.specs.append(
+                run_spec(
+                    impl,
+                    generated(spec),
+                    examples=examples,
+                    steps=steps,
+                    seed=seed,
+                    exhaustive=exhaustive,
+                    show=show,
+                    stream=stream,
+                )
+            )
+        if not report.specs:
+            ours = ", ".join(s.id for s in chosen)
+            report.errors.append(
+                f"the implementation serves none of the specs checked here ({ours}); "
+                f"it serves: {', '.join(report.served) or 'nothing'}"
+            )
+    finally:
+        impl.close()
+        report.seconds = time.monotonic() - started
+    return report
+
+
+def _handshake(impl: Implementation, report: ConformanceReport) -> bool:
+    try:
+        raw = impl.request(encode(hello_request()), "hello")
+        reply = parse_hello_reply(raw)
+    except ImplementationFailure as fail:
+        report.errors.append(f"handshake failed: {fail.message}")
+        return False
+    except ProtocolError as err:
+        report.errors.append(f"handshake failed: {err}")
+        return False
+    if isinstance(reply, ErrorReply):
+        report.errors.append(f"handshake failed: hello answered ok:false: {reply.error}")
+        return False
+    report.protocol = reply.protocol
+    report.served = reply.specs
+    if reply.protocol != PROTOCOL:
+        report.errors.append(
+            f"the implementation speaks protocol {reply.protocol}; this runner speaks {PROTOCOL}"
+        )
+        return False
+    return True
+
+
+def run_spec(
+    impl: Implementation,
+    gen: Generated,
+    *,
+    examples: int = 100,
+    steps: int = 30,
+    seed: int | None = None,
+    exhaustive: bool = True,
+    show: bool = True,
+    stream: TextIO | None = None,
+) -> SpecResult:
+    stream = stream or sys.stderr
+    spec = gen.spec
+    started = time.monotonic()
+    result = SpecResult(spec)
+    budget = Budget(CRASH_BUDGET)
+    if show:
+        print(f"{spec.id} against {impl.command}", file=stream)
+    if exhaustive:
+        run_exhaustive(impl, gen, result, budget, show=show, stream=stream)
+        if result.failures:
+            minimal_traces(impl, gen, result)
+    if examples > 0 and budget.left > 0:
+        progress = Progress(f"{spec.id} random traces", examples, stream) if show else None
+
+        def tick() -> None:
+            if progress is not None and progress.done < examples:
+                progress.advance()
+
+        found = run_random_traces(
+            impl,
+            gen,
+            result,
+            examples=examples,
+            steps=steps,
+            seed=seed,
+            budget=budget,
+            on_example=tick,
+        )
+        if progress is not None:
+            progress.finish(f", {result.stateful_steps} steps" + (", FAILED" if found else ""))
+        if found is not None:
+            result.random_trace = found
+            failing = found.failing
+            assert failing is not None
+            current = result.traces.get(failing.want.row)
+            if current is None or len(found) < len(current):
+                result.traces[failing.want.row] = found
+    elif examples > 0:
+        result.notes.append("random traces skipped: the crash/hang budget is used up")
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def exhaustive_cases(spec: Spec) -> list[tuple[dict[str, object], dict[str, object]]]:
+    return [(state, event) for state in all_states(spec) for event in all_events(spec)]
+
+
+def run_exhaustive(
+    impl: Implementation,
+    gen: Generated,
+    result: SpecResult,
+    budget: Budget,
+    *,
+    show: bool = True,
+    stream: TextIO | None = None,
+) -> None:
+    """Every (state, event) of the finite abstraction, pipelined."""
+    spec = gen.spec
+    cases = exhaustive_cases(spec)
+    result.exhaustive_cases = len(cases)
+    lines = [encode(step_request(spec.id, s, e)) for s, e in cases]
+    progress = Progress(f"{spec.id} exhaustive", len(cases), stream) if show else None
+    i = 0
+    while i < len(cases):
+        try:
+            impl.send(lines[i:])
+            while i < len(cases):
+                state, event = cases[i]
+                raw = impl.receive(f"exhaustive case {i + 1} of {len(cases)}")
+                want = interpret.step(spec, state, event)
+                result.record(judge(spec, gen, state, event, want, raw))
+                result.exhaustive_checked += 1
+                i += 1
+                if progress is not None:
+                    progress.advance()
+        except ImplementationFailure as fail:
+            state, event = cases[i]
+            want = interpret.step(spec, state, event)
+            step = TraceStep(
+                dict(state), dict(event), want, problems=(Problem(fail.kind, fail.message),)
+            )
+            result.record(step)
+            result.exhaustive_checked += 1
+            i += 1
+            if progress is not None:
+                progress.advance()
+            if not budget.spend():
+                left = len(cases) - i
+                result.problems.append(
+                    f"gave up after {CRASH_BUDGET + 1} crashes or hangs; "
+                    f"{left} exhaustive cases not run"
+                )
+                break
+    if progress is not None:
+        failed = sum(t.failed for t in result.rows.values())
+        progress.finish(f", {failed} failing" if failed else "")
+
+
+def minimal_traces(impl: Implementation, gen: Generated, result: SpecResult) -> None:
+    """For each failing row, replay a shortest spec path to one of its failing cases.
+
+    Breadth-first paths are shortest, so the shallowest failing case of a row gives the
+    shortest trace that reaches that row's failure (the replay confirms it, feeding the
+    implementation's own states back in). Replays that crash or hang have their own small
+    budget, so a broken implementation still gets a trace or two without stalling the run.
+    """
+    spec = gen.spec
+    paths = ShortestPaths(spec)
+    budget = Budget(TRACE_CRASH_BUDGET)
+    for row, failing in list(result.failures.items()):
+        if row in result.traces:
+            continue  # an earlier replay already diverged here, on a shorter path
+        ranked = sorted(
+            ((paths.depth(step.pre), n) for n, step in enumerate(failing)),
+            key=lambda item: (item[0] is None, item[0] or 0, item[1]),
+        )
+        for depth, n in ranked[:TRACE_CANDIDATES]:
+            step = failing[n]
+            if depth is None:
+                # not reachable from the initial state: the one-step case is the trace
+                result.traces[row] = Trace(spec.id, step.pre, [step], "unreachable state")
+                break
+            events = [*(paths.events_to(step.pre) or []), step.event]
+            trace = replay(impl, spec, gen, paths.initial, events, SHORTEST)
+            failing_step = trace.failing
+            if failing_step is None:
+                continue
+            where = failing_step.want.row
+            if where not in result.traces or len(trace) < len(result.traces[where]):
+                result.traces[where] = trace
+            if failing_step.kind in ("crash", "hang") and not budget.spend():
+                return
+            if where == row:
+                break

@@ -1,0 +1,108 @@
+"""The reference implementation served over the conformance protocol.
+
+Steps go through the generated reducer of each spec, with lazy facts wrapped so their first
+reads are reported as ``consulted``. Every request gets exactly one reply; a request that
+cannot be served gets ``{"ok": false, "error": ...}`` naming the problem and the server keeps
+going.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from pi_context.conformance.protocol import (
+    PROTOCOL,
+    ProtocolError,
+    Request,
+    encode,
+    error_reply,
+    parse_request,
+)
+from pi_context.spec.model import Spec
+from pi_context.statemachine.observe import lazy_attributes, recorded
+from pi_context.statemachine.registry import Generated, generated
+from pi_context.statemachine.wirecheck import WireError
+
+
+@dataclass(frozen=True)
+class _Served:
+    spec: Spec
+    gen: Generated
+    lazy: dict[str, dict[str, str]]
+
+
+class Server:
+    def __init__(self, specs: Sequence[Spec]) -> None:
+        self._served: dict[str, _Served] = {}
+        for spec in specs:
+            if spec.id in self._served:
+                raise ValueError(f"two specs with the id {spec.id!r} ({spec.path})")
+            self._served[spec.id] = _Served(spec, generated(spec), lazy_attributes(spec))
+
+    @property
+    def spec_ids(self) -> list[str]:
+        return list(self._served)
+
+    def handle(self, line: bytes) -> dict[str, Any]:
+        """The reply to one request line; never raises for bad input."""
+        try:
+            request = parse_request(line)
+        except ProtocolError as err:
+            return error_reply(str(err))
+        if request.op == "hello":
+            return {"ok": True, "protocol": PROTOCOL, "specs": self.spec_ids}
+        return self._step(request)
+
+    def _step(self, request: Request) -> dict[str, Any]:
+        served = self._served.get(request.spec)
+        if served is None:
+            known = ", ".join(self._served) or "none"
+            return error_reply(f"unknown spec {request.spec!r} (serving: {known})")
+        wire = served.gen.wire
+        try:
+            state = wire.state_from_wire(request.state, "state")
+            event = wire.event_from_wire(request.event, "event")
+        except WireError as err:
+            return error_reply(f"{request.spec}: {err}")
+        typed, recorder = recorded(event, served.lazy[event.type])
+        try:
+            next_state, effect, _row = served.gen.reducer.step(state, typed)
+        except Exception as err:  # a defect in generated code must not stop the server
+            return error_reply(f"{request.spec}: internal error: {type(err).__name__}: {err}")
+        return {
+            "ok": True,
+            "state": wire.state_to_wire(next_state),
+            "effect": effect,
+            "consulted": list(recorder.consulted) if recorder else [],
+        }
+
+    def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
+        """Answer requests until end of input.
+
+        Input is read in whatever chunks are available and the replies to a chunk are written
+        and flushed together: pipelined requests are batched, and a lone request is never
+        held back waiting for more input.
+        """
+        pending = b""
+        while True:
+            chunk = _read_available(inp)
+            if not chunk:
+                break
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if lines:
+                out.write(b"".join(encode(self.handle(line)) for line in lines))
+                out.flush()
+        if pending.strip():
+            out.write(encode(self.handle(pending)))
+            out.flush()
+
+
+def _read_available(inp: BinaryIO) -> bytes:
+    read1 = getattr(inp, "read1", None)
+    if read1 is not None:
+        data: bytes = read1(65536)
+        return data
+    return inp.read(65536)
