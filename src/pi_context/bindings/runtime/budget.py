@@ -263,10 +263,21 @@ class Budget:
         self._notices = staged
         return [s.draft() for s in staged]
 
-    def notify_committed(self, branch: Sequence[Entry], window_id: str) -> None:
-        """Tell the human about reminders that are now durable in the active window."""
+    def notify_committed(
+        self, branch: Sequence[Entry], window_id: str, *, final: bool = False
+    ) -> None:
+        """Tell the human about reminders that are now durable in the active window.
+
+        One not yet durable stays pending until it is, or until ``final`` (the run settled):
+        a reminder that was never committed is never announced.
+        """
+        pending: list[Staged] = []
         for staged in self._notices:
-            if staged.window_id == window_id and has_window_message(branch, staged.custom_type):
+            if staged.window_id != window_id:
+                continue
+            if has_window_message(branch, staged.custom_type):
                 text = WARNING_NOTICE if staged.custom_type == WARNING_TYPE else REMINDER_NOTICE
                 self._notify("warning", text)
-        self._notices = []
+            elif not final:
+                pending.append(staged)
+        self._notices = pending

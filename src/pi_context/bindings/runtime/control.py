@@ -8,6 +8,7 @@ Each step is recorded with the row that fired, so a host can tell *why* a bounda
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -22,14 +23,29 @@ Source = Literal["manual", "automatic"]
 Lazy = Callable[[], bool]
 
 
+def _snake(name: str) -> str:
+    return (
+        re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("threshold_due", "hard_reserve_due")
+    )
+
+
+# The facts each event declares lazy (0.25's thresholdDue is 0.26's hardReserveDue).
+LAZY_FACTS: dict[str, frozenset[str]] = {
+    event: frozenset(_snake(name) for name in names)
+    for event, names in {**rc25.LAZY_ORDER, **rc26.LAZY_ORDER}.items()
+}
+
+
 class Facts:
     """Turn-end / before-settle facts; lazy ones are computed on first read, then memoised.
 
-    ``consulted`` lists the lazy facts in the order the reducer read them.
+    ``consulted`` lists the facts the spec declares lazy for ``event``, in the order the
+    reducer read them.
     """
 
     def __init__(
         self,
+        event: str,
         *,
         window_id: str,
         aborted: bool = False,
@@ -51,13 +67,15 @@ class Facts:
             "hard_reserve_due": hard_reserve_due,
         }
         self._values: dict[str, bool] = {}
+        self._declared = LAZY_FACTS[event]
         self.consulted: list[str] = []
 
     def _read(self, name: str) -> bool:
         if name not in self._values:
             source = self._lazy[name]
             self._values[name] = bool(source() if callable(source) else source)
-            self.consulted.append(name)
+            if name in self._declared:
+                self.consulted.append(name)
         return self._values[name]
 
     @property

@@ -466,6 +466,7 @@ class Runtime:
             return self.budget.hard_reserve_due(usage.remaining if usage else None)
 
         facts = Facts(
+            "turn_end",
             window_id=window,
             aborted=aborted,
             overflow=overflow,
@@ -490,6 +491,7 @@ class Runtime:
         token = self._token()
         window = self.window_id
         facts = Facts(
+            "before_settle",
             window_id=window,
             aborted=self._last_outcome == "aborted",
             failed=self._last_outcome == "error",
@@ -556,7 +558,7 @@ class Runtime:
     def _announce_committed(self, *, final: bool) -> None:
         branch = self.branch()
         window = current_window_id(branch, self.session_id)
-        self.budget.notify_committed(branch, window)
+        self.budget.notify_committed(branch, window, final=final)
         if self._announce is None:
             return
         if self._announce == window and any(
