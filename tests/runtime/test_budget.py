@@ -62,7 +62,7 @@ def test_reminder_derives_from_reserve_plus_margin(env, kit):
     assert "17712 tokens" in run(rt.turn_end()).drafts[0]["content"]
 
 
-# --- settings precedence and trust -----------------------------------------------------------------
+# --- settings precedence and trust ---------------------------------------------------------------
 
 
 def test_project_reserve_and_margin_override_global_per_key(env, kit):
@@ -177,7 +177,7 @@ def test_injected_policy_is_resolved_live(env, kit):
     assert rt.budget.thresholds.reminder == 7_000, "no cache for an injected policy"
 
 
-# --- the countdown --------------------------------------------------------------------------------
+# --- the countdown -------------------------------------------------------------------------------
 
 
 def test_countdown_ends_at_the_warning_line_and_clamps(env, kit):
@@ -219,7 +219,7 @@ def test_active_window_usage_excludes_usage_before_the_marker(env, kit):
     assert countdown(rt) == 200_000 - 150_000 - 28_672
 
 
-# --- reminder and warning lifecycle ----------------------------------------------------------------
+# --- reminder and warning lifecycle --------------------------------------------------------------
 
 
 def test_reminder_is_committed_once_per_window_only_at_turn_end(env, kit):

@@ -52,7 +52,7 @@ def status(result: Any) -> Any:
     return json.loads(result.text).get("status")
 
 
-# --- the composer ---------------------------------------------------------------------------------
+# --- the composer --------------------------------------------------------------------------------
 
 
 def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env, kit):
@@ -196,7 +196,7 @@ def test_memory_cleared_is_announced_only_once_the_boundary_is_durable(env, kit)
     assert sum("memory cleared" in n.text for n in rt.notices) == 1
 
 
-# --- aborts, lazy facts, overflow -----------------------------------------------------------------
+# --- aborts, lazy facts, overflow ----------------------------------------------------------------
 
 
 def test_aborted_turn_never_continues_and_clears_the_request(env, kit):
@@ -372,7 +372,7 @@ def test_a_second_wipe_memory_command_is_already_pending(env, kit):
     assert len([e for e in rt.branch() if e.get("customType") == WARNING_TYPE]) == 1
 
 
-# --- off/on, /compact, status ----------------------------------------------------------------------
+# --- off/on, /compact, status --------------------------------------------------------------------
 
 
 def test_off_stops_new_resets_while_an_existing_marker_stays_authoritative(env, kit):
@@ -457,7 +457,7 @@ def test_unknown_spec_is_a_clear_error(env):
         env.runtime(spec="reset-control@9")
 
 
-# --- tools ----------------------------------------------------------------------------------------
+# --- tools ---------------------------------------------------------------------------------------
 
 
 def test_every_tool_exports_a_json_schema(env, kit):
