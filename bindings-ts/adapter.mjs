@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// Serves the generated TypeScript reducers over the pi-context conformance protocol,
+// version 1 (docs/conformance-protocol.md): one JSON request per stdin line, one JSON reply
+// per stdout line, in order. Build the reducers first (`tsc -p bindings-ts` emits
+// bindings-ts/dist); then `pi-context conformance --impl "node bindings-ts/adapter.mjs"`.
+//
+// The adapter is the only hand-written part: it parses requests, hands the reducer facts
+// wrapped in getters (so `consulted` lists the facts the reducer read, in first-read order),
+// freezes its inputs (so a reducer that mutates them fails loudly) and never stops serving.
+import { createInterface } from "node:readline";
+
+const PROTOCOL = 1;
+
+let SPECS;
+try {
+  ({ SPECS } = await import("./dist/index.js"));
+} catch (err) {
+  process.stderr.write(
+    `adapter: cannot load bindings-ts/dist/index.js; run the TypeScript build first ` +
+      `(tsc -p bindings-ts): ${err.message}\n`,
+  );
+  process.exit(2);
+}
+
+function isObject(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function deepFreeze(value) {
+  if (value !== null && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+// The facts as getters that record each name the first time it is read.
+function watched(facts, consulted) {
+  const view = {};
+  for (const name of Object.keys(facts)) {
+    Object.defineProperty(view, name, {
+      enumerable: true,
+      get() {
+        if (!consulted.includes(name)) consulted.push(name);
+        return facts[name];
+      },
+    });
+  }
+  return Object.freeze(view);
+}
+
+function fail(error) {
+  return { ok: false, error };
+}
+
+function answer(line) {
+  if (line.trim() === "") return fail("request is an empty line");
+  let request;
+  try {
+    request = JSON.parse(line);
+  } catch (err) {
+    return fail(`request is not JSON (${err.message})`);
+  }
+  if (!isObject(request)) return fail("request must be a JSON object");
+  if (request.op === "hello") return { ok: true, protocol: PROTOCOL, specs: Object.keys(SPECS) };
+  if (request.op !== "step") {
+    return fail(`unknown op ${JSON.stringify(request.op)} (expected one of: hello, step)`);
+  }
+  const served = typeof request.spec === "string" && Object.hasOwn(SPECS, request.spec)
+    ? SPECS[request.spec]
+    : undefined;
+  if (served === undefined) {
+    return fail(
+      `unknown spec ${JSON.stringify(request.spec)} (serving: ${Object.keys(SPECS).join(", ")})`,
+    );
+  }
+  const { state, event } = request;
+  if (!isObject(state)) return fail(`${request.spec}: state must be an object`);
+  if (!isObject(event) || typeof event.type !== "string") {
+    return fail(`${request.spec}: event must be an object with a string "type"`);
+  }
+  deepFreeze(state);
+  deepFreeze(event);
+  const consulted = [];
+  const input = isObject(event.facts)
+    ? Object.freeze({ ...event, facts: watched(event.facts, consulted) })
+    : event;
+  try {
+    const result = served.reduce(state, input);
+    return { ok: true, state: result.state, effect: result.effect, consulted };
+  } catch (err) {
+    return fail(`${request.spec}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+lines.on("line", (line) => {
+  process.stdout.write(JSON.stringify(answer(line)) + "\n");
+});
