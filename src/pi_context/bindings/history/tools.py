@@ -35,11 +35,11 @@ from .query import (
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector while a large branch is loaded and projected.
+    """Pause the cyclic collector for one tool call.
 
-    Both steps allocate hundreds of thousands of acyclic objects; the collector would rescan
-    the growing heap many times over for nothing (about half the load time on a 100k-entry
-    session). Reference counting still frees everything; the collector resumes afterwards.
+    A call loads, projects and searches hundreds of thousands of acyclic objects; the collector
+    would rescan that growing heap many times over for nothing (more than half the call on a
+    100k-entry session). Reference counting still frees everything when the call returns.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -54,13 +54,12 @@ def load_history(ctx: ToolContext) -> History:
     """Project the selected branch of ``ctx.session_path`` (no cache: rebuilt on every call)."""
     if ctx.session_path is None:
         raise ToolError("history tools need a session file (pass --session FILE)")
-    with gc_paused():
-        try:
-            session = Session.open(ctx.session_path, readonly=True)
-            branch = session.branch(ctx.leaf_id)
-        except SessionError as exc:
-            raise ToolError(f"history: cannot read the session: {exc}") from None
-        return project_history(branch, session.session_id)
+    try:
+        session = Session.open(ctx.session_path, readonly=True)
+        branch = session.branch(ctx.leaf_id)
+    except SessionError as exc:
+        raise ToolError(f"history: cannot read the session: {exc}") from None
+    return project_history(branch, session.session_id)
 
 
 def _json_result(value: JSONValue) -> ToolResult:
@@ -79,22 +78,24 @@ def _paged(
     name: str, allowed: tuple[str, ...], run: Callable[[History, Mapping[str, Any]], JSONValue]
 ) -> Callable[[ToolContext, Mapping[str, Any]], ToolResult]:
     def execute(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
-        try:
-            check_keys(args, allowed, name)
-            return _json_result(run(load_history(ctx), args))
-        except HistoryError as exc:
-            return _error(exc)
+        with gc_paused():
+            try:
+                check_keys(args, allowed, name)
+                return _json_result(run(load_history(ctx), args))
+            except HistoryError as exc:
+                return _error(exc)
 
     return execute
 
 
 def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
-    try:
-        check_keys(args, READ_PARAMS, "history_read")
-        window, details = read_item(load_history(ctx), args)
-    except HistoryError as exc:
-        return _error(exc)
-    return ToolResult(text=window.text, details=details)
+    with gc_paused():
+        try:
+            check_keys(args, READ_PARAMS, "history_read")
+            window, details = read_item(load_history(ctx), args)
+        except HistoryError as exc:
+            return _error(exc)
+        return ToolResult(text=window.text, details=details)
 
 
 # --- schemas -------------------------------------------------------------------------------------
