@@ -334,6 +334,7 @@ def test_manual_wipe_memory_records_the_warning_and_starts_a_turn(env, kit):
     assert command.ok and command.start_turn
     (warning,) = [e for e in rt.branch() if e.get("customType") == WARNING_TYPE]
     assert (warning["content"], warning["display"]) == (WARNING_TEXT, False)
+    assert warning["details"] == {"source": "manual"}
     assert markers(rt) == [], "the reset waits for the model's close-out"
     rt.context()
     assert run(rt.turn_end()).effect == "none", "the note turn keeps the close-out"

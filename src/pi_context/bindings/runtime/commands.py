@@ -78,7 +78,11 @@ async def wipe_memory_command(
         message = f"pi-context: a close-out of window {window} is already pending."
         runtime.notify("info", message)
         return CommandResult(True, message)
-    entry_id = runtime.session.append_custom_message(WARNING_TYPE, WARNING_TEXT, False)
+    # The same hidden warning as the budget's, marked manual: each /wipe-memory is its own
+    # prompt for the close-out turn, while the budget still warns at most once per window.
+    entry_id = runtime.session.append_custom_message(
+        WARNING_TYPE, WARNING_TEXT, False, {"source": "manual"}
+    )
     message = f"pi-context: closing out window {window}; the model checkpoints its notes first."
     runtime.notify("info", message)
     return CommandResult(True, message, start_turn=True, entry_ids=(entry_id,))

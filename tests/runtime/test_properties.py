@@ -1,0 +1,158 @@
+"""Properties of the runtime over random host behaviour, against real session files.
+
+Whatever order the host calls the entry points in (turns that complete, fail or abort, settles,
+tool requests, /wipe-memory, toggling, tree navigation), the durable session stays well formed:
+every boundary is complete and in the closed order, each window holds at most one reminder and
+one warning, the active window always has its boot, and no aborted turn continues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
+from pi_context.bindings.runtime.protocol import (
+    BOOT_TYPE,
+    CONTINUATION_TYPE,
+    GUIDANCE_TYPE,
+    WARNING_TYPE,
+)
+from pi_context.bindings.session import Durability, Session, seeded_uuids
+from pi_context.bindings.session.windows import is_reset_marker, window_spans
+
+OPS = st.one_of(
+    st.tuples(st.just("user")),
+    st.tuples(st.just("assistant"), st.integers(0, 200_000)),
+    st.tuples(st.just("context")),
+    st.tuples(st.just("wipe")),
+    st.tuples(
+        st.just("turn_end"),
+        st.sampled_from(["completed", "aborted", "error", "overflow"]),
+        st.booleans(),
+    ),
+    st.tuples(st.just("before_settle"), st.booleans()),
+    st.tuples(st.just("settled")),
+    st.tuples(st.just("abort")),
+    st.tuples(st.just("command")),
+    st.tuples(st.just("toggle")),
+    st.tuples(st.just("tree"), st.integers(0, 10_000)),
+)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_767_000_000_000
+
+    def __call__(self) -> int:
+        self.now += 1
+        return self.now
+
+
+def check_session(rt: Runtime) -> None:
+    branch = rt.branch()
+    for index, entry in enumerate(branch):
+        if is_reset_marker(entry):
+            window = entry["data"]["windowId"]
+            before = branch[index - 1]
+            assert before["type"] == "compaction" and before["firstKeptEntryId"] == before["id"]
+            after = branch[index + 1 : index + 3]
+            assert [e.get("customType") for e in after] == [BOOT_TYPE, CONTINUATION_TYPE]
+            assert after[0]["details"] == {"windowId": window}
+    for span in window_spans(branch, rt.session_id):
+        entries = branch[span.start : span.end]
+        for kind in (GUIDANCE_TYPE, WARNING_TYPE):
+            budget = [e for e in entries if e.get("customType") == kind and "details" not in e]
+            assert len(budget) <= 1, (span.window_id, kind)
+
+
+def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
+    session = rt.session
+    name = op[0]
+    if name == "user":
+        session.append_message({"role": "user", "content": "next", "timestamp": clock()})
+    elif name == "assistant":
+        tokens = op[1]
+        usage = {
+            "input": tokens,
+            "output": 0,
+            "cacheRead": 0,
+            "cacheWrite": 0,
+            "totalTokens": tokens,
+        }
+        message = {"role": "assistant", "content": [], "usage": usage, "stopReason": "stop"}
+        session.append_message({**message, "timestamp": clock()})
+    elif name == "context":
+        assert not rt.context().abort, "the active window always has its boot"
+    elif name == "wipe":
+        rt.call_tool("wipe_memory")
+    elif name == "turn_end":
+        outcome, queued = op[1], op[2]
+        message = None
+        if outcome == "overflow":
+            outcome = "error"
+            message = {
+                "role": "assistant",
+                "stopReason": "error",
+                "errorMessage": "prompt is too long",
+            }
+        result = asyncio.run(rt.turn_end(outcome, message, queued=queued))
+        if outcome == "aborted":
+            assert not result.continue_, "an aborted turn never continues"
+        if result.continue_:
+            assert result.drafts[-1]["customType"] == CONTINUATION_TYPE
+        rt.append(result.drafts)
+    elif name == "before_settle":
+        result = asyncio.run(rt.before_settle(queued=op[1]))
+        assert result.continue_ == bool(result.drafts)
+        rt.append(result.drafts)
+    elif name == "settled":
+        rt.settled()
+    elif name == "abort":
+        rt.abort()
+    elif name == "command":
+        asyncio.run(rt.wipe_memory_command())
+    elif name == "toggle":
+        rt.pi_context_command("off" if rt.enabled else "on")
+    elif name == "tree":
+        entries = session.entries
+        rt.tree(entries[op[1] % len(entries)]["id"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(OPS, max_size=40))
+def test_random_host_behaviour_keeps_the_session_well_formed(ops: list[tuple[Any, ...]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        clock = Clock()
+        session = Session.create(
+            root / "project",
+            root / "sessions",
+            now=clock,
+            uuids=seeded_uuids(1),
+            durability=Durability.NONE,
+        )
+        rt = Runtime(
+            session,
+            RuntimeConfig(
+                notes_home=root / "notes",
+                cwd=root / "project",
+                agent_dir=root / "agent",
+                model=ModelInfo("m", "p", 200_000),
+                rng=random.Random(5),
+            ),
+        )
+        rt.session_start("startup")
+        session.append_message({"role": "user", "content": "start", "timestamp": clock()})
+        for op in ops:
+            apply(rt, clock, op)
+            check_session(rt)
+        reopened = Session.open(session.path)
+        on_disk = reopened.branch(rt.session.leaf_id)
+        assert [e["id"] for e in on_disk] == [e["id"] for e in rt.branch()], "all durable"
