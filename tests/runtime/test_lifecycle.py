@@ -414,6 +414,16 @@ def test_pi_context_command_status_and_unknown_argument(env, kit):
     assert rt.session_start("startup").action == "disabled", "no boot is created while off"
 
 
+def test_a_root_window_started_while_off_gets_its_boot_when_turned_on(env, kit):
+    rt = env.runtime(enabled=False)
+    assert rt.session_start("startup").action == "disabled"
+    assert [e for e in rt.branch() if e.get("customType") == BOOT_TYPE] == []
+    turned_on = rt.pi_context_command("on")
+    assert len(turned_on.entry_ids) == 1
+    assert rt.pi_context_command("on").entry_ids == (), "idempotent"
+    assert len([e for e in rt.branch() if e.get("customType") == BOOT_TYPE]) == 1
+
+
 def test_missing_boot_aborts_the_request_with_a_safe_head(env, kit):
     rt, _ = started(env, kit)
     rt.session.append_message(

@@ -108,8 +108,10 @@ def pi_context_command(runtime: Runtime, argument: str = "") -> CommandResult:
     choice = argument.strip().lower()
     if choice == "on":
         runtime.enabled = True
+        # A root window that started while off gets its boot now (idempotent otherwise).
+        started = runtime.ensure_boot()
         runtime.notify("info", ON_TEXT)
-        return CommandResult(True, ON_TEXT)
+        return CommandResult(True, ON_TEXT, entry_ids=started.entry_ids)
     if choice == "off":
         runtime.enabled = False
         runtime.control.clear()

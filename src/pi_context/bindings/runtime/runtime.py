@@ -455,9 +455,11 @@ class Runtime:
         token = self._token()
         branch = self.branch()
         window = current_window_id(branch, self.session_id)
-        host = self.config.usage() if self.config.usage is not None else None
         aborted = outcome == "aborted"
-        overflow = not aborted and is_context_overflow(assistant, self._context_window(host))
+        overflow = False
+        if not aborted and assistant is not None:
+            host = self.config.usage() if self.config.usage is not None else None
+            overflow = is_context_overflow(assistant, self._context_window(host))
         failed = outcome == "error" or overflow
         self._last_outcome = "aborted" if aborted else ("error" if failed else "completed")
 
