@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 _MAX_SAFE_INT = 2**53
+_MAX_DEPTH = 100_000
 _ESCAPE = json.encoder.encode_basestring
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
@@ -77,6 +78,10 @@ def _js_int(text: str) -> int | float:
     return as_float
 
 
+_JSON_WS = " \t\n\r"
+_scan_once = json.JSONDecoder().scan_once
+
+
 def _reject_constant(name: str) -> Any:
     raise JSONLineError(f"{name} is not valid JSON")
 
@@ -89,6 +94,10 @@ def _quote(text: str) -> str:
     out: str = _ESCAPE(text)
     if _SURROGATE.search(out) is None:
         return out
+    return _fix_surrogates(out)
+
+
+def _fix_surrogates(out: str) -> str:
     # JS keeps a well-formed pair as one code point and escapes a lone surrogate.
     out = _SURROGATE_PAIR.sub(
         lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + (ord(m[0][1]) - 0xDC00)), out
@@ -115,8 +124,49 @@ def _ordered_items(obj: dict[Any, Any]) -> list[tuple[str, Any]]:
 # encoding
 
 
+def _plain(value: Any) -> bool:
+    """True when the C encoder already writes what JS would: no floats, no integers beyond
+    2**53, no array-index-like keys (lone surrogates are fixed afterwards)."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT
+    if kind is list:
+        return all(map(_plain, value))
+    if kind is dict:
+        for key in value:
+            if type(key) is not str or (key[:1].isdigit() and _is_array_index(key)):
+                return False
+        return all(map(_plain, value.values()))
+    return False
+
+
+_C_DUMPS = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+
+
 def encode(value: Any) -> str:
-    """``JSON.stringify(value)`` for plain JSON data (iterative: deep nesting cannot overflow)."""
+    """``JSON.stringify(value)`` for plain JSON data.
+
+    Plain data goes through the C encoder; anything with numbers or keys that JS spells
+    differently goes through an iterative encoder (deep nesting cannot overflow either way).
+    """
+    try:
+        fast = _plain(value)
+    except RecursionError:
+        fast = False
+    if fast:
+        try:
+            out: str = _C_DUMPS(value)
+        except RecursionError:
+            return _encode_js(value)
+        if _SURROGATE.search(out) is None:
+            return out
+        return _fix_surrogates(out)
+    return _encode_js(value)
+
+
+def _encode_js(value: Any) -> str:
     parts: list[str] = []
     # Each frame: [iterator, is_object, first_item_pending]
     stack: list[list[Any]] = []
@@ -132,6 +182,8 @@ def encode(value: Any) -> str:
             parts.append(_quote(v))
         elif isinstance(v, int | float):
             parts.append(js_number(v))
+        elif len(stack) > _MAX_DEPTH:
+            raise ValueError("value nested too deeply (or circular) to encode as JSON")
         elif isinstance(v, dict):
             parts.append("{")
             stack.append([iter(_ordered_items(v)), True, True])
@@ -184,12 +236,18 @@ def parse(text: str) -> Any:
     try:
         if "NaN" in text or "Infinity" in text:
             return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
+        body = text.strip(_JSON_WS)
         try:
-            return json.loads(text)
+            value, end = _scan_once(body, 0)  # json.loads minus its per-call overhead
+        except StopIteration as exc:
+            raise JSONLineError(f"no JSON value at column {exc.value + 1}") from None
         except json.JSONDecodeError:
             raise
         except ValueError:  # an integer literal longer than Python's int-parsing limit
             return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
+        if end != len(body):
+            raise JSONLineError(f"extra data at column {end + 1}")
+        return value
     except JSONLineError:
         raise
     except RecursionError as exc:

@@ -25,7 +25,15 @@ from . import tree as tr
 from .errors import Problem, SessionError
 from .jsonl import encode_line, iso_from_ms
 from .migrate import CURRENT_VERSION, header_version, migrate, needs_migration
-from .store import Durability, append, create_exclusive, ends_with_newline, is_header, read_raw
+from .store import (
+    Durability,
+    append,
+    create_exclusive,
+    ends_with_newline,
+    gc_paused,
+    is_header,
+    read_raw,
+)
 from .store import rewrite as rewrite_file
 
 Entry = dict[str, Any]
@@ -234,7 +242,8 @@ class Session:
             durability=durability,
             readonly=readonly,
         )
-        session._load(raw.values, raw.problems)
+        with gc_paused():
+            session._load(raw.values, raw.problems)
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session
@@ -252,48 +261,46 @@ class Session:
                 )
             )
         self._file_values = values
-        seen: set[str] = set()
+        problems_out = self.problems
+        entries, lines, by_id = self._entries, self._lines, self._by_id
         for line, value in numbered[1:]:
-            if not isinstance(value, dict):
-                self.problems.append(
-                    Problem(
-                        "not-an-object", line, f"skipped JSON value of type {type(value).__name__}"
-                    )
+            if type(value) is not dict:
+                what = type(value).__name__
+                problems_out.append(
+                    Problem("not-an-object", line, f"skipped JSON value of type {what}")
                 )
                 continue
-            if value.get("type") == "session":
-                self.problems.append(Problem("extra-header", line, "extra session header ignored"))
+            kind = value.get("type")
+            if kind == "session":
+                problems_out.append(Problem("extra-header", line, "extra session header ignored"))
                 continue
             entry_id = value.get("id")
-            if not isinstance(entry_id, str) or not entry_id:
-                self.problems.append(
+            if type(entry_id) is not str or not entry_id:
+                problems_out.append(
                     Problem("missing-id", line, "entry without a string id skipped")
                 )
                 continue
-            if entry_id in seen:
-                self.problems.append(
+            if entry_id in by_id:
+                problems_out.append(
                     Problem("duplicate-id", line, f"id {entry_id} repeats; this later entry wins")
                 )
-            seen.add(entry_id)
-            if value.get("type") == "message" and not isinstance(value.get("message"), dict):
-                self.problems.append(
+            if kind == "message" and type(value.get("message")) is not dict:
+                problems_out.append(
                     Problem("bad-message", line, "message entry without a message object")
                 )
-            self._entries.append(value)
-            self._lines.append(line)
-            self._by_id[entry_id] = value
-            self._leaf_id = entry_id
+            entries.append(value)
+            lines.append(line)
+            by_id[entry_id] = value
+        if entries:
+            self._leaf_id = entries[-1]["id"]
         self._labels, self._label_stamps = tr.resolve_labels(values)
-        line_of = {id(e): ln for e, ln in zip(self._entries, self._lines, strict=True)}
-        for cycle in tr.find_cycles(self._by_id):
-            first = self._by_id[cycle[0]]
-            self.problems.append(
-                Problem(
-                    "cycle",
-                    line_of.get(id(first)),
-                    "parent cycle " + " -> ".join([*cycle, cycle[0]]) + "; walks stop there",
-                )
-            )
+        cycles = tr.find_cycles(by_id)
+        if cycles:
+            line_of = {id(e): ln for e, ln in zip(entries, lines, strict=True)}
+            for cycle in cycles:
+                first = by_id[cycle[0]]
+                text = "parent cycle " + " -> ".join([*cycle, cycle[0]]) + "; walks stop there"
+                problems_out.append(Problem("cycle", line_of.get(id(first)), text))
 
     # -----------------------------------------------------------------------------------------
     # state

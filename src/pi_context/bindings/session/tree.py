@@ -49,12 +49,12 @@ def find_cycles(by_id: dict[str, Entry]) -> list[list[str]]:
         if start in state:
             continue
         walk: list[str] = []
-        current: str | None = start
-        while current is not None and current not in state:
+        current: Any = start
+        while current in by_id and current not in state:
             state[current] = 1
             walk.append(current)
-            parent = parent_of(by_id[current], by_id)
-            current = parent["id"] if parent is not None else None
+            parent = by_id[current].get("parentId")
+            current = parent if isinstance(parent, str) and parent else None
         if current is not None and state.get(current) == 1:
             cycles.append(walk[walk.index(current) :])
         for entry_id in walk:
