@@ -50,7 +50,7 @@ for (let i = 0; i < repeat; i++) {
   const branch = sm.getBranch();
   const ctx = sm.buildSessionContext();
   times.push(performance.now() - t0);
-  result = { branch: branch.length, messages: ctx.messages.length, entries: sm.getEntryCount(), sm };
+  result = { branch: branch.length, messages: ctx.messages.length, entries: sm.getEntryCount() };
 }
 const after = process.memoryUsage();
 console.log(JSON.stringify({ best_ms: Math.min(...times), times, branch: result.branch,
@@ -200,7 +200,8 @@ def main() -> int:
         print(f"session file: {args.entries:,} entries, {path.stat().st_size / 2**20:.1f} MiB")
         load, walk, project = mine["phases_ms"]
         print(
-            f"ours: {mine['best_ms']:.0f} ms (load {load:.0f} + branch {walk:.0f} + projection {project:.0f}),"
+            f"ours: {mine['best_ms']:.0f} ms (load {load:.0f} + branch {walk:.0f}"
+            f" + projection {project:.0f}),"
             f" branch {mine['branch']:,} entries, {mine['messages']:,} messages,"
             f" peak Python memory {mine['peak_mb']:.0f} MiB"
         )
@@ -212,7 +213,8 @@ def main() -> int:
         same = (base["branch"], base["messages"]) == (mine["branch"], mine["messages"])
         print(
             f"baseline Pi SessionManager.open: {base['best_ms']:.0f} ms, branch {base['branch']:,},"
-            f" {base['messages']:,} messages, heap +{base['heap_mb']:.0f} MiB, rss {base['rss_mb']:.0f} MiB"
+            f" {base['messages']:,} messages, heap +{base['heap_mb']:.0f} MiB,"
+            f" rss {base['rss_mb']:.0f} MiB"
         )
         print(f"agree on branch and projection size: {same}")
         print(f"ratio ours/Pi (time): {mine['best_ms'] / base['best_ms']:.2f}x")

@@ -79,7 +79,7 @@ def _js_int(text: str) -> int | float:
 
 
 _JSON_WS = " \t\n\r"
-_scan_once = json.JSONDecoder().scan_once
+_scan_once = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 def _reject_constant(name: str) -> Any:
@@ -131,7 +131,7 @@ def _plain(value: Any) -> bool:
     if kind is str or kind is bool or value is None:
         return True
     if kind is int:
-        return -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT
+        return bool(-_MAX_SAFE_INT <= value <= _MAX_SAFE_INT)
     if kind is list:
         return all(map(_plain, value))
     if kind is dict:
