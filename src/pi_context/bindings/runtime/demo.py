@@ -144,7 +144,7 @@ class ScriptedModel:
         self.script_index = -1
         self.window: WindowState | None = None
         self.calls = 0
-        self.next_module = 1  # refreshed from the checkpoint note after each reset
+        self.next_module = 1  # forgotten at each reset, then read back from the checkpoint note
 
     # -- reading the request --
 
@@ -161,8 +161,11 @@ class ScriptedModel:
             self.script_index += 1
             kind = self.kinds[min(self.script_index, len(self.kinds) - 1)]
             self.window = WindowState(window_id, kind)
-            # After a reset the model remembers nothing of the task but what its notes say.
+            # After a reset the model remembers nothing of the task but what its notes say:
+            # where to resume is forgotten until the checkpoint note is read back.
             self.window.recovered = "Previous context window id:" not in _text_of(boot)
+            if not self.window.recovered:
+                self.next_module = 1
         return self.window
 
     @staticmethod
@@ -215,7 +218,7 @@ class ScriptedModel:
             "Open requests: see history (user messages of the first window)."
         )
 
-    def _edit_checkpoint(self, note: str) -> tuple[str, str, dict[str, Any]]:
+    def _save_checkpoint(self, note: str) -> tuple[str, str, dict[str, Any]]:
         return self._call("notes_write", path=CHECKPOINT, content=self._checkpoint(note))
 
     def _status_edit(self, status: str) -> tuple[str, str, dict[str, Any]]:
@@ -276,20 +279,20 @@ class ScriptedModel:
             text = "Final warning received: saving my checkpoint."
             if state.kind in ("wipe", "manual", "queued", "finish"):
                 calls = [
-                    self._edit_checkpoint("closing out this window"),
+                    self._save_checkpoint("closing out this window"),
                     self._call("wipe_memory"),
                 ]
             elif state.kind == "stop":
-                calls = [self._edit_checkpoint("paused at the warning")]
+                calls = [self._save_checkpoint("paused at the warning")]
                 state.stopped = True
             else:  # ride, overflow: save, then keep working
-                calls = [self._edit_checkpoint("working on past the warning"), self._work()]
+                calls = [self._save_checkpoint("working on past the warning"), self._work()]
         elif state.stopped:
             state.stopped = False
             text = "Pausing here; my checkpoint is saved."
         elif self.sees(request, GUIDANCE_TYPE) and not state.reminder_done:
             state.reminder_done = True
-            calls = [self._edit_checkpoint("reminder received"), self._status_edit("reminded")]
+            calls = [self._save_checkpoint("reminder received"), self._status_edit("reminded")]
             text = "Context is getting low: updating my checkpoint."
             if state.kind == "manual":
                 state.stopped = True
@@ -297,7 +300,7 @@ class ScriptedModel:
                 calls.append(self._work())
         elif state.kind == "finish" and state.work_turns >= 2:
             if last.get("role") == "toolResult":
-                calls = [self._edit_checkpoint("task finished")]
+                calls = [self._save_checkpoint("task finished")]
                 text = "Recording the final state."
                 state.kind = "done"
             else:
@@ -313,7 +316,7 @@ class ScriptedModel:
                         content="Plan: port billing modules in order.\nStatus: started",
                     )
                 )
-                calls.append(self._edit_checkpoint("started"))
+                calls.append(self._save_checkpoint("started"))
             calls.append(self._work())
             text = f"Porting {module_name(self.next_module - 1)}."
         return Reply(self._message(text, calls, request), calls)

@@ -21,7 +21,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pi_context.bindings.notes.homes import NotesHomes, notes_root
 from pi_context.bindings.notes.snapshot import NotesSnapshot, load_snapshot
@@ -82,9 +82,13 @@ class ModelInfo:
         return f"{self.provider}/{self.id}" if self.provider else None
 
 
+Level = Literal["info", "warning", "error"]
+LEVELS: tuple[str, ...] = ("info", "warning", "error")
+
+
 @dataclass(frozen=True)
 class Notice:
-    level: Literal["info", "warning", "error"]
+    level: Level
     text: str
 
 
@@ -234,7 +238,7 @@ class Runtime:
         return _Token(self.generation, self.session_id, self.window_id, self.enabled)
 
     def notify(self, level: str, text: str) -> None:
-        notice = Notice(level if level in ("info", "warning", "error") else "info", text)  # type: ignore[arg-type]
+        notice = Notice(cast(Level, level) if level in LEVELS else "info", text)
         self.notices.append(notice)
         if self.config.notify is not None:
             self.config.notify(notice)
@@ -376,6 +380,7 @@ class Runtime:
         if session is not None:
             runtime_tools.unregister_live(self)
             self.session = session
+            self._branch_key = self._messages_key = None
             runtime_tools.register_live(self)
         self._transition()
         self.budget.policy()
