@@ -77,6 +77,11 @@ for (const job of jobs) {
       const sm = SessionManager.open(job.path);
       const refs = applyOps(sm, job.ops);
       answers.push({ refs, ...inspect(job.path, [null]) });
+    } else if (job.kind === "clone") {
+      // Pi's /fork: a new file with only the root->leaf path (labels re-appended).
+      const sm = SessionManager.open(job.path, job.dir);
+      const file = sm.createBranchedSession(job.leaf);
+      answers.push(sm.flushed ? { path: file, ...inspect(file, [null]) } : { path: null });
     } else if (job.kind === "stringify") {
       answers.push({ out: job.lines.map((line) => { try { return JSON.stringify(JSON.parse(line)); } catch { return null; } }) });
     } else if (job.kind === "decode") {

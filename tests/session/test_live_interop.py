@@ -375,3 +375,33 @@ def test_raw_parse_agrees_with_pi_on_malformed_lines(run_pi: Any, tmp_path: Path
     answer = run_pi([{"kind": "load", "path": str(session.path), "leaves": [None]}])[0]
     assert answer["views"] == [encode(ours.view())]
     assert ours.leaf_id == "ffff0000"
+
+
+def test_clone_branch_matches_pis_create_branched_session(run_pi: Any, tmp_path: Path) -> None:
+    """Pi's /fork copy of one path: same entries, same re-chaining past labels, same labels."""
+    jobs, ours = [], []
+    for index in range(60):
+        session, rng = _build_here(index, tmp_path / "src")
+        assert session.path is not None
+        leaf = rng.choice(session.entries)["id"]
+        reopened = Session.open(session.path, readonly=True)
+        clone = reopened.clone_branch(leaf, tmp_path / "ours", session_id=f"clone-{index}")
+        jobs.append(
+            {"kind": "clone", "path": str(session.path), "dir": str(tmp_path / "pi"), "leaf": leaf}
+        )
+        ours.append(clone)
+    answers = run_pi(jobs)
+    with_labels = 0
+    for clone, answer in zip(ours, answers, strict=True):
+        assert "error" not in answer, answer
+        with_labels += any(e["type"] == "label" for e in clone.entries)
+        if answer["path"] is None:
+            assert clone.path is not None and not clone.path.exists(), "both defer: no conversation"
+            continue
+        theirs = Session.open(Path(answer["path"]), readonly=True)
+        mine = Session.open(clone.path, readonly=True)  # type: ignore[arg-type]
+        assert mine.header["parentSession"] == theirs.header["parentSession"]
+        # Label entries get fresh random ids on each side; everything else is identical.
+        assert _positional(mine.view(), mine) == _positional(json.loads(answer["views"][0]), theirs)
+        assert _positional(mine.entries, mine) == _positional(theirs.entries, theirs)
+    assert with_labels >= 5, "the scripts must exercise label re-chaining"

@@ -757,6 +757,95 @@ class Session:
         create_exclusive(new_path, data, sync=self._durability is not Durability.NONE)
         return Session.open(new_path, now=self._now, uuids=self._uuids, durability=self._durability)
 
+    def clone_branch(
+        self,
+        leaf_id: str | None = None,
+        target_dir: Path | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> Session:
+        """Pi ``createBranchedSession``: a new session holding only the root->leaf path.
+
+        Label entries are dropped from the path (later entries re-chained past them) and the
+        labels that apply to path entries are re-appended at the end. The new file is written at
+        once if the path holds a conversation (exclusive create), otherwise on the first
+        user/assistant message, as for any new session.
+        """
+        path = self.branch(leaf_id)
+        if not path:
+            raise SessionError("cannot clone an empty branch", self._path)
+        kept: list[Entry] = []
+        replacement: dict[str, str] = {}
+        pending: list[str] = []
+        parent: str | None = None
+        for entry in path:
+            if entry.get("type") == "label":
+                pending.append(entry["id"])
+                continue
+            for label_id in pending:
+                replacement[label_id] = entry["id"]
+            pending.clear()
+            copy_ = {**entry, "parentId": parent}
+            if entry.get("type") == "compaction":
+                first = entry.get("firstKeptEntryId")
+                if "firstKeptEntryId" in entry and first != entry["id"]:
+                    copy_["firstKeptEntryId"] = replacement.get(first, first)  # type: ignore[arg-type]
+            kept.append(copy_)
+            parent = entry["id"]
+        ms = _to_ms(self._now())
+        sid = session_id or uuidv7(ms)
+        stamp = iso_from_ms(ms)
+        header: Entry = {
+            "type": "session",
+            "version": CURRENT_VERSION,
+            "id": sid,
+            "timestamp": stamp,
+            "cwd": self.cwd,
+        }
+        if self._persist and self._path is not None:
+            header["parentSession"] = os.fspath(self._path)
+        clone = Session(
+            header=header,
+            path=None,
+            persist=self._persist,
+            now=self._now,
+            uuids=self._uuids,
+            durability=self._durability,
+        )
+        clone._load([(0, header)] + [(0, e) for e in kept], [])
+        on_path = {e["id"] for e in kept}
+        for target, label in list(self._labels.items()):
+            if target in on_path:
+                entry_id = clone._new_entry_id()
+                label_entry: Entry = {
+                    "type": "label",
+                    "id": entry_id,
+                    "parentId": clone._leaf_id,
+                    "timestamp": self._label_stamps.get(target),
+                    "targetId": target,
+                    "label": label,
+                }
+                clone._file_values.append(label_entry)
+                clone._entries.append(label_entry)
+                clone._lines.append(None)
+                clone._by_id[entry_id] = label_entry
+                clone._leaf_id = entry_id
+        clone._labels, clone._label_stamps = tr.resolve_labels(clone._file_values)
+        if self._persist:
+            directory = (
+                Path(target_dir)
+                if target_dir is not None
+                else (self._path.parent if self._path is not None else Path.cwd())
+            )
+            name = f"{stamp.replace(':', '-').replace('.', '-')}_{sid}.jsonl"
+            clone._path = Path(os.path.abspath(directory)) / name
+            if clone._has_conversation():
+                data = b"".join(encode_line(v) for v in clone._file_values)
+                create_exclusive(clone._path, data, sync=clone._sync(True))
+                clone._flushed = True
+                clone._tail_checked = True
+        return clone
+
 
 def _to_ms(value: int | float | datetime) -> int:
     if isinstance(value, datetime):
