@@ -1,0 +1,87 @@
+"""``pi-context mutate``: mutation adequacy of a spec's table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pi_context.spec import SpecError
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "mutate",
+        help="mutation adequacy: which table cells nothing independent pins down",
+        description=(
+            "Generate every single-cell mutant of a spec's table (effects, next values per "
+            "axis, guard conjuncts dropped or negated), check each with the loader, the seed "
+            "scenarios, the invariants and the model checker, and report killed, surviving "
+            "and equivalent mutants."
+        ),
+    )
+    parser.add_argument("--spec", required=True, metavar="ID|FILE", help="spec id or spec file")
+    parser.add_argument(
+        "--docs",
+        action="store_true",
+        help="write docs/reset-control/mutation-<version>.md and relink the reference page",
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
+    parser.add_argument(
+        "--min-rate",
+        type=float,
+        metavar="R",
+        help="exit 1 when the kill rate is below R (e.g. 0.95)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pi_context.conformance.mutate import mutation_report
+    from pi_context.conformance.mutation_docs import docs_path, render_markdown, to_json
+    from pi_context.statemachine import outputs
+    from pi_context.statemachine.registry import committed_specs, resolve_spec
+
+    try:
+        spec = resolve_spec(args.spec)
+    except SpecError as err:
+        print(f"pi-context mutate: {err}", file=sys.stderr)
+        return 2
+    report = mutation_report(spec, show=not args.quiet)
+    total = len(report.outcomes)
+    print(
+        f"{spec.id}: {total} mutants, {report.count('equivalent')} equivalent, "
+        f"{report.count('killed')} killed, {report.count('survived')} survived; "
+        f"kill rate {100 * report.rate:.1f}%"
+    )
+    for outcome in report.outcomes:
+        if outcome.status == "survived":
+            m = outcome.mutant
+            print(f"  survived {m.id} {m.row}: {m.change}\n    {outcome.witness}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
+    if args.docs:
+        committed = {s.id: s for s in committed_specs()}
+        if committed.get(spec.id) is None or committed[spec.id].sha256 != spec.sha256:
+            print(
+                f"pi-context mutate: --docs documents committed specs only; {args.spec} is not "
+                "one (or differs from it)",
+                file=sys.stderr,
+            )
+            return 2
+        page = outputs.SOURCE_ROOT / docs_path(spec.version)
+        changed = outputs.write({str(docs_path(spec.version)): render_markdown(report)})
+        # the reference page links the mutation report when it exists
+        changed += outputs.write(outputs.render_outputs(list(committed.values()), ["docs"]))
+        print(f"wrote {page}" if changed else f"{page} is up to date")
+    if args.min_rate is not None and report.rate < args.min_rate:
+        print(
+            f"kill rate {100 * report.rate:.1f}% is below the required {100 * args.min_rate:.1f}%",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
