@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 6e2db401f7e991e213d2ddb1535ca9f3d545e8c37e511fb07bd92bb65f42b414
+# spec-sha256: b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02
 
 from __future__ import annotations
 

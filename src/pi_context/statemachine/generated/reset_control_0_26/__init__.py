@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: fb2356b8400ee3d3732995131d277638e4273aac22cec625165fd3a9636c04f9
+# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: fb2356b8400ee3d3732995131d277638e4273aac22cec625165fd3a9636c04f9
+# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
 
 from __future__ import annotations
 
@@ -277,17 +277,6 @@ def apply_before_settle__recover(state: t.State, event: t.BeforeSettleEvent) -> 
     return r._STATE_NONE__SPENT
 
 
-def guard_before_settle__overflow_disarm(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.overflow-disarm: overflow == 'pending'"""
-    return bool(state.overflow == "pending")
-
-
-def apply_before_settle__overflow_disarm(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, "idle")
-
-
 def guard_before_settle__nothing_pending(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
@@ -332,7 +321,7 @@ def guard_before_settle__queued(
 
 
 def apply_before_settle__queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return state
+    return t.State(state.request, r._CASE_BEFORE_SETTLE__QUEUED_OVERFLOW[state.overflow])
 
 
 def guard_before_settle__fallback(
@@ -355,7 +344,7 @@ def guard_before_settle__fallback(
 
 
 def apply_before_settle__fallback(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return r._STATE_NONE__IDLE
+    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW[state.overflow])
 
 
 def guard_before_settle__drop(
@@ -636,10 +625,10 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "none/pending",
         "none/idle",
-        "before_settle.overflow-disarm",
+        "before_settle.nothing-pending",
         "none",
-        guard_before_settle__overflow_disarm,
-        apply_before_settle__overflow_disarm,
+        guard_before_settle__nothing_pending,
+        apply_before_settle__nothing_pending,
     ),
     (
         "settled",
@@ -1247,11 +1236,47 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/pending",
-        "close-out/idle",
-        "before_settle.overflow-disarm",
+        "none/idle",
+        "before_settle.failed",
         "none",
-        guard_before_settle__overflow_disarm,
-        apply_before_settle__overflow_disarm,
+        guard_before_settle__failed,
+        apply_before_settle__failed,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "none/idle",
+        "before_settle.stale",
+        "none",
+        guard_before_settle__stale,
+        apply_before_settle__stale,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "close-out/pending",
+        "before_settle.queued",
+        "none",
+        guard_before_settle__queued,
+        apply_before_settle__queued,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "none/idle",
+        "before_settle.fallback",
+        "commit-boundary",
+        guard_before_settle__fallback,
+        apply_before_settle__fallback,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "none/idle",
+        "before_settle.drop",
+        "none",
+        guard_before_settle__drop,
+        apply_before_settle__drop,
     ),
     (
         "settled",
@@ -1418,7 +1443,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/pending-spent",
-        "close-out/pending-spent",
+        "close-out/spent",
         "before_settle.queued",
         "none",
         guard_before_settle__queued,
@@ -1427,7 +1452,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/pending-spent",
-        "none/idle",
+        "none/spent",
         "before_settle.fallback",
         "commit-boundary",
         guard_before_settle__fallback,
@@ -1616,7 +1641,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/spent",
-        "none/idle",
+        "none/spent",
         "before_settle.fallback",
         "commit-boundary",
         guard_before_settle__fallback,
@@ -1985,11 +2010,47 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/pending",
-        "tool-requested/idle",
-        "before_settle.overflow-disarm",
+        "none/idle",
+        "before_settle.failed",
         "none",
-        guard_before_settle__overflow_disarm,
-        apply_before_settle__overflow_disarm,
+        guard_before_settle__failed,
+        apply_before_settle__failed,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "none/idle",
+        "before_settle.stale",
+        "none",
+        guard_before_settle__stale,
+        apply_before_settle__stale,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "tool-requested/pending",
+        "before_settle.queued",
+        "none",
+        guard_before_settle__queued,
+        apply_before_settle__queued,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "none/idle",
+        "before_settle.fallback",
+        "commit-boundary",
+        guard_before_settle__fallback,
+        apply_before_settle__fallback,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "none/idle",
+        "before_settle.drop",
+        "none",
+        guard_before_settle__drop,
+        apply_before_settle__drop,
     ),
     (
         "settled",
@@ -2156,7 +2217,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/pending-spent",
-        "tool-requested/pending-spent",
+        "tool-requested/spent",
         "before_settle.queued",
         "none",
         guard_before_settle__queued,
@@ -2165,7 +2226,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/pending-spent",
-        "none/idle",
+        "none/spent",
         "before_settle.fallback",
         "commit-boundary",
         guard_before_settle__fallback,
@@ -2354,7 +2415,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/spent",
-        "none/idle",
+        "none/spent",
         "before_settle.fallback",
         "commit-boundary",
         guard_before_settle__fallback,

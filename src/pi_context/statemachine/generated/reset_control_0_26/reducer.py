@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: fb2356b8400ee3d3732995131d277638e4273aac22cec625165fd3a9636c04f9
+# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
 
 from __future__ import annotations
 
@@ -41,25 +41,37 @@ _CASE_BEFORE_SETTLE__ABORTED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
 }
 _CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
-    "pending": "pending",
+    "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
 _CASE_BEFORE_SETTLE__FAILED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
-    "pending": "pending",
+    "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
 _CASE_BEFORE_SETTLE__STALE_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_CASE_BEFORE_SETTLE__QUEUED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+    "idle": "idle",
     "pending": "pending",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+    "idle": "idle",
+    "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
 _CASE_BEFORE_SETTLE__DROP_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
-    "pending": "pending",
+    "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
@@ -198,10 +210,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         )
     ):
         return _STATE_NONE__SPENT, "recover-overflow", "before_settle.recover"
-    # before_settle.overflow-disarm: Disabled mode or disabled automatic resets disarm the pending recovery.
-    if state.overflow == "pending":
-        return t.State(state.request, "idle"), "none", "before_settle.overflow-disarm"
-    # before_settle.nothing-pending: Nothing is pending; a second failure in a spent chain stays bounded and settling ends it.
+    # before_settle.nothing-pending: No request; a pending chain that cannot recover is disarmed and a spent one stays bounded.
     if state.request.phase == "none":
         return (
             t.State(state.request, _CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW[state.overflow]),
@@ -224,7 +233,11 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         )
     # before_settle.queued: Queued steering or follow-up work runs once in the old window before the fallback.
     if _queued if _queued is not None else (_queued := facts.queued):
-        return state, "none", "before_settle.queued"
+        return (
+            t.State(state.request, _CASE_BEFORE_SETTLE__QUEUED_OVERFLOW[state.overflow]),
+            "none",
+            "before_settle.queued",
+        )
     # before_settle.fallback: A successful, unqueued stop commits the close-out; a manual one works even without automatic resets.
     if (_enabled if _enabled is not None else (_enabled := facts.enabled)) and (
         state.request.phase == "tool-requested"
@@ -235,7 +248,11 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
             else (_automatic_reset_enabled := facts.automatic_reset_enabled)
         )
     ):
-        return _STATE_NONE__IDLE, "commit-boundary", "before_settle.fallback"
+        return (
+            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW[state.overflow]),
+            "commit-boundary",
+            "before_settle.fallback",
+        )
     # before_settle.drop: Disabled mode, or an automatic close-out while automatic resets are off, drops the request.
     return (
         t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DROP_OVERFLOW[state.overflow]),
