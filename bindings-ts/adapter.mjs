@@ -7,9 +7,26 @@
 // The adapter is the only hand-written part: it parses requests, hands the reducer facts
 // wrapped in getters (so `consulted` lists the facts the reducer read, in first-read order),
 // freezes its inputs (so a reducer that mutates them fails loudly) and never stops serving.
+import { readdirSync, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 
 const PROTOCOL = 1;
+const HERE = new URL(".", import.meta.url);
+
+// A build older than the generated sources would be checked instead of them: say so.
+for (const name of readdirSync(new URL("generated/", HERE))) {
+  if (!name.endsWith(".ts")) continue;
+  const built = `dist/${name.replace(/\.ts$/, ".js")}`;
+  let stale;
+  try {
+    stale = statSync(new URL(`generated/${name}`, HERE)).mtimeMs > statSync(new URL(built, HERE)).mtimeMs;
+  } catch {
+    stale = true;
+  }
+  if (stale) {
+    process.stderr.write(`adapter: warning: bindings-ts/${built} is missing or older than generated/${name}; rebuild with tsc -p bindings-ts\n`);
+  }
+}
 
 let SPECS;
 try {
