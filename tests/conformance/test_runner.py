@@ -253,3 +253,13 @@ def test_a_spec_asked_for_but_not_served_fails(spec26: Spec, serve_cmd: str) -> 
     assert result.problems == [
         "the implementation does not serve reset-control@0.26 (it serves: reset-control@0.25)"
     ]
+
+
+def test_an_extra_reply_line_is_detected(spec26: Spec, broken_cmd: Callable[[str], str]) -> None:
+    report = run_conformance(broken_cmd("extra"), [spec26], examples=0, timeout=30, show=False)
+    (result,) = report.specs
+    assert not report.ok
+    assert any(
+        p.startswith("replies are out of step with requests (an extra or a missing reply line)")
+        for p in result.problems
+    )

@@ -230,6 +230,33 @@ def run_exhaustive(
     if progress is not None:
         failed = sum(t.failed for t in result.rows.values())
         progress.finish(f", {failed} failing" if failed else "")
+    if budget.left >= 0 and impl.running:
+        problem = check_in_step(impl)
+        if problem:
+            result.problems.append(problem)
+
+
+def check_in_step(impl: Implementation) -> str | None:
+    """After a pipelined batch, a hello must get the hello reply: an implementation that
+    wrote an extra line (or skipped one) has its replies out of step with the requests, and
+    every verdict after that point would be about the wrong request."""
+    what = "a hello sent after the exhaustive set"
+    try:
+        raw = impl.request(encode(hello_request()), what)
+        reply = parse_hello_reply(raw)
+    except ImplementationFailure as fail:
+        return f"{what}: {fail.message}"
+    except ProtocolError:
+        impl.kill()  # start afresh, in step
+        text = raw.decode("utf-8", "replace")
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        return (
+            "replies are out of step with requests (an extra or a missing reply line): "
+            f"{what} was answered with {shown}"
+        )
+    if isinstance(reply, ErrorReply):
+        return f"{what} was answered ok:false: {reply.error}"
+    return None
 
 
 def minimal_traces(impl: Implementation, gen: Generated, result: SpecResult) -> None:
