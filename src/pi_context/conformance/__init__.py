@@ -1,7 +1,11 @@
 """The conformance suite: run any implementation of a reset-control spec against the spec.
 
-``protocol`` (the stdio protocol), ``server`` (the reference implementation served over it),
-``transport`` (talking to an implementation process), ``runner`` (exhaustive, stateful and
-replay checks), ``report`` (tables, JSON, JUnit, ITF traces, Mermaid), ``plugin`` (pytest),
-``mutate`` (mutation adequacy of a spec's table).
+- ``protocol``: the stdio protocol's messages; ``server``: the reference reducers served
+  over it (``pi-context serve``); ``transport``: talking to an implementation process.
+- ``check``: judging one reply; ``traces``: checked steps, replays, shortest paths;
+  ``runner``: handshake, exhaustive set, random traces (``stateful``, shrunk by ``shrink``)
+  and minimal traces; ``results`` and ``report``: per event type and per row verdicts,
+  JSON, JUnit, ITF traces and Mermaid diagrams.
+- ``plugin``: the pytest plugin; ``tsbuild``: building the generated TypeScript binding.
+- ``mutate`` and ``mutation_docs``: mutation adequacy of a spec's table.
 """

@@ -18,12 +18,12 @@ from pi_context.statemachine.exhaustive import lazy_order_ok
 from pi_context.statemachine.registry import Generated
 from pi_context.statemachine.wirecheck import WireError
 
-# failure kinds, most basic first
-KINDS = ("crash", "hang", "protocol", "error-reply", "ill-typed", "mismatch", "consulted")
-
 
 @dataclass(frozen=True)
 class Problem:
+    """One way a reply fails; ``kind`` is crash, hang, protocol (not a protocol message),
+    error-reply (ok:false for a good request), ill-typed, mismatch or consulted."""
+
     kind: str
     message: str
 
