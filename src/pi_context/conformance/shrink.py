@@ -5,9 +5,10 @@ candidates against the implementation (feeding its states back, as always), beca
 replay is a deterministic round trip and we can bound the total time — hypothesis' own
 stateful shrinker may replay thousands of traces over the pipe. A candidate is kept when it
 still fails at the same table row. The passes: delete chunks of steps (halving the chunk
-size down to single steps), then simplify each event (window ids to the abstraction's
-representatives, true facts to false, enum values to the first one), repeated until nothing
-changes. The result has no single deletable step and no simplifiable value.
+size down to single steps), rename each unusual id throughout the trace to one of the
+abstraction's representatives, then simplify each event (ids to representatives, true facts
+to false, enum values to the first one); repeated until nothing changes. The result has no
+single deletable step and no simplifiable value.
 """
 
 from __future__ import annotations
@@ -55,7 +56,16 @@ def shrink(spec: Spec, trace: Trace, replay: Replay, *, seconds: float = 20.0) -
                 else:
                     start += size
             size //= 2
-        # 2. simplify values, step by step
+        # 2. rename ids throughout the trace (keeps which steps share a window)
+        for old, new in _renamings(spec, [s.event for s in best.steps]):
+            if time.monotonic() >= deadline:
+                break
+            events = [_rename(spec, s.event, old, new) for s in best.steps]
+            candidate = attempt(events)
+            if candidate is not None and len(candidate) <= len(best):
+                best, changed = candidate, True
+                break
+        # 3. simplify values, step by step
         for index in range(len(best)):
             if time.monotonic() >= deadline or index >= len(best):
                 break
@@ -67,6 +77,47 @@ def shrink(spec: Spec, trace: Trace, replay: Replay, *, seconds: float = 20.0) -
                     best, changed = candidate, True
                     break
     return best
+
+
+def _id_fields(spec: Spec, event: Wire) -> Iterator[tuple[str, str, IdType]]:
+    """(where, name, type) of each id-typed value of an event: where is "" or "facts"."""
+    decl = spec.event(str(event["type"]))
+    if decl is None:
+        return
+    for f in decl.fields:
+        if isinstance(f.type, IdType):
+            yield "", f.name, f.type
+    for f in decl.facts:
+        if isinstance(f.type, IdType):
+            yield "facts", f.name, f.type
+
+
+def _renamings(spec: Spec, events: list[Wire]) -> Iterator[tuple[str, str]]:
+    """(old, new): an id that is not one of the abstraction's, and a representative."""
+    seen: list[str] = []
+    reps: dict[str, tuple[str, ...]] = {}
+    for event in events:
+        for where, name, t in _id_fields(spec, event):
+            value = (event.get("facts", {}) if where else event).get(name)
+            if isinstance(value, str) and value not in t.abstraction and value not in seen:
+                seen.append(value)
+                reps[value] = t.abstraction
+    for value in seen:
+        for rep in reps[value]:
+            yield value, rep
+
+
+def _rename(spec: Spec, event: Wire, old: str, new: str) -> Wire:
+    out = dict(event)
+    for where, name, _t in _id_fields(spec, event):
+        if where:
+            facts = dict(out["facts"])
+            if facts.get(name) == old:
+                facts[name] = new
+            out["facts"] = facts
+        elif out.get(name) == old:
+            out[name] = new
+    return out
 
 
 def _simplifications(spec: Spec, event: Wire) -> Iterator[Wire]:
