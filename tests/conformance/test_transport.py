@@ -45,14 +45,28 @@ def test_an_exit_is_a_crash_with_status_and_stderr() -> None:
 
 def test_silence_is_a_hang_within_the_timeout() -> None:
     mute = script("import sys, time\nsys.stdin.readline()\ntime.sleep(60)")
-    impl = Implementation(mute, timeout=0.5)
+    impl = Implementation(mute, timeout=0.5, startup_timeout=0.8)
     started = time.monotonic()
     with pytest.raises(ImplementationFailure) as err:
         impl.request(b'{"op":"hello"}\n', "hello")
     assert time.monotonic() - started < 5
     assert err.value.kind == "hang"
-    assert "no reply to hello within 0.5s" in err.value.message
+    assert "no reply to hello within 0.8s of starting" in err.value.message
     assert not impl.running
+
+
+def test_a_slow_start_is_not_a_hang_but_a_slow_reply_is() -> None:
+    slow = script(
+        "import sys, time\ntime.sleep(1.0)\nfor line in sys.stdin:\n"
+        "    if 'slow' in line: time.sleep(2)\n    print(line.strip(), flush=True)"
+    )
+    with Implementation(slow, timeout=0.5, startup_timeout=20) as impl:
+        assert impl.request(b"first\n", "first") == b"first"  # waited for the start-up
+        assert impl.request(b"second\n", "second") == b"second"
+        with pytest.raises(ImplementationFailure) as err:
+            impl.request(b"slow\n", "third")
+    assert err.value.kind == "hang"
+    assert "no reply to third within 0.5s (the implementation was stopped)" in err.value.message
 
 
 def test_a_last_line_without_newline_is_still_a_reply() -> None:

@@ -38,6 +38,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--timeout", type=float, default=5.0, help="seconds to wait for each reply (default 5)"
     )
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        metavar="SEC",
+        help="seconds to wait for the first reply after the implementation starts "
+        "(default: the larger of --timeout and 10)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write a JSON report")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument(
@@ -64,9 +71,16 @@ def run(args: argparse.Namespace) -> int:
     from pi_context.conformance.runner import run_conformance
     from pi_context.statemachine.registry import resolve_spec
 
-    if args.examples < 0 or args.steps < 1 or args.timeout <= 0:
+    startup = args.startup_timeout
+    if (
+        args.examples < 0
+        or args.steps < 1
+        or args.timeout <= 0
+        or (startup is not None and startup <= 0)
+    ):
         print(
-            "pi-context conformance: --examples must be >= 0, --steps >= 1, --timeout > 0",
+            "pi-context conformance: --examples must be >= 0, --steps >= 1, --timeout > 0 "
+            "and --startup-timeout > 0",
             file=sys.stderr,
         )
         return 2
@@ -85,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
             steps=args.steps,
             seed=args.seed,
             timeout=args.timeout,
+            startup_timeout=args.startup_timeout,
             exhaustive=not args.no_exhaustive,
             show=not args.quiet,
         )
@@ -128,7 +143,9 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
         print(f"pi-context conformance: {args.replay}: {err}", file=sys.stderr)
         return 2
     try:
-        with Implementation(args.impl, timeout=args.timeout) as impl:
+        with Implementation(
+            args.impl, timeout=args.timeout, startup_timeout=args.startup_timeout
+        ) as impl:
             trace = replay(impl, spec, gen, initial, events, f"replay of {args.replay}")
     except ValueError as err:
         print(f"pi-context conformance: --impl: {err}", file=sys.stderr)

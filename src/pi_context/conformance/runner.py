@@ -52,14 +52,19 @@ def run_conformance(
     steps: int = 30,
     seed: int | None = None,
     timeout: float = 5.0,
+    startup_timeout: float | None = None,
     exhaustive: bool = True,
     show: bool = True,
     stream: TextIO | None = None,
 ) -> ConformanceReport:
-    """Check ``command`` against ``specs`` (default: every committed spec it serves)."""
+    """Check ``command`` against ``specs`` (default: every committed spec it serves).
+
+    ``timeout`` bounds the wait for each reply; the first reply after the implementation
+    (re)starts may also take ``startup_timeout`` (default: the larger of ``timeout`` and 10 s).
+    """
     stream = stream or sys.stderr
     started = time.monotonic()
-    impl = Implementation(command, timeout=timeout)
+    impl = Implementation(command, timeout=timeout, startup_timeout=startup_timeout)
     report = ConformanceReport(impl.command)
     try:
         if not _handshake(impl, report):

@@ -49,12 +49,16 @@ class Implementation:
         command: str | Sequence[str],
         *,
         timeout: float = 5.0,
+        startup_timeout: float | None = None,
         cwd: str | None = None,
         env: dict[str, str] | None = None,
     ) -> None:
         self.args = split_command(command)
         self.command = command if isinstance(command, str) else shlex.join(command)
         self.timeout = timeout
+        # the first reply after a (re)start also waits for the program to load
+        self.startup_timeout = max(timeout, 10.0) if startup_timeout is None else startup_timeout
+        self._fresh = True
         self.starts = 0
         self._cwd = cwd
         self._env = env
@@ -86,6 +90,7 @@ class Implementation:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
         self.starts += 1
+        self._fresh = True
         self._ready.clear()
         self._pending = b""
         self._out = bytearray()
@@ -178,7 +183,8 @@ class Implementation:
         if proc is None or selector is None or proc.stdout is None:
             raise ImplementationFailure("crash", f"the implementation is not running ({what})")
         out_fd = proc.stdout.fileno()
-        deadline = time.monotonic() + self.timeout
+        limit = self.startup_timeout if self._fresh else self.timeout
+        deadline = time.monotonic() + limit
         while not self._ready:
             remaining = deadline - time.monotonic()
             events = selector.select(max(remaining, 0.0)) if remaining > 0 else []
@@ -186,8 +192,9 @@ class Implementation:
                 self.kill()
                 raise ImplementationFailure(
                     "hang",
-                    f"no reply to {what} within {self.timeout:g}s "
-                    f"(the implementation was stopped){self._stderr_tail()}",
+                    f"no reply to {what} within {limit:g}s"
+                    + (" of starting" if self._fresh else "")
+                    + f" (the implementation was stopped){self._stderr_tail()}",
                 )
             for key, mask in events:
                 if mask & selectors.EVENT_WRITE:
@@ -209,6 +216,7 @@ class Implementation:
                         raise ImplementationFailure(
                             "protocol", f"a reply line is longer than {MAX_LINE} bytes ({what})"
                         )
+        self._fresh = False
         return self._ready.popleft()
 
     def request(self, line: bytes, what: str) -> bytes:
