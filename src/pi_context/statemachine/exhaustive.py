@@ -61,6 +61,11 @@ def check_exhaustive(gen: Generated, *, show: bool = True, limit: int = 10) -> E
                 want = (ref.state, ref.effect, ref.row, ref.consulted)
                 if got != want:
                     problems.append(f"{name} gave {_show(got)}, spec says {_show(want)}")
+                if name == "transitions" and machine.shape != gen.machine.shape(next_state):
+                    problems.append(
+                        f"the machine reached {machine.shape!r} but the next state has shape "
+                        f"{gen.machine.shape(next_state)!r}"
+                    )
             if problems and len(result.mismatches) < limit:
                 result.mismatches.append(
                     f"{render_state(spec, wire_state)} + {render_event(wire_event)}: "
