@@ -6,12 +6,11 @@ leaf) and projects it afresh, so nothing can leak between branches or go stale.
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pi_context.bindings.session import Session, SessionError
+from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
     BudgetError,
@@ -31,23 +30,6 @@ from .query import (
     search_page,
     windows_page,
 )
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic collector for one tool call.
-
-    A call loads, projects and searches hundreds of thousands of acyclic objects; the collector
-    would rescan that growing heap many times over for nothing (more than half the call on a
-    100k-entry session). Reference counting still frees everything when the call returns.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def load_history(ctx: ToolContext) -> History:
