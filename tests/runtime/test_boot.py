@@ -47,7 +47,7 @@ def test_root_boot_is_created_once_without_a_reset_line(env, kit):
     written = write(rt, "decisions.md", "use terra")
     assert rt.session_start("startup").action == "root-boot"
     (boot,) = boots(rt.branch())
-    root = f"pcw:{rt.session_id[:8]}:root"
+    root = f"pcw:{rt.session_id}:root"
     text = boot["content"]
     assert boot["display"] is False and boot["details"] == {"windowId": root}
     assert text.startswith("<context_window>\n"), "no reset line in the root window"
@@ -89,11 +89,11 @@ def test_fork_gets_its_own_root_boot_in_place_of_the_copied_one(env, kit):
     kit.user(rt.session, "copied question")
     rt.session_start("startup")
     kit.assistant(rt.session, "copied answer")
-    # A UUIDv7 id starts with its timestamp, so a fork made in the same minute shares the
-    # 8-character prefix (and so the root window id); give the fork a distinct one.
-    forked = rt.session.fork(env.sessions, session_id="f0f0f0f0-0000-4000-8000-000000000001")
+    # Made within the same minute, the fork shares its source's 8-character id prefix; window
+    # ids name the whole session id, so its root window is still its own.
+    forked = rt.session.fork(env.sessions)
     assert rt.session_start("fork", session=forked).action == "root-boot"
-    root = f"pcw:{forked.session_id[:8]}:root"
+    root = f"pcw:{forked.session_id}:root"
     provider = rt.context().messages
     kinds = [m.get("customType") or m["role"] for m in provider]
     assert kinds == ["user", BOOT_TYPE, "assistant"], "the new boot takes the first boot's place"
@@ -155,7 +155,7 @@ def test_reset_boot_names_the_previous_window(env, kit):
     boot = boots(rt.branch())[-1]
     text = boot["content"]
     assert text.startswith(RESET_LINE + "\n\n<context_window>\n")
-    root = f"pcw:{rt.session_id[:8]}:root"
+    root = f"pcw:{rt.session_id}:root"
     assert f"Current context window id: {result.window_id}\n" in text
     assert f"Previous context window id: {root}\n" in text
     assert f"First context window id: {root}\n" in text

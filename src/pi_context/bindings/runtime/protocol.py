@@ -9,6 +9,8 @@ from __future__ import annotations
 from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 __all__ = [
+    "ALREADY_PENDING_STATUS",
+    "REQUESTED_STATUS",
     "BOOT_TYPE",
     "CONTINUATION_TEXT",
     "CONTINUATION_TYPE",
@@ -22,6 +24,11 @@ __all__ = [
     "WARNING_TYPE",
     "reminder_text",
 ]
+
+REQUESTED_STATUS = "rollover_requested"
+"""``wipe_memory``'s status when it records a new request (pi-context's wire string)."""
+ALREADY_PENDING_STATUS = "rollover_already_pending"
+"""``wipe_memory``'s status when this window already has a reset requested."""
 
 GUIDANCE_TYPE = "pi-context/guidance"
 """The early low-budget reminder (hidden custom message, once per window)."""

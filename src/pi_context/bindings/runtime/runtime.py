@@ -58,7 +58,15 @@ from .commands import CommandResult, CompactDecision, WaitForIdle
 from .composer import Composed, ResetBuild, compose
 from .control import DEFAULT_SPEC, Control, Facts, Step, is_duplicate, reset_cause
 from .overflow import is_context_overflow
-from .protocol import BOOT_TYPE, CONTINUATION_TEXT, WARNING_TEXT, WARNING_TYPE, cleared_notice
+from .protocol import (
+    ALREADY_PENDING_STATUS,
+    BOOT_TYPE,
+    CONTINUATION_TEXT,
+    REQUESTED_STATUS,
+    WARNING_TEXT,
+    WARNING_TYPE,
+    cleared_notice,
+)
 from .settings import default_agent_dir, load_settings
 
 Entry = dict[str, Any]
@@ -308,7 +316,7 @@ class Runtime:
         return render_boot(
             BootInput(
                 agent_name=self.config.agent_name,
-                first_window_id=root_window_id(self.session_id),
+                first_window_id=root_window_id(self.session_id, self.branch()),
                 current_window_id=window_id,
                 previous_window_id=previous,
                 notes=snapshot,
@@ -344,7 +352,7 @@ class Runtime:
             messages = self.messages()
             if not needs_root_boot(branch, messages, self.session_id):
                 return StartResult("present")
-            root = root_window_id(self.session_id)
+            root = root_window_id(self.session_id, branch)
             entry_id = self.session.append_custom_message(
                 BOOT_TYPE, self.boot_text(root, None), False, {"windowId": root}
             )
@@ -624,7 +632,7 @@ class Runtime:
         step = self.control.tool_request(window)
         duplicate = is_duplicate(step)
         payload = {
-            "status": "reset_already_requested" if duplicate else "reset_requested",
+            "status": ALREADY_PENDING_STATUS if duplicate else REQUESTED_STATUS,
             "window_id": window,
             "message": "This window ends after the current tool batch; a fresh one follows.",
         }
