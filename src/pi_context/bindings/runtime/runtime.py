@@ -51,6 +51,7 @@ from pi_context.bindings.session.windows import (
 from pi_context.bindings.tools import JSONValue, ToolContext, ToolError, ToolResult, all_tools
 
 from . import commands
+from . import tree as tree_nav
 from . import tools as runtime_tools
 from .boot import BootInput, render_boot
 from .budget import Budget, Policy, Usage, countdown, resolve_policy
@@ -68,6 +69,7 @@ from .protocol import (
     cleared_notice,
 )
 from .settings import default_agent_dir, load_settings
+from .tree import TreeSummaryDecision
 
 Entry = dict[str, Any]
 Draft = dict[str, Any]
@@ -400,6 +402,51 @@ class Runtime:
             self.session.move_leaf(leaf_id)
         self._transition()
         return self.ensure_boot()
+
+    def before_tree(
+        self,
+        destination_id: str,
+        source_id: str | None = None,
+        wants_summary: bool = True,
+    ) -> TreeSummaryDecision:
+        """The host's ``session_before_tree`` hook: may Pi summarize the branch being left?
+
+        ``source_id`` defaults to the current leaf. When either branch (root to leaf) holds a
+        reset marker the summary is suppressed and the user is told why; otherwise Pi's own
+        summary proceeds. Works while off as well: existing markers stay authoritative.
+        """
+        source = tree_nav.branch_of(self.session, source_id, "source")
+        destination = tree_nav.branch_of(self.session, destination_id, "destination")
+        decision = tree_nav.decide(source, destination, wants_summary)
+        if decision.notice is not None:
+            self.notify("info", decision.notice)
+        return decision
+
+    def navigate_tree(
+        self, target_id: str, summarize: tree_nav.Summarizer | None = None
+    ) -> tree_nav.Navigation:
+        """A whole ``/tree`` navigation as Pi performs it, with pi-context's hooks.
+
+        ``summarize`` is the host's native branch summarizer (None: no summary wanted). The
+        leaf lands on the target, or on its parent for a user or custom message (whose text is
+        returned for the editor); then ``tree`` clears the machine and ensures the boot.
+        """
+        source_id = self.session.leaf_id
+        decision = self.before_tree(target_id, source_id, summarize is not None)
+        leaf, editor_text = tree_nav.landing_leaf(self.session, target_id)
+        summary = ""
+        if summarize is not None and not decision.suppress:
+            abandoned = tree_nav.abandoned_entries(self.session, source_id, target_id)
+            summary = summarize(abandoned) if abandoned else ""
+        summary_id = None
+        if summary:
+            summary_id = self.session.branch_with_summary(leaf, summary)
+        elif leaf is None:
+            self.session.reset_leaf()
+        else:
+            self.session.move_leaf(leaf)
+        self.tree()
+        return tree_nav.Navigation(decision, self.session.leaf_id, summary_id, editor_text)
 
     def shutdown(self) -> None:
         self._transition()
