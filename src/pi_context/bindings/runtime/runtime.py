@@ -51,8 +51,8 @@ from pi_context.bindings.session.windows import (
 from pi_context.bindings.tools import JSONValue, ToolContext, ToolError, ToolResult, all_tools
 
 from . import commands
-from . import tree as tree_nav
 from . import tools as runtime_tools
+from . import tree as tree_nav
 from .boot import BootInput, render_boot
 from .budget import Budget, Policy, Usage, countdown, resolve_policy
 from .commands import CommandResult, CompactDecision, WaitForIdle
