@@ -32,6 +32,7 @@ from pi_context.bindings.session import Session, seeded_uuids
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
 
+from .demo_tree import TreeTrip, tree_round_trip
 from .protocol import GUIDANCE_TYPE, WARNING_TYPE
 from .runtime import ModelInfo, Runtime, RuntimeConfig
 
@@ -513,11 +514,16 @@ class DemoReport:
 
 def _prepare(directory: Path) -> tuple[Path, Path, Path, Path]:
     directory = directory.absolute()
+    if directory.exists() and not directory.is_dir():
+        raise DemoError(f"{directory} is not a directory; --dir needs an empty or new directory")
     if directory.exists() and any(directory.iterdir()):
         raise DemoError(f"{directory} is not empty; the demo needs an empty or new directory")
     agent, project = directory / "agent", directory / "project"
-    (project / ".pi").mkdir(parents=True, exist_ok=True)
-    agent.mkdir(parents=True, exist_ok=True)
+    try:
+        (project / ".pi").mkdir(parents=True, exist_ok=True)
+        agent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DemoError(f"cannot create the demo directory {directory}: {exc.strerror}") from None
     (agent / "settings.json").write_text(
         json.dumps({"compaction": {"reserveTokens": RESERVE_TOKENS}}, indent=2) + "\n"
     )
@@ -577,6 +583,7 @@ def run_demo(
                 await host.prompt("Please continue.", max_turns)
 
     asyncio.run(drive())
+    trip = tree_round_trip(runtime)  # /tree across the last reset and back
     runtime.shutdown()
     report = DemoReport(
         rows=window_rows(session, kinds, runtime),
@@ -591,6 +598,8 @@ def run_demo(
             runtime.budget.thresholds.hard_reserve,
         ),
     )
+    if trip is not None:
+        report.extra["tree"] = trip
     return report
 
 
@@ -679,6 +688,7 @@ def format_table(report: DemoReport) -> str:
         f"aborted turns: {c.aborted_turns}; overflow recoveries: {c.overflow_recoveries}; "
         f"/wipe-memory commands: {c.manual_commands}; queued messages delivered: "
         f"{c.queued_delivered}",
+        *([trip.line()] if isinstance(trip := report.extra.get("tree"), TreeTrip) else []),
         f"session: {report.session_path} ({report.entries} entries)",
         f"notes:   {report.notes_home}",
         f"ran in {report.seconds:.2f}s",
@@ -696,5 +706,6 @@ def summary_json(report: DemoReport) -> str:
             "counters": report.counters.__dict__,
             "entries": report.entries,
             "thresholds": list(report.thresholds),
+            "tree": report.extra["tree"].as_json() if "tree" in report.extra else None,
         }
     )
