@@ -81,6 +81,15 @@ RESET_LINE = (
     "summarized. Your notes and the complete session history remain available."
 )
 
+NOTES_HOMES_TEXT = (
+    "Notes live in five homes, chosen with the notes tools' scope argument (default: "
+    "session): session is this session's own trip (the goal, progress, loose ends); project "
+    "holds facts about this project for whoever works on it next; human holds the human's "
+    "standing preferences and lessons across projects; agent is your own, as the agent "
+    "running now; model is the current model's (how it behaves, its quirks). Below, a note is "
+    "named scope:path. Each home's MAP.md, when fresh, is shown in full as that home's map."
+)
+
 _PROTOCOL_LINES = (
     "This context window is your working memory and it is reset when it fills up. "
     "Two things outlive a reset:",

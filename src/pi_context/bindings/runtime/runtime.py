@@ -310,6 +310,7 @@ class Runtime:
 
     def boot_text(self, window_id: str, previous: str | None) -> str:
         """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
+        opened = self._now_ms()
         snapshot = self.notes_snapshot()
         notice = snapshot.human_notice()
         if notice and window_id not in self._notes_notified:
@@ -322,6 +323,8 @@ class Runtime:
                 current_window_id=window_id,
                 previous_window_id=previous,
                 notes=snapshot,
+                model_name=self.model.id if self.model else None,
+                opened_ms=opened,
             )
         )
 
