@@ -258,3 +258,20 @@ def test_dir_naming_a_file_is_a_clear_error_not_a_traceback(tmp_path):
         assert done.stderr.startswith(f"pi-context demo: {where}") or str(where) in done.stderr
         assert "not a directory" in done.stderr.lower()
     assert target.read_text() == "mine", "the file is left alone"
+
+
+def test_every_boot_carries_the_maps_of_four_homes(demo):
+    assert (
+        f"maps (human, project, agent, model MAP.md) in {WINDOWS} of {WINDOWS} boots"
+        in (demo["stdout"])
+    )
+    session = Session.open(demo["session"])
+    boots = [e["content"] for e in session.branch() if e.get("customType") == BOOT_TYPE]
+    assert len(boots) == WINDOWS
+    for text in boots:
+        order = [
+            text.index(f"Map of the {scope} home")
+            for scope in ("human", "project", "agent", "model")
+        ]
+        assert order == sorted(order)
+        assert "Agent name: demo-agent (model: scripted-1)" in text

@@ -533,6 +533,24 @@ def _prepare(directory: Path) -> tuple[Path, Path, Path, Path]:
     return agent, project, directory / "sessions", directory / "notes"
 
 
+DEMO_MAPS = {
+    "human": "# Human map\nPrefers small commits; answer in plain English.",
+    "project": "# Project map\nbilling/ holds the legacy modules; ledger/ is the new API.",
+    "agent": "# My map\nCheckpoint before every wipe; read the checkpoint note first.",
+    "model": "# Model map\nscripted-1 never streams; tool calls arrive whole.",
+}
+"""MAP.md bodies written into four homes before the run: every boot carries them."""
+
+
+def _seed_maps(runtime: Runtime) -> None:
+    for scope, body in DEMO_MAPS.items():
+        result = runtime.call_tool(
+            "notes_write", {"path": "MAP.md", "content": body, "scope": scope}
+        )
+        if result.is_error:
+            raise DemoError(f"could not write the {scope} map: {result.text}")
+
+
 def run_demo(
     windows: int, directory: Path, progress: Callable[[str], None] | None = None
 ) -> DemoReport:
@@ -561,6 +579,8 @@ def run_demo(
     model = ScriptedModel(kinds, clock)
     host = Host(runtime, model, clock, progress)
     max_turns = 60 * windows + 40
+
+    _seed_maps(runtime)
 
     async def drive() -> None:
         runtime.session_start("startup")
@@ -600,6 +620,11 @@ def run_demo(
     )
     if trip is not None:
         report.extra["tree"] = trip
+    boots = [e for e in session.branch() if e.get("customType") == BOOT_TYPE]
+    report.extra["maps"] = (
+        sum(all(body in str(b.get("content")) for body in DEMO_MAPS.values()) for b in boots),
+        len(boots),
+    )
     return report
 
 
@@ -689,6 +714,11 @@ def format_table(report: DemoReport) -> str:
         f"/wipe-memory commands: {c.manual_commands}; queued messages delivered: "
         f"{c.queued_delivered}",
         *([trip.line()] if isinstance(trip := report.extra.get("tree"), TreeTrip) else []),
+        *(
+            [f"maps ({', '.join(DEMO_MAPS)} MAP.md) in {maps[0]} of {maps[1]} boots"]
+            if (maps := report.extra.get("maps"))
+            else []
+        ),
         f"session: {report.session_path} ({report.entries} entries)",
         f"notes:   {report.notes_home}",
         f"ran in {report.seconds:.2f}s",
