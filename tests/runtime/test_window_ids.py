@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 from pathlib import Path
 from typing import Any
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from pi_context.bindings.runtime import Runtime
 from pi_context.bindings.runtime.protocol import (
@@ -217,3 +221,14 @@ def test_copied_seed_format_ids_do_not_make_a_fork_legacy(env, kit):
     assert current_window_id(forked.branch(), fork_id) == minted, "the copied window stays"
     fresh = mint_window_id(forked.branch(), fork_id)
     assert fresh.startswith(f"pcw:{fork_id}:") and fresh != minted
+
+
+_SESSION_IDS = st.from_regex(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,40}[A-Za-z0-9])?", fullmatch=True)
+
+
+@given(_SESSION_IDS, _SESSION_IDS, st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1))
+def test_distinct_sessions_never_share_a_window_id(first, second, seed_a, seed_b):
+    assume(first != second)
+    ids_a = {root_window_id(first), mint_window_id([], first, random.Random(seed_a))}
+    ids_b = {root_window_id(second), mint_window_id([], second, random.Random(seed_b))}
+    assert not ids_a & ids_b
