@@ -8,15 +8,12 @@ import re
 import shutil
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from pi_context.bindings.notes.frontmatter import local_iso
-from pi_context.bindings.runtime import Runtime
+from pi_context.bindings.runtime import ModelInfo, Runtime
 from pi_context.bindings.runtime.boot import (
     BOOT_MAX_BYTES,
     BootInput,
-    preview,
+    relative_time,
     render_boot,
 )
 from pi_context.bindings.runtime.protocol import (
@@ -44,18 +41,20 @@ def write(rt: Runtime, path: str, content: str, **extra: Any) -> dict[str, Any]:
 def test_root_boot_is_created_once_without_a_reset_line(env, kit):
     rt = env.runtime()
     kit.user(rt.session, "task before the boot")
-    written = write(rt, "decisions.md", "use terra")
+    write(rt, "decisions.md", "use terra")
     assert rt.session_start("startup").action == "root-boot"
     (boot,) = boots(rt.branch())
-    root = f"pcw:{rt.session_id[:8]}:root"
+    root = f"pcw:{rt.session_id}:root"
     text = boot["content"]
     assert boot["display"] is False and boot["details"] == {"windowId": root}
     assert text.startswith("<context_window>\n"), "no reset line in the root window"
     assert f"First context window id: {root}\nCurrent context window id: {root}\n" in text
     assert "Previous context window id:" not in text
-    assert "- session:decisions.md (1 lines, 9 UTF-8 bytes, updated " in text
-    assert written["meta"]["updated_at"] in text, "the note's local update time is shown"
-    assert "\n  use terra\n" in text
+    assert "Agent name: pi (model: unknown model)\n" in text
+    assert re.search(
+        r"^- session:decisions\.md \(1 lines, 9 UTF-8 bytes, updated \d+s ago\)$", text, re.M
+    )
+    assert "use terra" not in text, "the pocket shows names, never contents"
     assert PROTOCOL_OPEN_TAG in text
     assert rt.session_start("startup").action == "present"
     assert len(boots(rt.branch())) == 1
@@ -89,11 +88,11 @@ def test_fork_gets_its_own_root_boot_in_place_of_the_copied_one(env, kit):
     kit.user(rt.session, "copied question")
     rt.session_start("startup")
     kit.assistant(rt.session, "copied answer")
-    # A UUIDv7 id starts with its timestamp, so a fork made in the same minute shares the
-    # 8-character prefix (and so the root window id); give the fork a distinct one.
-    forked = rt.session.fork(env.sessions, session_id="f0f0f0f0-0000-4000-8000-000000000001")
+    # Made within the same minute, the fork shares its source's 8-character id prefix; window
+    # ids name the whole session id, so its root window is still its own.
+    forked = rt.session.fork(env.sessions)
     assert rt.session_start("fork", session=forked).action == "root-boot"
-    root = f"pcw:{forked.session_id[:8]}:root"
+    root = f"pcw:{forked.session_id}:root"
     provider = rt.context().messages
     kinds = [m.get("customType") or m["role"] for m in provider]
     assert kinds == ["user", BOOT_TYPE, "assistant"], "the new boot takes the first boot's place"
@@ -117,32 +116,8 @@ def test_index_is_omitted_when_every_note_is_stale(env, kit):
     write(rt, "old.md", "superseded", stale=True)
     rt.session_start("startup")
     text = boots(rt.branch())[0]["content"]
-    assert "Recent notes" not in text and "old.md" not in text
+    assert "In your pocket" not in text and "old.md" not in text
     assert PROTOCOL_OPEN_TAG in text
-
-
-def test_preview_keeps_short_notes_whole_and_long_notes_head_to_tail(env, kit):
-    rt = env.runtime()
-    long_text = "".join(chr(0x4E00 + i) for i in range(400))  # unique code points
-    write(rt, "long.md", long_text)
-    write(rt, "short.md", "short-first\nshort-second")
-    rt.session_start("startup")
-    text = boots(rt.branch())[0]["content"]
-    assert "  short-first\n  short-second" in text
-    (line,) = [ln for ln in text.split("\n") if ln.startswith("  ") and "…" in ln]
-    shown = line[2:]
-    assert len(shown) == 321, "80 + the ellipsis + 240, nothing shown twice"
-    assert shown == long_text[:80] + "…" + long_text[-240:]
-
-
-@given(st.text(max_size=700))
-def test_preview_never_overlaps(body: str) -> None:
-    shown = preview(body)
-    if len(body) <= 320:
-        assert shown == body
-    else:
-        assert shown == body[:80] + "…" + body[-240:]
-        assert len(shown) == 321
 
 
 def test_reset_boot_names_the_previous_window(env, kit):
@@ -155,25 +130,29 @@ def test_reset_boot_names_the_previous_window(env, kit):
     boot = boots(rt.branch())[-1]
     text = boot["content"]
     assert text.startswith(RESET_LINE + "\n\n<context_window>\n")
-    root = f"pcw:{rt.session_id[:8]}:root"
+    root = f"pcw:{rt.session_id}:root"
     assert f"Current context window id: {result.window_id}\n" in text
     assert f"Previous context window id: {root}\n" in text
     assert f"First context window id: {root}\n" in text
 
 
-def test_boot_is_byte_bounded(env, kit):
+def test_boot_is_byte_bounded_maps_give_way_first(env, kit):
     rt = env.runtime()
-    for index in range(30):
+    write(rt, "MAP.md", "# project map\n" + "p" * 60_000, scope="project")
+    write(rt, "MAP.md", "# human map\n" + "h" * 30_000, scope="human")
+    for index in range(7):
         write(rt, f"big/{index:02d}.md", f"note {index}\n" + "x" * 5_000)
     rt.session_start("startup")
     text = boots(rt.branch())[0]["content"]
     assert len(text.encode()) <= BOOT_MAX_BYTES
-    assert len(re.findall(r"^- session:big/", text, flags=re.M)) == 10
-    assert "(20 more not shown here; call notes_list to see every note.)" in text
+    assert len(re.findall(r"^- session:big/", text, flags=re.M)) == 5, "the pocket is kept whole"
+    assert "# human map" in text, "the broadest map comes first"
+    assert "notes_read human:MAP.md for the rest" in text
+    assert "project:MAP.md" in text, "a map that no longer fits is still pointed at"
     data = BootInput("pi", "pcw:a:root", "pcw:a:root", notes=rt.notes_snapshot())
     small = render_boot(data, max_bytes=4_000)
     assert len(small.encode()) <= 4_000
-    assert "more not shown here" in small and PROTOCOL_OPEN_TAG in small
+    assert PROTOCOL_OPEN_TAG in small and "session:big/" in small
 
 
 def test_rendering_is_a_pure_function_of_the_snapshot(env, kit):
@@ -239,10 +218,12 @@ def test_malformed_note_timestamps_do_not_poison_the_boot(env, kit):
     )
     rt.session_start("startup")
     text = boots(rt.branch())[0]["content"]
-    assert "keep me" in text
-    stamp = re.search(r"good.md \(1 lines, 7 UTF-8 bytes, updated (\S+)\)", text)
+    stamp = re.search(r"good.md \(1 lines, 7 UTF-8 bytes, updated (\d+s ago)\)", text)
     assert stamp is not None, "a finite fallback time is shown"
-    assert stamp.group(1) == local_iso(path.stat().st_mtime_ns // 1_000_000), "the file's mtime"
+    mtime = path.stat().st_mtime_ns // 1_000_000
+    snapshot = rt.notes_snapshot()
+    data = BootInput("pi", "pcw:a:root", "pcw:a:root", notes=snapshot)
+    assert f"updated {local_iso(mtime)})" in render_boot(data), "the file's mtime"
 
 
 def test_provider_projection_selects_the_boot_by_window_id(env, kit):
@@ -259,3 +240,94 @@ def test_provider_projection_selects_the_boot_by_window_id(env, kit):
         "user",
     ]
     assert provider == provider_projection(rt.branch(), rt.messages(), rt.session_id)
+
+
+def test_maps_of_several_homes_are_resident_broadest_first(env, kit):
+    rt = env.runtime(model=ModelInfo("claude-test", "anthropic", 200_000))
+    write(rt, "MAP.md", "MODEL MAP: tool quirks", scope="model")
+    write(rt, "MAP.md", "AGENT MAP: my lessons", scope="agent")
+    write(rt, "MAP.md", "PROJECT MAP: src/ holds the core\ndocs/ the pages", scope="project")
+    write(rt, "MAP.md", "HUMAN MAP: prefers short answers", scope="human")
+    write(rt, "MAP.md", "SESSION MAP: an ordinary note")
+    write(rt, "other.md", "STALE MAP BODY", scope="project")
+    rt.session_start("startup")
+    text = boots(rt.branch())[0]["content"]
+    assert "Agent name: pi (model: claude-test)\n" in text
+    order = [text.index(m) for m in ("HUMAN MAP", "PROJECT MAP", "AGENT MAP", "MODEL MAP")]
+    assert order == sorted(order), "human, project, agent, model"
+    assert (
+        "Map of the project home (project:MAP.md):\nPROJECT MAP: src/ holds the core\ndocs/" in text
+    )
+    assert "SESSION MAP" not in text, "a session MAP.md is not resident"
+    assert not re.search(r"^- \w+:MAP\.md", text, re.M), "maps take no pocket seat"
+    assert "- project:other.md" in text and "STALE MAP BODY" not in text
+    # A stale map leaves the boot.
+    write(rt, "MAP.md", "PROJECT MAP v2", scope="project", stale=True)
+    rt.tree(rt.branch()[0]["id"])  # a sibling branch boots again from a new snapshot
+    kit.user(rt.session, "sibling")
+    again = rt.boot_text(rt.window_id, None)
+    assert "PROJECT MAP" not in again and "HUMAN MAP" in again
+
+
+def test_pocket_quotas_per_home_newest_first(env, kit):
+    rt = env.runtime(model=ModelInfo("m1"))
+    counts = {"session": 7, "project": 3, "human": 3, "agent": 2, "model": 2}
+    for scope, count in counts.items():
+        for index in range(count):
+            write(rt, f"{scope}-{index}.md", f"BODY {scope} {index}", scope=scope)
+    rt.session_start("startup")
+    text = boots(rt.branch())[0]["content"]
+    listed = re.findall(r"^- (\w+):(\S+) \(", text, re.M)
+    snapshot = rt.notes_snapshot()
+    quotas = (("session", 5), ("project", 2), ("human", 2), ("agent", 1), ("model", 1))
+    expected = [
+        (scope, note.path)
+        for scope, seats in quotas
+        for note in [n for n in snapshot.notes if n.scope == scope][:seats]
+    ]
+    assert listed == expected
+    for scope, seats in quotas:
+        stamps = [n.meta.updated_at for n in snapshot.notes if n.scope == scope]
+        assert stamps == sorted(stamps, reverse=True), "newest first within each home"
+        assert len([x for x in listed if x[0] == scope]) == seats
+    assert "In your pocket: 11 recently updated notes" in text
+    assert "BODY" not in text
+
+
+def test_pocket_times_are_relative_to_the_snapshot(env, kit):
+    rt = env.runtime()
+    write(rt, "plan.md", "x")
+    snapshot = rt.notes_snapshot()
+    updated = snapshot.notes[0].meta.updated_at
+    for offset, shown in (
+        (0, "0s ago"),
+        (59_999, "59s ago"),
+        (90_000, "1m ago"),
+        (7_200_000, "2h ago"),
+        (3 * 86_400_000, "3d ago"),
+        (-5_000, "in 5s"),
+    ):
+        data = BootInput("pi", "w", "w", notes=snapshot, opened_ms=updated + offset)
+        assert f"updated {shown})" in render_boot(data)
+        assert relative_time(updated, updated + offset) == shown
+
+
+def test_a_failing_home_keeps_the_other_maps_and_adds_one_retry_notice(env, kit):
+    rt = env.runtime()
+    write(rt, "MAP.md", "PROJECT MAP survives", scope="project")
+    env.notes.mkdir(exist_ok=True)
+    human = rt.notes_snapshot()  # find where the human home lives, then break it
+    assert human.complete
+    (path,) = [p for p in env.notes.rglob("*") if p.is_dir() and p.name == "human"] or [
+        env.notes / "human"
+    ]
+    if path.exists():
+        shutil.rmtree(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("a file where the human home should be")
+    rt.session_start("startup")
+    text = boots(rt.branch())[0]["content"]
+    assert "PROJECT MAP survives" in text
+    assert text.count("notes_list") >= 1 and "could not be read" in text
+    notice_at, map_at = text.index("could not be read"), text.index("PROJECT MAP")
+    assert notice_at < map_at, "the retry notice comes before the index"

@@ -230,3 +230,48 @@ def test_schedule_and_bad_arguments(tmp_path):
     )
     assert done.returncode == 2 and "--windows must be between 1 and 500" in done.stderr
     assert not Path(tmp_path / "x").exists()
+
+
+def test_the_demo_navigates_the_tree_across_a_reset_without_a_summary(demo):
+    line = next(x for x in demo["stdout"].splitlines() if x.startswith("tree navigation: "))
+    last_reset_from = demo["rows"][-2]["id"]
+    assert f"in window {last_reset_from} (before the last reset) and back" in line
+    assert "branch summary suppressed / suppressed, summarizer calls 0, summary entries 0" in line
+    assert line.endswith("erased text in context: no")
+    entries = [json.loads(x) for x in demo["session"].read_text().splitlines()[1:]]
+    assert not any(e["type"] == "branch_summary" for e in entries)
+
+
+def test_dir_naming_a_file_is_a_clear_error_not_a_traceback(tmp_path):
+    """Regression: ``pi-context demo --dir FILE`` ended in a NotADirectoryError traceback."""
+    target = tmp_path / "a-file.txt"
+    target.write_text("mine")
+    for where in (target, target / "below"):
+        done = subprocess.run(
+            [sys.executable, "-m", "pi_context", "demo", "--windows", "2", "--dir", str(where)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        assert "Traceback" not in done.stderr
+        assert done.stderr.startswith(f"pi-context demo: {where}") or str(where) in done.stderr
+        assert "not a directory" in done.stderr.lower()
+    assert target.read_text() == "mine", "the file is left alone"
+
+
+def test_every_boot_carries_the_maps_of_four_homes(demo):
+    assert (
+        f"maps (human, project, agent, model MAP.md) in {WINDOWS} of {WINDOWS} boots"
+        in (demo["stdout"])
+    )
+    session = Session.open(demo["session"])
+    boots = [e["content"] for e in session.branch() if e.get("customType") == BOOT_TYPE]
+    assert len(boots) == WINDOWS
+    for text in boots:
+        order = [
+            text.index(f"Map of the {scope} home")
+            for scope in ("human", "project", "agent", "model")
+        ]
+        assert order == sorted(order)
+        assert "Agent name: demo-agent (model: scripted-1)" in text

@@ -58,7 +58,7 @@ def status(result: Any) -> Any:
 def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env, kit):
     rt, usage = started(env, kit, tokens=170_000)
     assert rt.context().staged == "reminder"
-    assert status(rt.call_tool("wipe_memory")) == "reset_requested"
+    assert status(rt.call_tool("wipe_memory")) == "rollover_requested"
     result = run(rt.turn_end("completed", incoming=[INCOMING]))
     assert kit.custom_types(result.drafts) == [
         "foreign/boundary",
@@ -80,7 +80,7 @@ def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env
     assert checkpoint["type"] == "compaction" and checkpoint["summary"] == ""
     assert checkpoint["firstKeptEntryId"] == checkpoint["id"], "retain-none"
     window_id = marker["data"]["windowId"]
-    assert re.fullmatch(rf"pcw:{rt.session_id[:8]}:[0-9a-f]{{8}}", window_id)
+    assert re.fullmatch(rf"pcw:{rt.session_id}:[0-9a-f]{{8}}", window_id)
     assert boot["details"] == {"windowId": window_id} and boot["display"] is False
     assert rt.window_id == window_id == result.window_id
 
@@ -88,7 +88,7 @@ def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env
 def test_duplicate_wipe_memory_in_one_batch_commits_one_boundary(env, kit):
     rt, _ = started(env, kit)
     first, second = rt.call_tool("wipe_memory"), rt.call_tool("wipe_memory")
-    assert (status(first), status(second)) == ("reset_requested", "reset_already_requested")
+    assert (status(first), status(second)) == ("rollover_requested", "rollover_already_pending")
     assert first.terminate and second.terminate
     rt.append(run(rt.turn_end()).drafts)
     assert len(markers(rt)) == 1
@@ -453,8 +453,8 @@ def test_lifecycle_transitions_clear_the_machine_and_bump_the_generation(env, ki
 
 def test_reset_control_0_25_is_selectable(env, kit):
     rt, _ = started(env, kit, spec="reset-control@0.25")
-    assert status(rt.call_tool("wipe_memory")) == "reset_requested"
-    assert status(rt.call_tool("wipe_memory")) == "reset_already_requested"
+    assert status(rt.call_tool("wipe_memory")) == "rollover_requested"
+    assert status(rt.call_tool("wipe_memory")) == "rollover_already_pending"
     result = run(rt.turn_end())
     assert (result.effect, result.cause) == ("commit-boundary", "wipe_memory")
     rt.append(result.drafts)
@@ -510,7 +510,7 @@ def test_registry_tools_reach_the_live_runtime_of_their_session(env, kit):
     rt, _ = started(env, kit)
     tool = all_tools()["wipe_memory"]
     context = ToolContext(session_path=rt.session.path)
-    assert status(tool.run(context, {})) == "reset_requested"
+    assert status(tool.run(context, {})) == "rollover_requested"
     assert rt.control.state.request.phase == "tool-requested"
     rt.shutdown()
     with pytest.raises(Exception, match="needs a running pi-context runtime"):

@@ -31,6 +31,8 @@ from pi_context.bindings.session.windows import (
 )
 
 SID = "01a22bec-ef14-7562-9e00-232720c9be18"
+W = f"pcw:{SID}:"
+"""The window-id prefix of SID (the whole session id)."""
 GUIDANCE = "pi-context/guidance"
 
 
@@ -83,36 +85,36 @@ def test_marker_predicate(entry: Any, expected: bool) -> None:
 
 
 def test_root_window_id_uses_the_first_eight_characters() -> None:
-    assert root_window_id(SID) == "pcw:01a22bec:root"
+    assert root_window_id(SID) == W + "root"
     assert root_window_id("abc") == "pcw:abc:root"
 
 
 def test_current_reset_is_the_last_marker_on_the_active_branch_only() -> None:
     session = _session()
     fork_point = _user(session, "start")
-    _reset(session, "pcw:01a22bec:aaaaaaaa")
-    _reset(session, "pcw:01a22bec:bbbbbbbb")
-    assert current_window_id(session.branch(), SID) == "pcw:01a22bec:bbbbbbbb"
+    _reset(session, W + "aaaaaaaa")
+    _reset(session, W + "bbbbbbbb")
+    assert current_window_id(session.branch(), SID) == W + "bbbbbbbb"
     marker = current_reset(session.branch())
-    assert marker is not None and marker["data"] == {"windowId": "pcw:01a22bec:bbbbbbbb"}
+    assert marker is not None and marker["data"] == {"windowId": W + "bbbbbbbb"}
     # A sibling branch cannot borrow the markers.
     session.move_leaf(fork_point)
     _user(session, "sibling")
     assert current_reset(session.branch()) is None
-    assert current_window_id(session.branch(), SID) == "pcw:01a22bec:root"
+    assert current_window_id(session.branch(), SID) == W + "root"
 
 
 def test_previous_window_id() -> None:
     session = _session()
     _user(session, "start")
     assert previous_window_id(session.branch(), SID) is None
-    _reset(session, "pcw:01a22bec:aaaaaaaa")
+    _reset(session, W + "aaaaaaaa")
     first_marker = current_reset(session.branch())
-    assert previous_window_id(session.branch(), SID) == "pcw:01a22bec:root"
-    _reset(session, "pcw:01a22bec:bbbbbbbb")
-    assert previous_window_id(session.branch(), SID) == "pcw:01a22bec:aaaaaaaa"
+    assert previous_window_id(session.branch(), SID) == W + "root"
+    _reset(session, W + "bbbbbbbb")
+    assert previous_window_id(session.branch(), SID) == W + "aaaaaaaa"
     assert first_marker is not None
-    assert previous_window_id(session.branch(), SID, first_marker["id"]) == "pcw:01a22bec:root"
+    assert previous_window_id(session.branch(), SID, first_marker["id"]) == W + "root"
     assert previous_window_id(session.branch(), SID, "not-on-branch") is None
 
 
@@ -130,38 +132,34 @@ class _Scripted(random.Random):
 def test_minting_never_reuses_an_id_on_the_branch() -> None:
     session = _session()
     _user(session, "start")
-    _reset(session, "pcw:01a22bec:0000000a")
-    session.append_custom_message(BOOT_TYPE, "boot", False, {"windowId": "pcw:01a22bec:0000000b"})
+    _reset(session, W + "0000000a")
+    session.append_custom_message(BOOT_TYPE, "boot", False, {"windowId": W + "0000000b"})
     minted = mint_window_id(session.branch(), SID, _Scripted([0xA, 0xB, 0xC]))
-    assert minted == "pcw:01a22bec:0000000c"
+    assert minted == W + "0000000c"
     for seed in range(50):
         fresh = mint_window_id(session.branch(), SID, random.Random(seed))
-        assert fresh.startswith("pcw:01a22bec:") and len(fresh.split(":")[2]) == 8
+        assert fresh.startswith(W) and len(fresh.split(":")[2]) == 8
         assert int(fresh.split(":")[2], 16) >= 0
 
 
 def test_window_spans_partition_the_branch_at_markers() -> None:
     session = _session()
     _user(session, "one")
-    _reset(session, "pcw:01a22bec:aaaaaaaa")
+    _reset(session, W + "aaaaaaaa")
     _user(session, "two")
-    _reset(session, "pcw:01a22bec:bbbbbbbb")
+    _reset(session, W + "bbbbbbbb")
     branch = session.branch()
     spans = window_spans(branch, SID)
     assert [s.window_id for s in spans] == [
-        "pcw:01a22bec:root",
-        "pcw:01a22bec:aaaaaaaa",
-        "pcw:01a22bec:bbbbbbbb",
+        W + "root",
+        W + "aaaaaaaa",
+        W + "bbbbbbbb",
     ]
     assert [(s.start, s.end) for s in spans] == [(0, 2), (2, 7), (7, 10)]
     assert spans[0].marker_id is None
     assert all(is_reset_marker(branch[s.start]) for s in spans[1:])
     window_id, indices, marker = spans[1]
-    assert (
-        window_id == "pcw:01a22bec:aaaaaaaa"
-        and indices == range(2, 7)
-        and marker == branch[2]["id"]
-    )
+    assert window_id == W + "aaaaaaaa" and indices == range(2, 7) and marker == branch[2]["id"]
 
 
 def test_reminder_lookup_is_window_local_and_branch_local() -> None:
@@ -169,7 +167,7 @@ def test_reminder_lookup_is_window_local_and_branch_local() -> None:
     start = _user(session, "start")
     session.append_custom_message(GUIDANCE, "low budget", False)
     assert has_window_message(session.branch(), GUIDANCE)
-    _reset(session, "pcw:01a22bec:aaaaaaaa")
+    _reset(session, W + "aaaaaaaa")
     assert not has_window_message(session.branch(), GUIDANCE), (
         "the old window's reminder is behind the marker"
     )
@@ -191,13 +189,13 @@ def test_boot_selection_by_window_id_folds_only_the_system_prefix() -> None:
         {"role": "system", "content": "base", "sections": {"a": "A"}, "timestamp": 5}
     )
     _user(session, "old window")
-    _reset(session, "pcw:01a22bec:aaaaaaaa")
+    _reset(session, W + "aaaaaaaa")
     session.append_message(
         {"role": "system", "content": "", "sections": {"a": None, "b": "B"}, "timestamp": 9}
     )
     _user(session, "new window")
     messages = _messages(session)
-    projected = project_window(messages, "pcw:01a22bec:aaaaaaaa")
+    projected = project_window(messages, W + "aaaaaaaa")
     # The checkpoint carries the prompt folded so far, stamped with its own time (as Pi does).
     checkpoint = next(e for e in session.branch() if e["type"] == "compaction")
     stamp = 1_800_000_000_000 + 1000 * session.entries.index(checkpoint) + 1000
@@ -209,7 +207,7 @@ def test_boot_selection_by_window_id_folds_only_the_system_prefix() -> None:
         "timestamp": stamp,
     }
     assert projected[1]["customType"] == BOOT_TYPE
-    assert projected[1]["details"] == {"windowId": "pcw:01a22bec:aaaaaaaa"}
+    assert projected[1]["details"] == {"windowId": W + "aaaaaaaa"}
     # Later prompt patches and messages stay in place, in order.
     assert [m["role"] for m in projected[2:]] == ["custom", "system", "user"]
     assert projected[-1]["content"] == "new window"
@@ -219,12 +217,12 @@ def test_boot_selection_by_window_id_folds_only_the_system_prefix() -> None:
 def test_missing_boot_refuses_to_send_raw_history() -> None:
     session = _session()
     _user(session, "secret old history")
-    _reset(session, "pcw:01a22bec:aaaaaaaa", boot=False)
+    _reset(session, W + "aaaaaaaa", boot=False)
     _user(session, "after")
-    with pytest.raises(MissingBootError, match="pcw:01a22bec:aaaaaaaa"):
+    with pytest.raises(MissingBootError, match=W + "aaaaaaaa"):
         provider_projection(session.branch(), _messages(session), SID)
     # A boot of another window does not satisfy it either.
-    session.append_custom_message(BOOT_TYPE, "wrong", False, {"windowId": "pcw:01a22bec:bbbbbbbb"})
+    session.append_custom_message(BOOT_TYPE, "wrong", False, {"windowId": W + "bbbbbbbb"})
     with pytest.raises(MissingBootError):
         provider_projection(session.branch(), _messages(session), SID)
     assert window_usage(session.branch(), _messages(session), SID) is None
@@ -272,9 +270,10 @@ def test_active_window_usage_ignores_usage_before_the_reset() -> None:
     )
     before = window_usage(session.branch(), _messages(session), SID)
     assert before == 150_000
-    _reset(session, "pcw:01a22bec:aaaaaaaa")
+    _reset(session, W + "aaaaaaaa")
     after = window_usage(session.branch(), _messages(session), SID)
-    # Only the boot "boot pcw:01a22bec:aaaaaaaa" (26 chars) and "continue" (8 chars) remain in the
-    # provider window (the prefix before the boot folds to nothing: no system messages), at Pi's
-    # 3.5 characters per token: ceil(26 / 3.5) + ceil(8 / 3.5).
-    assert after == 8 + 3
+    # Only the boot "boot pcw:<36-char session id>:aaaaaaaa" (54 chars) and "continue" (8 chars)
+    # remain in the provider window (the prefix before the boot folds to nothing: no system
+    # messages), at Pi's 3.5 characters per token: ceil(54 / 3.5) + ceil(8 / 3.5).
+    assert len(f"boot {W}aaaaaaaa") == 54
+    assert after == 16 + 3

@@ -1,10 +1,23 @@
-"""The hidden boot message of a window, rendered purely from an explicit snapshot.
+"""The hidden boot message of a window, rendered purely from one closed notes snapshot.
 
-Layout: the reset line (only after a reset), the ``<context_window>`` identity block, the notes
-index of the closed notes snapshot (recent non-stale notes, most recently updated first, with
-size, local update time and a preview), and the static protocol block. Rendering reads no file
-and no clock, so one snapshot always renders the same boot; the whole text is bounded by
-``BOOT_MAX_BYTES`` (the index gives way first, with a pointer to ``notes_list``).
+Layout (pi-context 0.25/0.26):
+
+1. the reset line, only after a reset;
+2. the ``<context_window>`` identity block: agent and model name, first, current and (after a
+   reset) previous window ids;
+3. how notes are addressed (the five homes);
+4. the ``notes_list`` retry notice, only when a home could not be read;
+5. the maps: the body of each fresh ``MAP.md`` of the human, project, agent and model homes,
+   broadest first (a session ``MAP.md`` is an ordinary note);
+6. the pocket: metadata lines only (address, lines, UTF-8 bytes, when it was updated) of the
+   most recently updated fresh notes, with a quota per home so session churn cannot crowd out
+   the durable homes; bodies never appear here and maps take no seat;
+7. the static protocol block.
+
+Everything comes from one ``NotesSnapshot`` (each home read once), so a boot can never mix two
+reads of the filesystem; rendering reads no file and no clock (the snapshot's opening time is an
+input). The text stays within ``BOOT_MAX_BYTES``: maps give way first (cut with a pointer to the
+rest), then pocket lines (with a pointer to ``notes_list``).
 """
 
 from __future__ import annotations
@@ -17,17 +30,25 @@ from pi_context.bindings.notes.snapshot import NotesSnapshot, SnapshotNote
 from .protocol import (
     CONTEXT_WINDOW_CLOSE_TAG,
     CONTEXT_WINDOW_OPEN_TAG,
+    NOTES_HOMES_TEXT,
     PROTOCOL_TEXT,
     RESET_LINE,
 )
 
 BOOT_MAX_BYTES = 24_000
 """Upper bound on a boot's UTF-8 size."""
-INDEX_MAX_NOTES = 10
-"""At most this many notes are indexed; the rest are reachable with notes_list."""
-PREVIEW_HEAD = 80
-PREVIEW_TAIL = 240
-"""A body longer than head + tail code points shows its first 80 and last 240, joined by "…"."""
+MAP_PATH = "MAP.md"
+MAP_SCOPES = ("human", "project", "agent", "model")
+"""Homes whose fresh map is resident in the boot, broadest first."""
+POCKET_QUOTAS: tuple[tuple[str, int], ...] = (
+    ("session", 5),
+    ("project", 2),
+    ("human", 2),
+    ("agent", 1),
+    ("model", 1),
+)
+"""Pocket seats per home, in the order the pocket lists them."""
+UNKNOWN_MODEL = "unknown model"
 
 
 @dataclass(frozen=True)
@@ -40,36 +61,20 @@ class BootInput:
     previous_window_id: str | None = None
     """Set only for a reset: it adds the reset line and the previous-id line."""
     notes: NotesSnapshot | None = None
+    model_name: str | None = None
+    """The model running this window (its id); ``None`` when the host does not know it."""
+    opened_ms: int | None = None
+    """When the snapshot was taken: pocket times are shown relative to it (else as local time)."""
 
 
 def _utf8(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def preview(body: str) -> str:
-    """Short bodies whole; long ones head + "…" + tail, the two slices never overlapping."""
-    if len(body) <= PREVIEW_HEAD + PREVIEW_TAIL:
-        return body
-    return f"{body[:PREVIEW_HEAD]}…{body[len(body) - PREVIEW_TAIL :]}"
-
-
-def _indent(text: str) -> str:
-    return "\n".join(f"  {line}" for line in text.split("\n"))
-
-
-def note_entry(note: SnapshotNote) -> str:
-    """One index entry: the heading line, then the indented preview (if the body has text)."""
-    lines = note.body.count("\n") + 1 if note.body else 0
-    heading = (
-        f"- {note.scope}:{note.path} ({lines} lines, {note.size_bytes} UTF-8 bytes, "
-        f"updated {local_iso(note.meta.updated_at)})"
-    )
-    return f"{heading}\n{_indent(preview(note.body))}" if note.body else heading
-
-
 def identity_block(data: BootInput) -> str:
+    model = data.model_name or UNKNOWN_MODEL
     lines = [
-        f"Agent name: {data.agent_name}",
+        f"Agent name: {data.agent_name} (model: {model})",
         f"First context window id: {data.first_window_id}",
         f"Current context window id: {data.current_window_id}",
     ]
@@ -78,43 +83,124 @@ def identity_block(data: BootInput) -> str:
     return "\n".join([CONTEXT_WINDOW_OPEN_TAG, *lines, CONTEXT_WINDOW_CLOSE_TAG])
 
 
-def notes_index(snapshot: NotesSnapshot | None, budget_bytes: int) -> str:
-    """The index section within ``budget_bytes``; empty when nothing is indexed or noticed."""
+def relative_time(then_ms: int, now_ms: int) -> str:
+    """``5m ago`` / ``in 2h``: the largest whole unit, truncated toward zero."""
+    seconds = int((then_ms - now_ms) / 1000)
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)):
+        if abs(seconds) >= size or unit == "s":
+            amount = f"{abs(int(seconds / size))}{unit}"
+            return f"in {amount}" if seconds > 0 else f"{amount} ago"
+    raise AssertionError("unreachable")
+
+
+def maps(snapshot: NotesSnapshot) -> list[SnapshotNote]:
+    """The resident maps: each home's fresh, non-empty ``MAP.md``, broadest home first."""
+    found = {
+        note.scope: note
+        for note in snapshot.notes
+        if note.path == MAP_PATH and note.scope in MAP_SCOPES and not note.meta.stale
+    }
+    return [found[scope] for scope in MAP_SCOPES if scope in found and found[scope].body]
+
+
+def pocket(snapshot: NotesSnapshot) -> list[SnapshotNote]:
+    """Recent fresh notes under the per-home quotas, newest first within each home."""
+    chosen: list[SnapshotNote] = []
+    for scope, seats in POCKET_QUOTAS:
+        fresh = [
+            note
+            for note in snapshot.notes  # already newest first
+            if note.scope == scope and note.path != MAP_PATH and not note.meta.stale
+        ]
+        chosen.extend(fresh[:seats])
+    return chosen
+
+
+def pocket_line(note: SnapshotNote, opened_ms: int | None) -> str:
+    lines = note.body.count("\n") + 1
+    updated = note.meta.updated_at
+    when = local_iso(updated) if opened_ms is None else relative_time(updated, opened_ms)
+    return (
+        f"- {note.scope}:{note.path} ({lines} lines, {note.size_bytes} UTF-8 bytes, updated {when})"
+    )
+
+
+def _pocket_header(count: int) -> str:
+    quotas = ", ".join(f"{seats} {scope}" for scope, seats in POCKET_QUOTAS)
+    return (
+        f"In your pocket: {count} recently updated note{'s' if count != 1 else ''} (newest "
+        f"first within each home; at most {quotas}). Only names are shown, never contents, so "
+        "a note's name should say what it holds:"
+    )
+
+
+def _map_section(note: SnapshotNote, budget: int) -> str | None:
+    """A map with its heading, cut to ``budget`` bytes (None when not even a stub fits)."""
+    heading = f"Map of the {note.scope} home ({note.scope}:{MAP_PATH}):"
+    whole = f"{heading}\n{note.body}"
+    if _utf8(whole) <= budget:
+        return whole
+    pointer = f"\n… (cut here; notes_read {note.scope}:{MAP_PATH} for the rest)"
+    room = budget - _utf8(heading) - 1 - _utf8(pointer)
+    if room < 64:
+        return None
+    body = note.body.encode("utf-8", "surrogatepass")[:room].decode("utf-8", "ignore")
+    return f"{heading}\n{body}{pointer}"
+
+
+def _map_stub(note: SnapshotNote) -> str:
+    return f"(The {note.scope} map did not fit here: notes_read {note.scope}:{MAP_PATH}.)"
+
+
+def notes_sections(data: BootInput, budget: int) -> list[str]:
+    """Retry notice, maps and pocket, within ``budget`` UTF-8 bytes (joined by blank lines)."""
+    snapshot = data.notes
     if snapshot is None:
-        return ""
-    parts: list[str] = []
+        return []
+    sections: list[str] = []
     notice = snapshot.recovery_notice()
     if notice:
-        parts.append(notice)
-    indexed = snapshot.index()
-    if indexed:
-        parts.append(
-            f"Recent notes when this window opened (up to {INDEX_MAX_NOTES}, newest first):"
-        )
-    used = _utf8("\n".join(parts))
-    shown = 0
-    for note in indexed[:INDEX_MAX_NOTES]:
-        entry = note_entry(note)
-        # Reserve room for the closing pointer line, so the bound holds whatever follows.
-        if used + 1 + _utf8(entry) + 120 > budget_bytes:
+        sections.append(notice)
+    used = sum(_utf8(s) + 2 for s in sections)
+
+    # The pocket is small and points at every durable home: it is sized first.
+    seats = pocket(snapshot)
+    lines = [pocket_line(note, data.opened_ms) for note in seats]
+    pocket_text = "\n".join([_pocket_header(len(seats)), *lines]) if seats else ""
+    while pocket_text and used + _utf8(pocket_text) + 2 > budget:
+        if not lines:
+            pocket_text = ""
             break
-        parts.append(entry)
-        used += 1 + _utf8(entry)
-        shown += 1
-    hidden = len(indexed) - shown
-    if hidden > 0:
-        parts.append(f"({hidden} more not shown here; call notes_list to see every note.)")
-    return "\n".join(parts)
+        lines.pop()
+        hidden = len(seats) - len(lines)
+        more = f"({hidden} more not shown here; notes_list shows every note.)"
+        pocket_text = "\n".join([_pocket_header(len(seats)), *lines, more])
+    pocket_bytes = _utf8(pocket_text) + 2 if pocket_text else 0
+
+    resident = maps(snapshot)
+    stubs = [_map_stub(note) for note in resident]
+    for position, note in enumerate(resident):
+        # Keep room for a pointer to every later map, so a big map never hides the others.
+        later = sum(_utf8(stub) + 2 for stub in stubs[position + 1 :])
+        section = _map_section(note, budget - used - pocket_bytes - later - 2)
+        if section is None:
+            section = stubs[position]
+            if used + pocket_bytes + _utf8(section) + 2 > budget:
+                continue
+        sections.append(section)
+        used += _utf8(section) + 2
+    if pocket_text:
+        sections.append(pocket_text)
+    return sections
 
 
 def render_boot(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
     """The boot text for one window (a pure function of ``data``)."""
     head = [RESET_LINE] if data.previous_window_id is not None else []
-    head.append(identity_block(data))
-    fixed = "\n\n".join([*head, PROTOCOL_TEXT])
-    index = notes_index(data.notes, max_bytes - _utf8(fixed) - 4)
-    sections = [*head, index, PROTOCOL_TEXT] if index else [*head, PROTOCOL_TEXT]
-    text = "\n\n".join(sections)
+    head += [identity_block(data), NOTES_HOMES_TEXT]
+    fixed = _utf8("\n\n".join([*head, PROTOCOL_TEXT]))
+    notes = notes_sections(data, max_bytes - fixed - 2)
+    text = "\n\n".join([*head, *notes, PROTOCOL_TEXT])
     if _utf8(text) > max_bytes:
         raise ValueError(f"boot of {_utf8(text)} bytes exceeds the {max_bytes}-byte bound")
     return text

@@ -32,6 +32,7 @@ from pi_context.bindings.session import Session, seeded_uuids
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
 
+from .demo_tree import TreeTrip, tree_round_trip
 from .protocol import GUIDANCE_TYPE, WARNING_TYPE
 from .runtime import ModelInfo, Runtime, RuntimeConfig
 
@@ -513,11 +514,16 @@ class DemoReport:
 
 def _prepare(directory: Path) -> tuple[Path, Path, Path, Path]:
     directory = directory.absolute()
+    if directory.exists() and not directory.is_dir():
+        raise DemoError(f"{directory} is not a directory; --dir needs an empty or new directory")
     if directory.exists() and any(directory.iterdir()):
         raise DemoError(f"{directory} is not empty; the demo needs an empty or new directory")
     agent, project = directory / "agent", directory / "project"
-    (project / ".pi").mkdir(parents=True, exist_ok=True)
-    agent.mkdir(parents=True, exist_ok=True)
+    try:
+        (project / ".pi").mkdir(parents=True, exist_ok=True)
+        agent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DemoError(f"cannot create the demo directory {directory}: {exc.strerror}") from None
     (agent / "settings.json").write_text(
         json.dumps({"compaction": {"reserveTokens": RESERVE_TOKENS}}, indent=2) + "\n"
     )
@@ -525,6 +531,24 @@ def _prepare(directory: Path) -> tuple[Path, Path, Path, Path]:
         json.dumps({"pi-context": {"reminderMarginTokens": REMINDER_MARGIN}}, indent=2) + "\n"
     )
     return agent, project, directory / "sessions", directory / "notes"
+
+
+DEMO_MAPS = {
+    "human": "# Human map\nPrefers small commits; answer in plain English.",
+    "project": "# Project map\nbilling/ holds the legacy modules; ledger/ is the new API.",
+    "agent": "# My map\nCheckpoint before every wipe; read the checkpoint note first.",
+    "model": "# Model map\nscripted-1 never streams; tool calls arrive whole.",
+}
+"""MAP.md bodies written into four homes before the run: every boot carries them."""
+
+
+def _seed_maps(runtime: Runtime) -> None:
+    for scope, body in DEMO_MAPS.items():
+        result = runtime.call_tool(
+            "notes_write", {"path": "MAP.md", "content": body, "scope": scope}
+        )
+        if result.is_error:
+            raise DemoError(f"could not write the {scope} map: {result.text}")
 
 
 def run_demo(
@@ -556,6 +580,8 @@ def run_demo(
     host = Host(runtime, model, clock, progress)
     max_turns = 60 * windows + 40
 
+    _seed_maps(runtime)
+
     async def drive() -> None:
         runtime.session_start("startup")
         await host.prompt(TASK, max_turns)
@@ -577,6 +603,7 @@ def run_demo(
                 await host.prompt("Please continue.", max_turns)
 
     asyncio.run(drive())
+    trip = tree_round_trip(runtime)  # /tree across the last reset and back
     runtime.shutdown()
     report = DemoReport(
         rows=window_rows(session, kinds, runtime),
@@ -590,6 +617,13 @@ def run_demo(
             runtime.budget.thresholds.warning,
             runtime.budget.thresholds.hard_reserve,
         ),
+    )
+    if trip is not None:
+        report.extra["tree"] = trip
+    boots = [e for e in session.branch() if e.get("customType") == BOOT_TYPE]
+    report.extra["maps"] = (
+        sum(all(body in str(b.get("content")) for body in DEMO_MAPS.values()) for b in boots),
+        len(boots),
     )
     return report
 
@@ -679,6 +713,12 @@ def format_table(report: DemoReport) -> str:
         f"aborted turns: {c.aborted_turns}; overflow recoveries: {c.overflow_recoveries}; "
         f"/wipe-memory commands: {c.manual_commands}; queued messages delivered: "
         f"{c.queued_delivered}",
+        *([trip.line()] if isinstance(trip := report.extra.get("tree"), TreeTrip) else []),
+        *(
+            [f"maps ({', '.join(DEMO_MAPS)} MAP.md) in {maps[0]} of {maps[1]} boots"]
+            if (maps := report.extra.get("maps"))
+            else []
+        ),
         f"session: {report.session_path} ({report.entries} entries)",
         f"notes:   {report.notes_home}",
         f"ran in {report.seconds:.2f}s",
@@ -696,5 +736,6 @@ def summary_json(report: DemoReport) -> str:
             "counters": report.counters.__dict__,
             "entries": report.entries,
             "thresholds": list(report.thresholds),
+            "tree": report.extra["tree"].as_json() if "tree" in report.extra else None,
         }
     )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 __all__ = [
+    "ALREADY_PENDING_STATUS",
+    "REQUESTED_STATUS",
     "BOOT_TYPE",
     "CONTINUATION_TEXT",
     "CONTINUATION_TYPE",
@@ -22,6 +24,11 @@ __all__ = [
     "WARNING_TYPE",
     "reminder_text",
 ]
+
+REQUESTED_STATUS = "rollover_requested"
+"""``wipe_memory``'s status when it records a new request (pi-context's wire string)."""
+ALREADY_PENDING_STATUS = "rollover_already_pending"
+"""``wipe_memory``'s status when this window already has a reset requested."""
 
 GUIDANCE_TYPE = "pi-context/guidance"
 """The early low-budget reminder (hidden custom message, once per window)."""
@@ -72,6 +79,15 @@ CONTINUATION_TEXT = (
 RESET_LINE = (
     "The context window was reset: the earlier conversation is out of view and was not "
     "summarized. Your notes and the complete session history remain available."
+)
+
+NOTES_HOMES_TEXT = (
+    "Notes live in five homes, chosen with the notes tools' scope argument (default: "
+    "session): session is this session's own trip (the goal, progress, loose ends); project "
+    "holds facts about this project for whoever works on it next; human holds the human's "
+    "standing preferences and lessons across projects; agent is your own, as the agent "
+    "running now; model is the current model's (how it behaves, its quirks). Below, a note is "
+    "named scope:path. Each home's MAP.md, when fresh, is shown in full as that home's map."
 )
 
 _PROTOCOL_LINES = (

@@ -52,14 +52,24 @@ from pi_context.bindings.tools import JSONValue, ToolContext, ToolError, ToolRes
 
 from . import commands
 from . import tools as runtime_tools
+from . import tree as tree_nav
 from .boot import BootInput, render_boot
 from .budget import Budget, Policy, Usage, countdown, resolve_policy
 from .commands import CommandResult, CompactDecision, WaitForIdle
 from .composer import Composed, ResetBuild, compose
 from .control import DEFAULT_SPEC, Control, Facts, Step, is_duplicate, reset_cause
 from .overflow import is_context_overflow
-from .protocol import BOOT_TYPE, CONTINUATION_TEXT, WARNING_TEXT, WARNING_TYPE, cleared_notice
+from .protocol import (
+    ALREADY_PENDING_STATUS,
+    BOOT_TYPE,
+    CONTINUATION_TEXT,
+    REQUESTED_STATUS,
+    WARNING_TEXT,
+    WARNING_TYPE,
+    cleared_notice,
+)
 from .settings import default_agent_dir, load_settings
+from .tree import TreeSummaryDecision
 
 Entry = dict[str, Any]
 Draft = dict[str, Any]
@@ -300,6 +310,7 @@ class Runtime:
 
     def boot_text(self, window_id: str, previous: str | None) -> str:
         """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
+        opened = self._now_ms()
         snapshot = self.notes_snapshot()
         notice = snapshot.human_notice()
         if notice and window_id not in self._notes_notified:
@@ -308,10 +319,12 @@ class Runtime:
         return render_boot(
             BootInput(
                 agent_name=self.config.agent_name,
-                first_window_id=root_window_id(self.session_id),
+                first_window_id=root_window_id(self.session_id, self.branch()),
                 current_window_id=window_id,
                 previous_window_id=previous,
                 notes=snapshot,
+                model_name=self.model.id if self.model else None,
+                opened_ms=opened,
             )
         )
 
@@ -344,7 +357,7 @@ class Runtime:
             messages = self.messages()
             if not needs_root_boot(branch, messages, self.session_id):
                 return StartResult("present")
-            root = root_window_id(self.session_id)
+            root = root_window_id(self.session_id, branch)
             entry_id = self.session.append_custom_message(
                 BOOT_TYPE, self.boot_text(root, None), False, {"windowId": root}
             )
@@ -392,6 +405,51 @@ class Runtime:
             self.session.move_leaf(leaf_id)
         self._transition()
         return self.ensure_boot()
+
+    def before_tree(
+        self,
+        destination_id: str,
+        source_id: str | None = None,
+        wants_summary: bool = True,
+    ) -> TreeSummaryDecision:
+        """The host's ``session_before_tree`` hook: may Pi summarize the branch being left?
+
+        ``source_id`` defaults to the current leaf. When either branch (root to leaf) holds a
+        reset marker the summary is suppressed and the user is told why; otherwise Pi's own
+        summary proceeds. Works while off as well: existing markers stay authoritative.
+        """
+        source = tree_nav.branch_of(self.session, source_id, "source")
+        destination = tree_nav.branch_of(self.session, destination_id, "destination")
+        decision = tree_nav.decide(source, destination, wants_summary)
+        if decision.notice is not None:
+            self.notify("info", decision.notice)
+        return decision
+
+    def navigate_tree(
+        self, target_id: str, summarize: tree_nav.Summarizer | None = None
+    ) -> tree_nav.Navigation:
+        """A whole ``/tree`` navigation as Pi performs it, with pi-context's hooks.
+
+        ``summarize`` is the host's native branch summarizer (None: no summary wanted). The
+        leaf lands on the target, or on its parent for a user or custom message (whose text is
+        returned for the editor); then ``tree`` clears the machine and ensures the boot.
+        """
+        source_id = self.session.leaf_id
+        decision = self.before_tree(target_id, source_id, summarize is not None)
+        leaf, editor_text = tree_nav.landing_leaf(self.session, target_id)
+        summary = ""
+        if summarize is not None and not decision.suppress:
+            abandoned = tree_nav.abandoned_entries(self.session, source_id, target_id)
+            summary = summarize(abandoned) if abandoned else ""
+        summary_id = None
+        if summary:
+            summary_id = self.session.branch_with_summary(leaf, summary)
+        elif leaf is None:
+            self.session.reset_leaf()
+        else:
+            self.session.move_leaf(leaf)
+        self.tree()
+        return tree_nav.Navigation(decision, self.session.leaf_id, summary_id, editor_text)
 
     def shutdown(self) -> None:
         self._transition()
@@ -624,7 +682,7 @@ class Runtime:
         step = self.control.tool_request(window)
         duplicate = is_duplicate(step)
         payload = {
-            "status": "reset_already_requested" if duplicate else "reset_requested",
+            "status": ALREADY_PENDING_STATUS if duplicate else REQUESTED_STATUS,
             "window_id": window,
             "message": "This window ends after the current tool batch; a fresh one follows.",
         }

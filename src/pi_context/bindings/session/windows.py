@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import math
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .context import current_system_message
 from .errors import SessionError
-from .jsonl import encode
+from .jsonl import encode, js_date_ms
 
 Entry = dict[str, Any]
 Message = dict[str, Any]
@@ -57,8 +58,80 @@ def marker_window_id(entry: Entry) -> str:
     return window_id
 
 
-def root_window_id(session_id: str) -> str:
-    return f"{WINDOW_PREFIX}{session_id[:8]}:root"
+# --- window ids -------------------------------------------------------------------------------
+#
+# The seeds name windows after the first 8 characters of the session id. Pi's session ids are
+# UUIDv7, whose first 8 characters are a timestamp prefix shared by every session created in the
+# same ~65 seconds, so a quick fork would reuse its source's ids. Windows are therefore named after
+# the whole session id (``pcw:<session id>:root`` / ``pcw:<session id>:<8 hex>``); a session that
+# already wrote windows in the seed format (``pcw:<sid8>:...``) keeps reading them.
+
+_UUIDV7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.I)
+
+
+def window_prefix(session_id: str) -> str:
+    """The prefix of every window id a session mints (collision-free across forks)."""
+    return f"{WINDOW_PREFIX}{session_id}:"
+
+
+def legacy_window_prefix(session_id: str) -> str:
+    """The seed format's prefix, ``pcw:<first 8 characters>:``, read for older sessions."""
+    return f"{WINDOW_PREFIX}{session_id[:8]}:"
+
+
+def session_created_ms(session_id: str) -> int | None:
+    """The creation time a UUIDv7 session id carries (its first 48 bits), else None."""
+    if not _UUIDV7.match(session_id):
+        return None
+    return int(session_id.replace("-", "")[:12], 16)
+
+
+def _written_by(entry: Entry, session_id: str) -> bool:
+    """Was this entry written by the session itself, not copied into it by a fork?
+
+    A fork copies entries with their timestamps; its own UUIDv7 id is minted later, so a copied
+    entry is older than the session. Without a UUIDv7 id nothing can be told apart.
+    """
+    created = session_created_ms(session_id)
+    if created is None:
+        return True
+    stamp = js_date_ms(entry.get("timestamp"))
+    return stamp is not None and stamp >= created
+
+
+def _window_entry_id(entry: Entry) -> str | None:
+    if is_reset_marker(entry):
+        return _window_id_of(entry.get("data"))
+    if entry.get("type") == "custom_message" and entry.get("customType") == BOOT_TYPE:
+        return _window_id_of(entry.get("details"))
+    return None
+
+
+def uses_legacy_ids(branch: Sequence[Entry], session_id: str) -> bool:
+    """The session already named its own windows in the seed format (written before the change).
+
+    True when a boot or marker on the branch, written by this session itself, carries an id with
+    the seed prefix. Ids copied from a fork's source do not count, so a fork never inherits them.
+    """
+    legacy = legacy_window_prefix(session_id)
+    if legacy == window_prefix(session_id):
+        return False  # an id of at most 8 characters: both formats agree
+    for entry in branch:
+        window_id = _window_entry_id(entry)
+        if (
+            window_id is not None
+            and window_id.startswith(legacy)
+            and _written_by(entry, session_id)
+        ):
+            return True
+    return False
+
+
+def root_window_id(session_id: str, branch: Sequence[Entry] = ()) -> str:
+    """The root window's id: ``pcw:<session id>:root``, or the seed's id for an older session."""
+    if uses_legacy_ids(branch, session_id):
+        return f"{legacy_window_prefix(session_id)}root"
+    return f"{window_prefix(session_id)}root"
 
 
 def current_reset(branch: Sequence[Entry]) -> Entry | None:
@@ -71,7 +144,7 @@ def current_reset(branch: Sequence[Entry]) -> Entry | None:
 
 def current_window_id(branch: Sequence[Entry], session_id: str) -> str:
     marker = current_reset(branch)
-    return marker_window_id(marker) if marker is not None else root_window_id(session_id)
+    return marker_window_id(marker) if marker is not None else root_window_id(session_id, branch)
 
 
 def previous_window_id(
@@ -83,7 +156,7 @@ def previous_window_id(
         if marker is None:
             return None
         marker_id = marker["id"]
-    previous = root_window_id(session_id)
+    previous = root_window_id(session_id, branch)
     for entry in branch:
         if entry.get("id") == marker_id:
             return previous
@@ -94,25 +167,27 @@ def previous_window_id(
 
 def window_ids_on_branch(branch: Sequence[Entry], session_id: str) -> set[str]:
     """Every window id the branch names: root, markers, and boot ``details.windowId``."""
-    ids = {root_window_id(session_id)}
+    ids = {root_window_id(session_id, branch)}
     for entry in branch:
-        if is_reset_marker(entry):
-            ids.add(marker_window_id(entry))
-        elif entry.get("type") == "custom_message" and entry.get("customType") == BOOT_TYPE:
-            window_id = _window_id_of(entry.get("details"))
-            if window_id is not None:
-                ids.add(window_id)
+        window_id = _window_entry_id(entry)
+        if window_id is not None:
+            ids.add(window_id)
     return ids
 
 
 def mint_window_id(
     branch: Sequence[Entry], session_id: str, rng: random.Random | None = None
 ) -> str:
-    """A fresh ``pcw:<sid8>:<8 hex>`` that no window on the branch already uses."""
+    """A fresh ``pcw:<session id>:<8 hex>`` that no window on the branch already uses.
+
+    Older sessions mint in this format too: their seed-format ids stay readable, and the whole
+    session id keeps new windows apart from any fork's.
+    """
     source = rng or random.SystemRandom()
     taken = window_ids_on_branch(branch, session_id)
+    prefix = window_prefix(session_id)
     while True:
-        candidate = f"{WINDOW_PREFIX}{session_id[:8]}:{source.getrandbits(32):08x}"
+        candidate = f"{prefix}{source.getrandbits(32):08x}"
         if candidate not in taken:
             return candidate
 
@@ -133,7 +208,7 @@ class WindowSpan:
 def window_spans(branch: Sequence[Entry], session_id: str) -> list[WindowSpan]:
     """The windows of a branch in order; each marker opens a window that includes it."""
     spans: list[WindowSpan] = []
-    start, window_id, marker_id = 0, root_window_id(session_id), None
+    start, window_id, marker_id = 0, root_window_id(session_id, branch), None
     for index, entry in enumerate(branch):
         if is_reset_marker(entry):
             spans.append(WindowSpan(window_id, start, index, marker_id))
@@ -217,7 +292,7 @@ def provider_projection(
     """The messages pi-context lets reach the provider for the active window."""
     marker = current_reset(branch)
     if marker is None:
-        return project_root_window(messages, root_window_id(session_id))
+        return project_root_window(messages, root_window_id(session_id, branch))
     return project_window(messages, marker_window_id(marker))
 
 
@@ -228,7 +303,7 @@ def needs_root_boot(branch: Sequence[Entry], messages: Sequence[Message], sessio
     """
     if current_reset(branch) is not None:
         return False
-    root = root_window_id(session_id)
+    root = root_window_id(session_id, branch)
     return not any(is_window_boot(m, root) for m in messages)
 
 
