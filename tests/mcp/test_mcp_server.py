@@ -194,3 +194,19 @@ def test_bad_command_lines_are_named(home: Home, extra: list[str], message: str)
     assert result.returncode == 2
     assert result.stderr.strip() == f"pi-context mcp: {message}"
     assert result.stdout == ""
+
+
+def test_without_the_sdk_the_command_says_how_to_install_it(home: Home) -> None:
+    code = (
+        "import sys; sys.modules['mcp'] = None\n"  # as if the optional SDK were not installed
+        "from pi_context.cli import main\n"
+        f"sys.exit(main(['mcp', '--session', {str(home.session)!r}]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "pi-context mcp: the MCP server needs the optional mcp package: "
+        "pip install 'pi-context[mcp]'"
+    )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,9 @@ def _problem(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if importlib.util.find_spec("mcp") is None:
+    try:
+        import mcp  # noqa: F401  (the optional SDK)
+    except ImportError:
         return _problem(f"the MCP server needs the optional mcp package: {INSTALL_HINT}")
     session: Path = args.session.expanduser().absolute()
     if not session.is_file():
