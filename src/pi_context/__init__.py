@@ -14,6 +14,10 @@ Spec registry (the generated core of each spec)
 Conformance (check any implementation of a spec over the stdio protocol)
     run_conformance, ConformanceReport
 
+Other hosts: ``pi-context mcp`` serves the notes and history tools over MCP
+(``pi_context.mcp``, extra ``[mcp]``); ``pi_context.integrations.pydantic_ai.RuntimeAgent``
+drives a pydantic-ai agent through the runtime (extra ``[pydantic-ai]``).
+
 Names are imported on first use, so ``import pi_context`` stays cheap; the sub-packages
 (``pi_context.spec``, ``pi_context.statemachine``, ``pi_context.bindings``,
 ``pi_context.conformance``) hold the rest.

@@ -208,3 +208,24 @@ def test_mypy_strict_accepts_a_host_using_only_the_public_api(tmp_path: Path) ->
     assert result.returncode == 1
     assert 'Incompatible return value type (got "ToolResult", expected "int")' in result.stdout
     assert 'Module has no attribute "Sesion"' in result.stdout
+
+
+# --- conformance ---------------------------------------------------------------------------
+
+
+def test_run_conformance_checks_an_implementation_from_a_host(tmp_path: Path) -> None:
+    """The reference server passes; run in a subprocess so hypothesis' files stay in tmp."""
+    code = (
+        "import io, sys, pi_context\n"
+        "impl = [sys.executable, '-m', 'pi_context', 'serve']\n"
+        "report = pi_context.run_conformance(impl, examples=5, steps=5, seed=1, show=False,\n"
+        "                                    stream=io.StringIO())\n"
+        "print(report.ok, [(s.spec.id, s.exhaustive_checked) for s in report.specs])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == (
+        "True [('reset-control@0.25', 1184), ('reset-control@0.26', 9212)]"
+    )
