@@ -24,7 +24,15 @@ from pydantic_ai.messages import (  # noqa: E402
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 
-from pi_context import ModelInfo, Runtime, RuntimeConfig, Session, all_tools  # noqa: E402
+from pi_context import (  # noqa: E402
+    ModelInfo,
+    Policy,
+    Runtime,
+    RuntimeConfig,
+    Session,
+    Thresholds,
+    all_tools,
+)
 from pi_context.bindings.session.windows import (  # noqa: E402
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -208,3 +216,61 @@ def test_the_example_script_runs(tmp_path: Path) -> None:
     assert re.fullmatch(r"  reset -> pcw:\w{8}:\w+ \(wipe_memory\)", lines[1])
     assert re.fullmatch(r"  reset -> pcw:\w{8}:\w+ \(overflow recovery\)", lines[4])
     assert lines[-1].startswith("session: ") and Path(lines[-1][9:]).is_file()
+
+
+def _runtime(home: Path, **config: Any) -> Runtime:
+    session = Session.create(home, home / "sessions")
+    runtime = Runtime(
+        session, RuntimeConfig(notes_home=home / "notes", agent_dir=home, cwd=home, **config)
+    )
+    runtime.session_start("startup")
+    return runtime
+
+
+def test_a_reset_after_a_final_reply_continues_in_a_new_agent_run(tmp_path: Path) -> None:
+    import asyncio
+
+    # A prompt that crosses the hard reserve; the fresh window (boot + continuation) does not.
+    lines = Thresholds(reserve=6_000, reminder=6_000, warning=6_000)
+    runtime = _runtime(
+        tmp_path,
+        model=ModelInfo("m", "p", 10_000),
+        policy=lambda: Policy(lines, automatic=True),
+    )
+    seen: list[list[ModelMessage]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        return ModelResponse(parts=[TextPart(f"reply {len(seen)}")])
+
+    agent = RuntimeAgent(runtime, FunctionModel(model, model_name="m"))
+    report = asyncio.run(agent.prompt("word " * 8_000))
+    [(window, cause)] = report.resets
+    assert cause == "hard reserve" and runtime.window_id == window
+    assert (report.turns, report.agent_runs, report.final_text) == (2, 2, "reply 2")
+    assert "word word" not in json.dumps(shape(seen[1]))  # the new run sees the new window only
+    usage = runtime.usage()
+    assert usage is not None and usage.remaining is not None and usage.remaining > 6_000
+
+
+def test_an_unknown_tool_gets_the_registry_error(tmp_path: Path) -> None:
+    import asyncio
+
+    runtime = _runtime(tmp_path, model=ModelInfo("m", "p", 200_000))
+    turns = iter(
+        [
+            ModelResponse(parts=[ToolCallPart("rm_rf", {"path": "/"}, tool_call_id="x")]),
+            ModelResponse(parts=[TextPart("sorry")]),
+        ]
+    )
+    agent = RuntimeAgent(runtime, FunctionModel(lambda m, i: next(turns), model_name="m"))
+    report = asyncio.run(agent.prompt("clean up"))
+    assert report.final_text == "sorry"
+    [result] = [
+        e["message"]
+        for e in runtime.session.branch()
+        if e["type"] == "message" and e["message"]["role"] == "toolResult"
+    ]
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == runtime.call_tool("rm_rf", {"path": "/"}).text
+    assert "unknown tool 'rm_rf'" in result["content"][0]["text"]

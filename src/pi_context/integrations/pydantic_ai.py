@@ -337,15 +337,14 @@ class RuntimeAgent:
                 for block in assistant["content"]:
                     if block["type"] != "toolCall":
                         continue
-                    call = self._batch.get(block["id"])
-                    text = call.text if call else "tool call not executed"
+                    call = self._batch.get(block["id"]) or self._not_run(block)
                     rt.session.append_message(
                         {
                             "role": "toolResult",
                             "toolCallId": block["id"],
                             "toolName": block["name"],
-                            "content": [{"type": "text", "text": text}],
-                            "isError": call.is_error if call else True,
+                            "content": [{"type": "text", "text": call.text}],
+                            "isError": call.is_error,
                             "timestamp": self.clock(),
                         }
                     )
@@ -363,6 +362,14 @@ class RuntimeAgent:
                 if any(call.terminate for call in self._batch.values()):
                     return False  # wipe_memory without a reset: no follow-up request
         return False
+
+    def _not_run(self, block: Mapping[str, Any]) -> Call:
+        """A call the framework did not run: an unknown tool gets the registry's own error."""
+        name = str(block["name"])
+        if name not in all_tools():
+            result = self.runtime.call_tool(name, block.get("arguments") or {})
+            return Call(name, result.text, True, False)
+        return Call(name, '{"error":"the agent framework did not run this call"}', True, False)
 
     async def _failed_turn(self, error: ModelAPIError) -> bool:
         """A provider error ends the turn as failed; an overflow is recovered at settle."""
