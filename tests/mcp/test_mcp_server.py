@@ -179,6 +179,7 @@ def test_byte_budget_is_the_registry_budget(home: Home) -> None:
     ("extra", "message"),
     [
         (["--session", "missing.jsonl"], "--session missing.jsonl: no such session file"),
+        (["--session", "project"], "--session project: is a directory, not a session file"),
         (["--session", "session.jsonl", "--cwd", "nowhere"], "--cwd nowhere: not a directory"),
         (
             ["--session", "session.jsonl", "--notes-home", "session.jsonl"],

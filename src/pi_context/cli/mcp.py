@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
     except ImportError:
         return _problem(f"the MCP server needs the optional mcp package: {INSTALL_HINT}")
     session: Path = args.session.expanduser().absolute()
+    if session.is_dir():
+        return _problem(f"--session {args.session}: is a directory, not a session file")
     if not session.is_file():
         return _problem(f"--session {args.session}: no such session file")
     cwd = (args.cwd or Path.cwd()).expanduser().absolute()
