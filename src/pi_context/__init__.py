@@ -1,8 +1,153 @@
 """pi-context: a formally specified reset-control core for LLM context windows.
 
-The spec (``pi_context.spec``) is the single source of truth; ``pi_context.statemachine``
-holds the generator and the code it produced; ``pi_context.bindings`` holds the thin I/O
-layers (sessions, notes, tools) around the pure core.
+The public API a host embeds (see docs/embedding.md for a complete host loop):
+
+Runtime (one per session; the agent loop calls it at its lifecycle points)
+    Runtime, RuntimeConfig, ModelInfo, Usage, Policy, Thresholds, Notice,
+    StartResult, ContextResult, BoundaryResult
+Sessions (Pi-compatible JSONL files)
+    Session, SessionError, Durability, default_session_dir, seeded_uuids
+Tools (model-facing notes, history and runtime tools)
+    Tool, ToolContext, ToolResult, ToolError, all_tools, tool_schemas, run_tool
+Spec registry (the generated core of each spec)
+    reset_control, spec_ids, ResetControl, Spec, SpecError, load_spec
+Conformance (check any implementation of a spec over the stdio protocol)
+    run_conformance, ConformanceReport
+
+Other hosts: ``pi-context mcp`` serves the notes and history tools over MCP
+(``pi_context.mcp``, extra ``[mcp]``); ``pi_context.integrations.pydantic_ai.RuntimeAgent``
+drives a pydantic-ai agent through the runtime (extra ``[pydantic-ai]``).
+
+Names are imported on first use, so ``import pi_context`` stays cheap; the sub-packages
+(``pi_context.spec``, ``pi_context.statemachine``, ``pi_context.bindings``,
+``pi_context.conformance``) hold the rest.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+# Public name -> module that defines it. The one place to update when internals move.
+_EXPORTS: dict[str, str] = {
+    # runtime
+    "Runtime": "pi_context.bindings.runtime.runtime",
+    "RuntimeConfig": "pi_context.bindings.runtime.runtime",
+    "ModelInfo": "pi_context.bindings.runtime.runtime",
+    "Notice": "pi_context.bindings.runtime.runtime",
+    "StartResult": "pi_context.bindings.runtime.runtime",
+    "ContextResult": "pi_context.bindings.runtime.runtime",
+    "BoundaryResult": "pi_context.bindings.runtime.runtime",
+    "Usage": "pi_context.bindings.runtime.budget",
+    "Policy": "pi_context.bindings.runtime.budget",
+    "Thresholds": "pi_context.bindings.runtime.budget",
+    # sessions
+    "Session": "pi_context.bindings.session",
+    "SessionError": "pi_context.bindings.session",
+    "Durability": "pi_context.bindings.session",
+    "default_session_dir": "pi_context.bindings.session",
+    "seeded_uuids": "pi_context.bindings.session",
+    # tools
+    "Tool": "pi_context.bindings.tools",
+    "ToolContext": "pi_context.bindings.tools",
+    "ToolResult": "pi_context.bindings.tools",
+    "ToolError": "pi_context.bindings.tools",
+    "all_tools": "pi_context.bindings.tools",
+    "tool_schemas": "pi_context.integrations.tooling",
+    "run_tool": "pi_context.integrations.tooling",
+    # spec registry
+    "reset_control": "pi_context.statemachine.reset_control",
+    "spec_ids": "pi_context.statemachine.reset_control",
+    "ResetControl": "pi_context.statemachine.reset_control",
+    "Spec": "pi_context.spec.model",
+    "SpecError": "pi_context.spec.errors",
+    "load_spec": "pi_context.spec.loader",
+    # conformance
+    "run_conformance": "pi_context.conformance.runner",
+    "ConformanceReport": "pi_context.conformance.results",
+}
+# Public names whose attribute in the defining module is spelled differently.
+_ALIASES: dict[str, str] = {"load_spec": "load"}
+
+# Spelled out (not derived from _EXPORTS) so type checkers read it; a test keeps them equal.
+__all__ = [
+    "__version__",
+    "Runtime",
+    "RuntimeConfig",
+    "ModelInfo",
+    "Notice",
+    "StartResult",
+    "ContextResult",
+    "BoundaryResult",
+    "Usage",
+    "Policy",
+    "Thresholds",
+    "Session",
+    "SessionError",
+    "Durability",
+    "default_session_dir",
+    "seeded_uuids",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "ToolError",
+    "all_tools",
+    "tool_schemas",
+    "run_tool",
+    "reset_control",
+    "spec_ids",
+    "ResetControl",
+    "Spec",
+    "SpecError",
+    "load_spec",
+    "run_conformance",
+    "ConformanceReport",
+]
+
+if TYPE_CHECKING:
+    # ``X as X``: an explicit re-export under mypy --strict.
+    from pi_context.bindings.runtime.budget import Policy as Policy
+    from pi_context.bindings.runtime.budget import Thresholds as Thresholds
+    from pi_context.bindings.runtime.budget import Usage as Usage
+    from pi_context.bindings.runtime.runtime import BoundaryResult as BoundaryResult
+    from pi_context.bindings.runtime.runtime import ContextResult as ContextResult
+    from pi_context.bindings.runtime.runtime import ModelInfo as ModelInfo
+    from pi_context.bindings.runtime.runtime import Notice as Notice
+    from pi_context.bindings.runtime.runtime import Runtime as Runtime
+    from pi_context.bindings.runtime.runtime import RuntimeConfig as RuntimeConfig
+    from pi_context.bindings.runtime.runtime import StartResult as StartResult
+    from pi_context.bindings.session import Durability as Durability
+    from pi_context.bindings.session import Session as Session
+    from pi_context.bindings.session import SessionError as SessionError
+    from pi_context.bindings.session import default_session_dir as default_session_dir
+    from pi_context.bindings.session import seeded_uuids as seeded_uuids
+    from pi_context.bindings.tools import Tool as Tool
+    from pi_context.bindings.tools import ToolContext as ToolContext
+    from pi_context.bindings.tools import ToolError as ToolError
+    from pi_context.bindings.tools import ToolResult as ToolResult
+    from pi_context.bindings.tools import all_tools as all_tools
+    from pi_context.conformance.results import ConformanceReport as ConformanceReport
+    from pi_context.conformance.runner import run_conformance as run_conformance
+    from pi_context.integrations.tooling import run_tool as run_tool
+    from pi_context.integrations.tooling import tool_schemas as tool_schemas
+    from pi_context.spec.errors import SpecError as SpecError
+    from pi_context.spec.loader import load as load_spec
+    from pi_context.spec.model import Spec as Spec
+    from pi_context.statemachine.reset_control import ResetControl as ResetControl
+    from pi_context.statemachine.reset_control import reset_control as reset_control
+    from pi_context.statemachine.reset_control import spec_ids as spec_ids
+else:
+    # Hidden from type checkers, so a misspelt name is a type error rather than ``Any``.
+
+    def __getattr__(name: str) -> Any:
+        module = _EXPORTS.get(name)
+        if module is None:
+            raise AttributeError(f"module 'pi_context' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
+        globals()[name] = value  # later lookups skip this hook
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

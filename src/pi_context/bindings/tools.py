@@ -54,6 +54,8 @@ class ToolError(Exception):
 
 @dataclass(frozen=True)
 class Tool:
+    """A model-facing tool: name, description, JSON Schema of its arguments, and its code."""
+
     name: str
     description: str
     parameters: Mapping[str, JSONValue]
@@ -71,6 +73,7 @@ class Tool:
 
 
 def all_tools() -> dict[str, Tool]:
+    """Every registered tool by name (history, notes and runtime tools)."""
     tools: dict[str, Tool] = {}
     for module_name in TOOL_MODULES:
         try:

@@ -74,6 +74,8 @@ class SpecResult:
 
 @dataclass
 class ConformanceReport:
+    """Everything one conformance run found; ``ok`` is the overall verdict."""
+
     command: str
     protocol: int | None = None
     served: tuple[str, ...] = ()

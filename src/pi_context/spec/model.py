@@ -246,6 +246,8 @@ class TraceProperty:
 
 @dataclass(frozen=True)
 class Spec:
+    """A loaded, checked spec: types, axes, events, effects, rows and invariants."""
+
     id: str  # e.g. "reset-control@0.26"
     name: str
     version: str

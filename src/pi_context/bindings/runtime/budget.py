@@ -41,6 +41,8 @@ Notify = Callable[[str, str], None]
 
 @dataclass(frozen=True)
 class Thresholds:
+    """The budget lines, in tokens left in the window (see docs/runtime.md, Budget)."""
+
     reserve: int
     reminder: int
     warning: int
@@ -52,6 +54,8 @@ class Thresholds:
 
 @dataclass(frozen=True)
 class Policy:
+    """The resolved budget settings: thresholds, automatic resets, and any problems found."""
+
     thresholds: Thresholds
     automatic: bool
     """Whether automatic resets are allowed (Pi's ``compaction.enabled``, default true)."""

@@ -82,6 +82,8 @@ ResetBuilder = Callable[["Runtime"], "Sequence[Draft] | Awaitable[Sequence[Draft
 
 @dataclass(frozen=True)
 class ModelInfo:
+    """The model in use: its id, provider and context window (tokens), when known."""
+
     id: str
     provider: str | None = None
     context_window: int | None = None
@@ -98,6 +100,8 @@ LEVELS: tuple[str, ...] = ("info", "warning", "error")
 
 @dataclass(frozen=True)
 class Notice:
+    """A message for the user (not the model), at info, warning or error level."""
+
     level: Level
     text: str
 
@@ -131,6 +135,8 @@ class RuntimeConfig:
 
 @dataclass(frozen=True)
 class StartResult:
+    """What ``session_start``/``tree`` did about the boot of the active window."""
+
     action: Literal["root-boot", "repaired", "present", "refused", "disabled"]
     entry_ids: tuple[str, ...] = ()
     reason: str = ""
@@ -138,6 +144,8 @@ class StartResult:
 
 @dataclass(frozen=True)
 class ContextResult:
+    """The provider request for the active window, from ``Runtime.context``."""
+
     messages: list[Message]
     """What to send to the provider."""
     abort: bool = False

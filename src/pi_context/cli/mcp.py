@@ -1,0 +1,66 @@
+"""``pi-context mcp``: serve the notes and history tools of one session over MCP (stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pi_context.bindings.tools import ToolContext
+
+INSTALL_HINT = "pip install 'pi-context[mcp]'"
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "mcp",
+        help="serve the notes and history tools over MCP (stdio)",
+        description=(
+            "Serve pi-context's notes and history tools for one Pi session as an MCP server on "
+            "stdin/stdout, with the same names, schemas, byte budgets and errors as our own "
+            f"tools. Needs the optional mcp package ({INSTALL_HINT})."
+        ),
+    )
+    parser.add_argument("--session", type=Path, required=True, help="Pi session JSONL file")
+    parser.add_argument("--notes-home", type=Path, help="notes root (else $PI_NOTES_HOME)")
+    parser.add_argument("--cwd", type=Path, help="project root for project notes (default: cwd)")
+    parser.add_argument("--agent", default="pi", help="agent name for the notes homes")
+    parser.add_argument("--model", help="model id for the notes homes")
+    parser.set_defaults(handler=run)
+
+
+def _problem(message: str) -> int:
+    print(f"pi-context mcp: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        import mcp  # noqa: F401  (the optional SDK)
+    except ImportError:
+        return _problem(f"the MCP server needs the optional mcp package: {INSTALL_HINT}")
+    session: Path = args.session.expanduser().absolute()
+    if session.is_dir():
+        return _problem(f"--session {args.session}: is a directory, not a session file")
+    if not session.is_file():
+        return _problem(f"--session {args.session}: no such session file")
+    cwd = (args.cwd or Path.cwd()).expanduser().absolute()
+    if not cwd.is_dir():
+        return _problem(f"--cwd {args.cwd}: not a directory")
+    notes_home = args.notes_home.expanduser().absolute() if args.notes_home else None
+    if notes_home is not None and notes_home.exists() and not notes_home.is_dir():
+        return _problem(f"--notes-home {args.notes_home}: not a directory")
+    context = ToolContext(
+        session_path=session,
+        notes_home=notes_home,
+        cwd=cwd,
+        agent_name=args.agent,
+        model_id=args.model,
+    )
+    import anyio
+
+    from pi_context.mcp.server import serve_stdio
+
+    anyio.run(serve_stdio, context)
+    return 0

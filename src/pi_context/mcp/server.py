@@ -1,0 +1,89 @@
+"""An MCP server that serves pi-context's notes and history tools for one Pi session.
+
+Names, JSON Schemas, byte budgets and error texts are the shared tool registry's: the server
+lists each tool's declaration as is and answers every call through ``run_tool``, so an MCP
+client sees exactly what our own runtime's model sees. The runtime tools (``wipe_memory``,
+``get_context_remaining``) need a live runtime in the same process and are not served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio import to_thread
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from pi_context import __version__
+from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
+from pi_context.bindings.tools import Tool, ToolContext, all_tools
+from pi_context.integrations.tooling import run_tool
+
+SERVER_NAME = "pi-context"
+INSTRUCTIONS = (
+    "Durable notes (notes_*) and the full history of one Pi session (history_*). Keep a "
+    "checkpoint note current; search the history instead of guessing what happened earlier."
+)
+
+
+def served_tools() -> dict[str, Tool]:
+    """The tools this server offers: every registered tool but the runtime's own."""
+    return {name: tool for name, tool in all_tools().items() if name not in RUNTIME_TOOL_NAMES}
+
+
+def build_server(context: ToolContext) -> Server[Any]:
+    tools = served_tools()
+    # Mutating tools never overlap (the registry marks them sequential); readers run freely.
+    write_lock = anyio.Lock()
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=tool.name,
+                    description=tool.description,
+                    input_schema=dict(tool.parameters),
+                )
+                for tool in tools.values()
+            ]
+        )
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        name = params.name
+        arguments: Mapping[str, Any] = params.arguments or {}
+        tool = tools.get(name)
+        if tool is None:
+            # Unknown, or a runtime tool: the registry's own error text, said the same way.
+            result = run_tool(name, arguments, context)
+        elif tool.sequential:
+            async with write_lock:
+                result = await to_thread.run_sync(run_tool, name, arguments, context)
+        else:
+            result = await to_thread.run_sync(run_tool, name, arguments, context)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.text)],
+            is_error=result.is_error,
+        )
+
+    return Server(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+async def serve_stdio(context: ToolContext) -> None:
+    """Serve until the client closes stdin."""
+    server = build_server(context)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())

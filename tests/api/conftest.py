@@ -1,0 +1,39 @@
+"""Helpers for the public-API tests: code blocks of the docs and mypy on host scripts."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def python_blocks(doc: Path) -> list[str]:
+    """The ```python blocks of a Markdown page, in order."""
+    return re.findall(r"^```python\n(.*?)^```$", doc.read_text(encoding="utf-8"), re.S | re.M)
+
+
+def run_mypy(script: Path, cache: Path) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` on one host script, as the host would run it (installed package)."""
+    config = cache.parent / "mypy.ini"
+    config.write_text("[mypy]\n")
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-error-summary",
+            "--cache-dir",
+            str(cache),
+            "--config-file",
+            str(config),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=script.parent,
+        timeout=300,
+    )
