@@ -172,7 +172,7 @@ def test_the_session_records_every_reply_and_tool_result(run: dict[str, Any]) ->
     results = {m["toolCallId"]: m for m in messages if m["role"] == "toolResult"}
     assert results["bad"]["isError"] is True
     assert "path" in results["bad"]["content"][0]["text"]
-    assert json.loads(results["wipe"]["content"][0]["text"])["status"] == "reset_requested"
+    assert json.loads(results["wipe"]["content"][0]["text"])["status"] == "rollover_requested"
     errors = [m for m in messages if m["role"] == "assistant" and m["stopReason"] == "error"]
     assert [m["errorMessage"] for m in errors] == [
         f"status_code: 400, model_name: scripted, body: {{'error': {{'message': '{OVERFLOW}'}}}}"
