@@ -192,7 +192,7 @@ def test_the_session_opens_in_the_real_pi_with_one_boot_per_window(
     markers = [e["data"]["windowId"] for e in branch if e.get("customType") == RESET_MARKER_TYPE]
     resets = [w for report in run["reports"] for w, _ in report.resets]
     assert markers == resets
-    root = f"pcw:{answer['sessionId'][:8]}:root"
+    root = f"pcw:{answer['sessionId']}:root"
     boots = [e["details"]["windowId"] for e in branch if e.get("customType") == BOOT_TYPE]
     assert boots == [root, *resets], "exactly one boot per window, in order"
     # Pi's own projection starts at the last reset: only the last window's boot is in it.
