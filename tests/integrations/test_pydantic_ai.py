@@ -213,8 +213,8 @@ def test_the_example_script_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert re.fullmatch(r"  reset -> pcw:\w{8}:\w+ \(wipe_memory\)", lines[1])
-    assert re.fullmatch(r"  reset -> pcw:\w{8}:\w+ \(overflow recovery\)", lines[4])
+    assert re.fullmatch(r"  reset -> pcw:[0-9a-f-]{36}:[0-9a-f]{8} \(wipe_memory\)", lines[1])
+    assert re.fullmatch(r"  reset -> pcw:[0-9a-f-]{36}:[0-9a-f]{8} \(overflow recovery\)", lines[4])
     assert lines[-1].startswith("session: ") and Path(lines[-1][9:]).is_file()
 
 
