@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as err:
         print(f"pi-context conformance: {err}", file=sys.stderr)
         return 2
+    # a terminated run still stops the implementation's process group (via finally/atexit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.replay is not None:
         return _replay(args, specs)
     try:
