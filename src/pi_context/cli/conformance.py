@@ -68,6 +68,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+
+    keep_out_of_cwd()
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
     from pi_context.statemachine.registry import resolve_spec
