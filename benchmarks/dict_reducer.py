@@ -29,11 +29,7 @@ def reduce(state: Wire, event: Wire) -> tuple[Wire, str]:
         if facts["aborted"]:
             return {"request": NONE, "overflow": "idle"}, "none"
         if facts["overflow"]:
-            if (
-                facts["enabled"]
-                and not facts["queued"]
-                and facts["automaticResetEnabled"]
-            ):
+            if facts["enabled"] and not facts["queued"] and facts["automaticResetEnabled"]:
                 return {"request": NONE, "overflow": _ARM[overflow]}, "none"
             return {"request": NONE, "overflow": _DISARM[overflow]}, "none"
         if facts["failed"]:

@@ -78,7 +78,14 @@ def wire_module(spec: Spec, header: list[str]) -> str:
 
 
 def _state_to_wire(spec: Spec) -> list[str]:
-    out = ["", "def state_to_wire(state: t.State) -> dict[str, Any]:"]
+    # module-level names for the variant classes: one global lookup instead of two
+    out = [
+        f"_{variant_class(a, v.tag)} = t.{variant_class(a, v.tag)}"
+        for a in spec.axes
+        if isinstance(a, VariantAxis)
+        for v in a.variants
+    ]
+    out += ["", "", "def state_to_wire(state: t.State) -> dict[str, Any]:"]
     items: list[str] = []
     for axis in spec.axes:
         attr = f"state.{ex.snake(axis.name)}"
@@ -90,7 +97,7 @@ def _state_to_wire(spec: Spec) -> list[str]:
         for n, variant in enumerate(axis.variants):
             cls = variant_class(axis, variant.tag)
             out += [
-                f"    {'if' if n == 0 else 'elif'} cls is t.{cls}:",
+                f"    {'if' if n == 0 else 'elif'} cls is _{cls}:",
                 f"        {var} = {_variant_dict(axis, variant.tag, [f.name for f in variant.fields])}",
             ]
         out += ["    else:", f"        {var} = _{ex.snake(axis.name)}_to_wire(value)"]
@@ -236,41 +243,55 @@ def _leaves(fields: tuple[Field, ...], source: str, prefix: str) -> tuple[list[s
 
 
 def _fast_state(spec: Spec) -> list[str]:
+    variant_axes = [a for a in spec.axes if isinstance(a, VariantAxis)]
     out = [
         "",
         "def state_from_wire(obj: object, path: str = 'state') -> t.State:",
         '    """Parse a wire state; a wrong shape raises WireError naming the path."""',
-        f"    if type(obj) is dict and len(obj) == {len(spec.axes)}:",
-        "        try:",
+        "    o: Any = obj",
+        f"    if o.__class__ is dict and len(o) == {len(spec.axes)}:",
     ]
-    parts: list[str] = []
-    body: list[str] = []
-    for axis in spec.axes:
+    if len(variant_axes) > 1:
+        out += [f"        k_{ex.snake(a.name)}: tuple[Any, ...]" for a in variant_axes]
+    out += ["        key: tuple[Any, ...]", "        try:"]
+    out += [f"            v_{ex.snake(a.name)} = o[{a.name!r}]" for a in spec.axes]
+    for axis in variant_axes:
         var = f"v_{ex.snake(axis.name)}"
-        out.append(f"            {var} = obj[{axis.name!r}]")
-        if isinstance(axis, EnumAxis):
-            parts.append(f"({var},)")
-            continue
-        key = f"k_{ex.snake(axis.name)}"
-        out.insert(out.index("        try:"), f"        {key}: tuple[Any, ...]")
-        body += [f"            if type({var}) is not dict:", "                raise KeyError"]
-        body.append(f"            tag_{ex.snake(axis.name)} = {var}[{axis.tag!r}]")
-        for n, variant in enumerate(axis.variants):
+        tag = f"tag_{ex.snake(axis.name)}"
+        out += [
+            f"            if {var}.__class__ is not dict:",
+            "                raise KeyError",
+            f"            {tag} = {var}[{axis.tag!r}]",
+        ]
+        for m, variant in enumerate(axis.variants):
             reads, keys = _leaves(variant.fields, var, f"{ex.snake(axis.name)}_")
-            body += [
-                f"            {'if' if n == 0 else 'elif'} tag_{ex.snake(axis.name)} == "
-                f"{variant.tag!r} and len({var}) == {len(variant.fields) + 1}:"
-            ]
-            body += [f"                {r}" for r in reads]
-            body.append(f"                {key} = ({', '.join([repr(variant.tag), *keys])},)")
-        body += ["            else:", "                raise KeyError"]
-        parts.append(key)
-    out += body
+            out.append(
+                f"            {'if' if m == 0 else 'elif'} {tag} == {variant.tag!r} "
+                f"and len({var}) == {len(variant.fields) + 1}:"
+            )
+            out += [f"                {r}" for r in reads]
+            part = [repr(variant.tag), *keys]
+            if len(variant_axes) == 1:  # the one variant axis builds the whole key in place
+                items: list[str] = []
+                for other in spec.axes:
+                    if other is axis:
+                        items += part
+                    elif isinstance(other, EnumAxis):
+                        items.append(f"v_{ex.snake(other.name)}")
+                out.append(f"                key = ({', '.join(items)},)")
+            else:
+                out.append(f"                k_{ex.snake(axis.name)} = ({', '.join(part)},)")
+        out += ["            else:", "                raise KeyError"]
+    if len(variant_axes) != 1:
+        parts = [
+            f"k_{ex.snake(a.name)}" if isinstance(a, VariantAxis) else f"(v_{ex.snake(a.name)},)"
+            for a in spec.axes
+        ]
+        out.append(f"            key = {' + '.join(parts)}")
     out += [
         "        except KeyError:",
         "            pass",
         "        else:",
-        f"            key = {' + '.join(parts)}",
         "            try:",
         "                found = _STATES.get(key)",
         "            except TypeError:  # an unhashable leaf: not a valid state",
@@ -291,8 +312,9 @@ def _fast_event(spec: Spec) -> list[str]:
         "",
         "def event_from_wire(obj: object, path: str = 'event') -> t.Event:",
         '    """Parse a wire event; a wrong shape raises WireError naming the path."""',
-        "    if type(obj) is dict:",
-        "        kind = obj.get('type')",
+        "    o: Any = obj",
+        "    if o.__class__ is dict:",
+        "        kind = o.get('type')",
         "        key: tuple[Any, ...]",
         "        try:",
     ]
@@ -321,15 +343,13 @@ def _fast_event(spec: Spec) -> list[str]:
 
 def _fast_event_branch(event: Event, first: bool) -> list[str]:
     size = 1 + len(event.fields) + (1 if event.facts else 0)
-    out = [
-        f"            {'if' if first else 'elif'} kind == {event.name!r} and len(obj) == {size}:"
-    ]
-    reads, keys = _leaves(event.fields, "obj", "e_")
+    out = [f"            {'if' if first else 'elif'} kind == {event.name!r} and len(o) == {size}:"]
+    reads, keys = _leaves(event.fields, "o", "e_")
     out += [f"                {r}" for r in reads]
     if event.facts:
         out += [
-            "                fm = obj['facts']",
-            f"                if type(fm) is not dict or len(fm) != {len(event.facts)}:",
+            "                fm = o['facts']",
+            f"                if fm.__class__ is not dict or len(fm) != {len(event.facts)}:",
             "                    raise KeyError",
         ]
         freads, fkeys = _leaves(event.facts, "fm", "f_")

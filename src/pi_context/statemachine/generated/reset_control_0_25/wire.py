@@ -58,14 +58,16 @@ def _state_from_wire_checked(obj: object, path: str) -> t.State:
 
 def state_from_wire(obj: object, path: str = "state") -> t.State:
     """Parse a wire state; a wrong shape raises WireError naming the path."""
-    if type(obj) is dict and len(obj) == 2:
+    o: Any = obj
+    if o.__class__ is dict and len(o) == 2:
+        key: tuple[Any, ...]
         try:
-            v_request = obj["request"]
-            v_overflow = obj["overflow"]
+            v_request = o["request"]
+            v_overflow = o["overflow"]
+            key = (v_request,) + (v_overflow,)
         except KeyError:
             pass
         else:
-            key = (v_request,) + (v_overflow,)
             try:
                 found = _STATES.get(key)
             except TypeError:  # an unhashable leaf: not a valid state
@@ -182,15 +184,16 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
 
 def event_from_wire(obj: object, path: str = "event") -> t.Event:
     """Parse a wire event; a wrong shape raises WireError naming the path."""
-    if type(obj) is dict:
-        kind = obj.get("type")
+    o: Any = obj
+    if o.__class__ is dict:
+        kind = o.get("type")
         key: tuple[Any, ...]
         try:
-            if kind == "request" and len(obj) == 1:
+            if kind == "request" and len(o) == 1:
                 key = ("request",)
-            elif kind == "turn_end" and len(obj) == 2:
-                fm = obj["facts"]
-                if type(fm) is not dict or len(fm) != 7:
+            elif kind == "turn_end" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 7:
                     raise KeyError
                 f_aborted = fm["aborted"]
                 f_overflow = fm["overflow"]
@@ -217,9 +220,9 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                     is f_threshold_due.__class__
                     is bool,
                 )
-            elif kind == "before_settle" and len(obj) == 2:
-                fm = obj["facts"]
-                if type(fm) is not dict or len(fm) != 4:
+            elif kind == "before_settle" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 4:
                     raise KeyError
                 f_queued = fm["queued"]
                 f_enabled = fm["enabled"]
@@ -237,11 +240,11 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                     is f_aborted.__class__
                     is bool,
                 )
-            elif kind == "settled" and len(obj) == 1:
+            elif kind == "settled" and len(o) == 1:
                 key = ("settled",)
-            elif kind == "abort" and len(obj) == 1:
+            elif kind == "abort" and len(o) == 1:
                 key = ("abort",)
-            elif kind == "clear" and len(obj) == 1:
+            elif kind == "clear" and len(o) == 1:
                 key = ("clear",)
             else:
                 raise KeyError

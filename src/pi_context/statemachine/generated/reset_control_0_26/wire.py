@@ -35,15 +35,20 @@ def _remember(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: An
         cache[key] = value
 
 
+_RequestNone = t.RequestNone
+_RequestCloseOut = t.RequestCloseOut
+_RequestToolRequested = t.RequestToolRequested
+
+
 def state_to_wire(state: t.State) -> dict[str, Any]:
     v_request: dict[str, Any]
     value = state.request
     cls = value.__class__
-    if cls is t.RequestNone:
+    if cls is _RequestNone:
         v_request = {"phase": "none"}
-    elif cls is t.RequestCloseOut:
+    elif cls is _RequestCloseOut:
         v_request = {"phase": "close-out", "windowId": value.window_id, "source": value.source}
-    elif cls is t.RequestToolRequested:
+    elif cls is _RequestToolRequested:
         v_request = {"phase": "tool-requested", "windowId": value.window_id}
     else:
         v_request = _request_to_wire(value)
@@ -117,36 +122,41 @@ def _state_from_wire_checked(obj: object, path: str) -> t.State:
 
 def state_from_wire(obj: object, path: str = "state") -> t.State:
     """Parse a wire state; a wrong shape raises WireError naming the path."""
-    if type(obj) is dict and len(obj) == 2:
-        k_request: tuple[Any, ...]
+    o: Any = obj
+    if o.__class__ is dict and len(o) == 2:
+        key: tuple[Any, ...]
         try:
-            v_request = obj["request"]
-            v_overflow = obj["overflow"]
-            if type(v_request) is not dict:
+            v_request = o["request"]
+            v_overflow = o["overflow"]
+            if v_request.__class__ is not dict:
                 raise KeyError
             tag_request = v_request["phase"]
             if tag_request == "none" and len(v_request) == 1:
-                k_request = ("none",)
+                key = (
+                    "none",
+                    v_overflow,
+                )
             elif tag_request == "close-out" and len(v_request) == 3:
                 request_window_id = v_request["windowId"]
                 request_source = v_request["source"]
-                k_request = (
+                key = (
                     "close-out",
                     request_window_id,
                     request_source,
+                    v_overflow,
                 )
             elif tag_request == "tool-requested" and len(v_request) == 2:
                 request_window_id = v_request["windowId"]
-                k_request = (
+                key = (
                     "tool-requested",
                     request_window_id,
+                    v_overflow,
                 )
             else:
                 raise KeyError
         except KeyError:
             pass
         else:
-            key = k_request + (v_overflow,)
             try:
                 found = _STATES.get(key)
             except TypeError:  # an unhashable leaf: not a valid state
@@ -278,27 +288,28 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
 
 def event_from_wire(obj: object, path: str = "event") -> t.Event:
     """Parse a wire event; a wrong shape raises WireError naming the path."""
-    if type(obj) is dict:
-        kind = obj.get("type")
+    o: Any = obj
+    if o.__class__ is dict:
+        kind = o.get("type")
         key: tuple[Any, ...]
         try:
-            if kind == "close_out" and len(obj) == 3:
-                e_window_id = obj["windowId"]
-                e_source = obj["source"]
+            if kind == "close_out" and len(o) == 3:
+                e_window_id = o["windowId"]
+                e_source = o["source"]
                 key = (
                     "close_out",
                     e_window_id,
                     e_source,
                 )
-            elif kind == "tool_request" and len(obj) == 2:
-                e_window_id = obj["windowId"]
+            elif kind == "tool_request" and len(o) == 2:
+                e_window_id = o["windowId"]
                 key = (
                     "tool_request",
                     e_window_id,
                 )
-            elif kind == "turn_end" and len(obj) == 2:
-                fm = obj["facts"]
-                if type(fm) is not dict or len(fm) != 8:
+            elif kind == "turn_end" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 8:
                     raise KeyError
                 f_window_id = fm["windowId"]
                 f_aborted = fm["aborted"]
@@ -327,9 +338,9 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                     is f_hard_reserve_due.__class__
                     is bool,
                 )
-            elif kind == "before_settle" and len(obj) == 2:
-                fm = obj["facts"]
-                if type(fm) is not dict or len(fm) != 6:
+            elif kind == "before_settle" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 6:
                     raise KeyError
                 f_window_id = fm["windowId"]
                 f_queued = fm["queued"]
@@ -352,11 +363,11 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                     is f_failed.__class__
                     is bool,
                 )
-            elif kind == "settled" and len(obj) == 1:
+            elif kind == "settled" and len(o) == 1:
                 key = ("settled",)
-            elif kind == "abort" and len(obj) == 1:
+            elif kind == "abort" and len(o) == 1:
                 key = ("abort",)
-            elif kind == "clear" and len(obj) == 1:
+            elif kind == "clear" and len(o) == 1:
                 key = ("clear",)
             else:
                 raise KeyError
