@@ -18,7 +18,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_a
 
 from pi_context.conformance.results import SpecResult
 from pi_context.conformance.shrink import shrink
-from pi_context.conformance.traces import Trace, canonical_event, check_step, replay
+from pi_context.conformance.traces import Trace, canonical_event, replay
 from pi_context.conformance.transport import Implementation
 from pi_context.spec import interpret
 from pi_context.spec.expr import snake
@@ -77,30 +77,34 @@ def run_random_traces(
 
     def init(self: Any) -> None:
         RuleBasedStateMachine.__init__(self)
-        self.state = interpret.initial_state(spec)
-        self.trace = Trace(spec.id, dict(self.state), source=SOURCE)
+        self.events = []
         result.stateful_examples += 1
         if on_example is not None:
             on_example()
 
     def apply(self: Any, event: dict[str, Any]) -> None:
-        number = len(self.trace.steps) + 1
-        event = canonical_event(spec, event)
-        step = check_step(impl, spec, gen, self.state, event, f"step {number} of a random trace")
-        self.trace.steps.append(step)
-        result.stateful_steps += 1
-        if step.ok:
-            result.record(step)
-            self.state = step.got_state
+        self.events.append(canonical_event(spec, event))
+
+    def teardown(self: Any) -> None:
+        # the whole trace in one pipelined batch (see traces.replay)
+        trace = replay(impl, spec, gen, initial, self.events, SOURCE, "a random trace")
+        trace.source = SOURCE
+        result.stateful_steps += len(trace)
+        for step in trace.steps:
+            if step.ok:
+                result.record(step)
+        failing = trace.failing
+        if failing is None:
             return
         best = holder["failed"]
-        if best is None or len(self.trace) <= len(best):
-            holder["failed"] = self.trace
-        if step.kind in ("crash", "hang") and not budget.spend():
-            raise GiveUp(step.describe())
-        raise TraceFailed(step.describe())
+        if best is None or len(trace) <= len(best):
+            holder["failed"] = trace
+        if failing.kind in ("crash", "hang") and not budget.spend():
+            raise GiveUp(failing.describe())
+        raise TraceFailed(failing.describe())
 
-    namespace: dict[str, Any] = {"__init__": init, "apply": apply}
+    initial = interpret.initial_state(spec)
+    namespace: dict[str, Any] = {"__init__": init, "apply": apply, "teardown": teardown}
     for event in spec.events:
 
         def on_event(self: Any, payload: dict[str, Any]) -> None:
