@@ -42,7 +42,20 @@ def _value_strategy(t: FieldType) -> st.SearchStrategy[Any]:
 
 
 def _record(fields: tuple[Field, ...]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries({f.name: _value_strategy(f.type) for f in fields})
+    """Records of ``fields``; the booleans are drawn together as one bit mask (one draw
+    instead of one per flag: hypothesis' cost is per draw, and events carry many flags)."""
+    flags = [f.name for f in fields if f.type == BOOL]
+    others = {f.name: _value_strategy(f.type) for f in fields if f.type != BOOL}
+    order = [f.name for f in fields]
+    if not flags:
+        return st.fixed_dictionaries(others)
+
+    def build(mask: int, rest: dict[str, Any]) -> dict[str, Any]:
+        values = {name: bool(mask >> i & 1) for i, name in enumerate(flags)}
+        values.update(rest)
+        return {name: values[name] for name in order}
+
+    return st.builds(build, st.integers(0, (1 << len(flags)) - 1), st.fixed_dictionaries(others))
 
 
 def event_strategy(event: Event) -> st.SearchStrategy[dict[str, Any]]:
