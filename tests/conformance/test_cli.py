@@ -36,7 +36,7 @@ def wrong_run(
         "--spec",
         "reset-control@0.26",
         "--examples",
-        "10",
+        "40",
         "--json",
         str(out / "report.json"),
         "--junit",

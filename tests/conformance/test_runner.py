@@ -225,7 +225,8 @@ def test_a_hanging_implementation_is_a_clear_failure(
     # only the cases that hang: a settle whose run failed while a close-out is pending
     assert failing_rows(result) <= {"before_settle.failed", "before_settle.aborted"}
     step = next(iter(result.failures.values()))[0]
-    assert "within 0.5s (the implementation was stopped)" in step.describe()
+    assert "within 0.5s" in step.describe()
+    assert "(the implementation and every process it started were stopped)" in step.describe()
     assert step.event["facts"]["failed"] is True
 
 

@@ -66,7 +66,8 @@ def test_a_slow_start_is_not_a_hang_but_a_slow_reply_is() -> None:
         with pytest.raises(ImplementationFailure) as err:
             impl.request(b"slow\n", "third")
     assert err.value.kind == "hang"
-    assert "no reply to third within 0.5s (the implementation was stopped)" in err.value.message
+    assert "no reply to third within 0.5s, after 2 replies since it started" in err.value.message
+    assert "the implementation and every process it started were stopped" in err.value.message
 
 
 def test_a_last_line_without_newline_is_still_a_reply() -> None:

@@ -3,37 +3,104 @@
 Each subcommand lives in its own module in this package and exposes
 ``register(subparsers) -> None``; modules are discovered, so features add commands without
 editing a shared list.
+
+Discovery is cheap: a module is imported only when its command runs (or when its name and
+help cannot be read from its source). For the others the name and one-line help are read
+from the literal ``subparsers.add_parser("name", help="...")`` calls in the module's source,
+so ``pi-context --help`` does not load what every command needs.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import pkgutil
+import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
+
+_STRING = r"""(?:"[^"\\\n]*"|'[^'\\\n]*')"""
+_REGISTER = re.compile(r"^def register\(\s*(\w+)", re.MULTILINE)
+_HELP = re.compile(r"\bhelp\s*=\s*(\(?(?:\s*" + _STRING + r")+\s*\)?)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _literal(text: str) -> str:
+    """The value of adjacent plain string literals (no escapes: the patterns exclude them)."""
+    return "".join(piece[1:-1] for piece in re.findall(_STRING, text))
+
+
+def _declared(path: str) -> list[tuple[str, str]] | None:
+    """(command, help) of each ``<subparsers>.add_parser("name", help="...")`` that the
+    module's ``register(<subparsers>)`` makes, read from its source with literal strings;
+    None when the source does not say (the module is then imported). Regular expressions,
+    not a parse: reading ten small files must stay a millisecond."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, ValueError):
+        return None
+    register = _REGISTER.search(text)
+    if register is None:
+        return None
+    call = re.compile(r"\b" + register.group(1) + r"\.add_parser\(\s*(" + _STRING + r")")
+    found: list[tuple[str, str]] = []
+    for name in call.finditer(text, register.end()):
+        # the help keyword of that same call: before its first add_argument or the next def
+        rest = text[name.end() :]
+        stops = (rest.find("add_argument"), rest.find("add_parser"), rest.find("\ndef "))
+        stop = min((i for i in stops if i >= 0), default=len(rest))
+        help_text = _HELP.search(rest, 0, stop)
+        if help_text is None:
+            return None
+        found.append((_literal(name.group(1)), _literal(help_text.group(1))))
+    return found or None
+
+
+def _modules() -> list[str]:
+    """The command modules: every ``*.py`` in this package not starting with ``_``."""
+    found = {
+        name[:-3]
+        for folder in __path__
+        for name in (os.listdir(folder) if os.path.isdir(folder) else ())
+        if name.endswith(".py") and not name.startswith("_")
+    }
+    return sorted(found)
+
+
+def _register(subparsers: Any, module: str) -> None:
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    register = getattr(loaded, "register", None)
+    if callable(register):
+        register(subparsers)
+
+
+def build_parser(
+    argv: Sequence[str] | None = None, *, lazy: bool = False
+) -> argparse.ArgumentParser:
+    """The full parser; with ``lazy``, only the command named in ``argv`` is imported and the
+    others are listed by name and help."""
     parser = argparse.ArgumentParser(
         prog="pi-context",
         description="Verified reset-control core for LLM context windows.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
-        if info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        register = getattr(module, "register", None)
-        if callable(register):
-            register(subparsers)
+    wanted = next((a for a in argv or () if not a.startswith("-")), None)
+    for module in _modules():
+        declared = _declared(os.path.join(__path__[0], f"{module}.py")) if lazy else None
+        if declared is None or any(command == wanted for command, _ in declared):
+            _register(subparsers, module)
+        else:
+            for command, help_text in declared:
+                subparsers.add_parser(command, help=help_text, add_help=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(args_in, lazy=True)
+    args = parser.parse_args(args_in)
     handler = args.handler
     try:
         code = handler(args)

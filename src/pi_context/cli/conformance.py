@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+
+    keep_out_of_cwd()
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
     from pi_context.statemachine.registry import resolve_spec
@@ -89,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as err:
         print(f"pi-context conformance: {err}", file=sys.stderr)
         return 2
+    # a terminated run still stops the implementation's process group (via finally/atexit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.replay is not None:
         return _replay(args, specs)
     try:

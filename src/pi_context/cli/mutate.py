@@ -28,6 +28,13 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="write docs/reset-control/mutation-<version>.md and relink the reference page",
     )
+    parser.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="the pi-context checkout whose docs/ --docs writes (default: the checkout this "
+        "package runs from, else the one containing the current directory)",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
     parser.add_argument(
         "--min-rate",
@@ -50,6 +57,18 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as err:
         print(f"pi-context mutate: {err}", file=sys.stderr)
         return 2
+    root: Path | None = None
+    if args.docs:
+        root = docs_root(args.root, outputs.SOURCE_ROOT, Path.cwd())
+        if root is None:
+            found = f"{args.root} is not one" if args.root else "none was found"
+            print(
+                f"pi-context mutate: --docs writes into a pi-context checkout's docs/, and "
+                f"{found} (a checkout has pyproject.toml, src/pi_context/ and "
+                "docs/reset-control/); run it inside a checkout or pass --root DIR",
+                file=sys.stderr,
+            )
+            return 2
     report = mutation_report(spec, show=not args.quiet)
     total = len(report.outcomes)
     print(
@@ -73,10 +92,11 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        page = outputs.SOURCE_ROOT / docs_path(spec.version)
-        changed = outputs.write({str(docs_path(spec.version)): render_markdown(report)})
+        assert root is not None
+        page = root / docs_path(spec.version)
+        changed = outputs.write({str(docs_path(spec.version)): render_markdown(report)}, root)
         # the reference page links the mutation report when it exists
-        changed += outputs.write(outputs.render_outputs(list(committed.values()), ["docs"]))
+        changed += outputs.write(outputs.render_outputs(list(committed.values()), ["docs"]), root)
         print(f"wrote {page}" if changed else f"{page} is up to date")
     if args.min_rate is not None and report.rate < args.min_rate:
         print(
@@ -85,3 +105,25 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def is_checkout(path: Path) -> bool:
+    return (
+        (path / "pyproject.toml").is_file()
+        and (path / "src" / "pi_context").is_dir()
+        and (path / "docs" / "reset-control").is_dir()
+    )
+
+
+def docs_root(given: Path | None, installed: Path, cwd: Path) -> Path | None:
+    """Where ``--docs`` writes: the checkout given, the one this package runs from (an
+    editable install), or the one containing ``cwd``; None when there is none — never the
+    folder a non-editable install lives in."""
+    if given is not None:
+        return given if is_checkout(given) else None
+    if is_checkout(installed):
+        return installed
+    for candidate in (cwd, *cwd.parents):
+        if is_checkout(candidate):
+            return candidate
+    return None

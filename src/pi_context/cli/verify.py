@@ -24,7 +24,12 @@ def register(subparsers: Any) -> None:
         metavar="ID|FILE",
         help="a spec id (reset-control@0.26) or a spec file; repeatable (default: all committed)",
     )
-    parser.add_argument("--examples", type=int, default=100, help="hypothesis examples per spec")
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=100,
+        help="hypothesis examples per spec (0 skips the hypothesis run)",
+    )
     parser.add_argument("--seed", type=int, help="hypothesis seed (default: derandomized)")
     parser.add_argument("--no-hypothesis", action="store_true", help="skip the hypothesis run")
     parser.add_argument("--quiet", action="store_true", help="no progress display")
@@ -32,13 +37,26 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.examples < 0:
+        print("pi-context verify: --examples must be >= 0", file=sys.stderr)
+        return 2
+    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+
+    keep_out_of_cwd()
     # imported here so other commands start without loading hypothesis
     from pi_context.spec import SpecError
     from pi_context.statemachine.registry import committed_specs, resolve_spec
     from pi_context.statemachine.verify import summary_table, verify_spec
 
     try:
-        specs = [resolve_spec(ref) for ref in args.spec] if args.spec else committed_specs()
+        if args.spec:
+            specs = []
+            for ref in args.spec:
+                if not args.quiet:
+                    print(f"loading {ref}", file=sys.stderr)
+                specs.append(resolve_spec(ref))
+        else:
+            specs = committed_specs()
     except SpecError as err:
         print(err, file=sys.stderr)
         return 1
@@ -47,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             spec,
             examples=args.examples,
             seed=args.seed,
-            hypothesis=not args.no_hypothesis,
+            hypothesis=not args.no_hypothesis and args.examples > 0,
             show=not args.quiet,
         )
         for spec in specs

@@ -22,7 +22,8 @@ from pi_context.statemachine.wirecheck import WireError
 @dataclass(frozen=True)
 class Problem:
     """One way a reply fails; ``kind`` is crash, hang, protocol (not a protocol message),
-    error-reply (ok:false for a good request), ill-typed, mismatch or consulted."""
+    error-reply (ok:false for a good request), ill-typed, mismatch, consulted or
+    out-of-order (the reply answers another request of a pipelined batch)."""
 
     kind: str
     message: str

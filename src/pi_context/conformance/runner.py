@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from pi_context.conformance import order
 from pi_context.conformance.check import Problem
 from pi_context.conformance.protocol import (
     PROTOCOL,
@@ -201,6 +202,7 @@ def run_exhaustive(
     result.exhaustive_cases = len(cases)
     lines = [encode(step_request(spec.id, s, e)) for s, e in cases]
     progress = Progress(f"{spec.id} exhaustive", len(cases), stream) if show else None
+    judged: list[TraceStep] = []
     i = 0
     while i < len(cases):
         try:
@@ -209,19 +211,18 @@ def run_exhaustive(
                 state, event = cases[i]
                 raw = impl.receive(f"exhaustive case {i + 1} of {len(cases)}")
                 want = interpret.step(spec, state, event)
-                result.record(judge(spec, gen, state, event, want, raw))
-                result.exhaustive_checked += 1
+                judged.append(judge(spec, gen, state, event, want, raw))
                 i += 1
                 if progress is not None:
                     progress.advance()
         except ImplementationFailure as fail:
             state, event = cases[i]
             want = interpret.step(spec, state, event)
-            step = TraceStep(
-                dict(state), dict(event), want, problems=(Problem(fail.kind, fail.message),)
+            judged.append(
+                TraceStep(
+                    dict(state), dict(event), want, problems=(Problem(fail.kind, fail.message),)
+                )
             )
-            result.record(step)
-            result.exhaustive_checked += 1
             i += 1
             if progress is not None:
                 progress.advance()
@@ -232,6 +233,12 @@ def run_exhaustive(
                     f"{left} exhaustive cases not run"
                 )
                 break
+    misplaced = order.misplaced(judged)
+    if misplaced:
+        result.problems.append(order.summary(misplaced, len(judged)))
+    for n, step in enumerate(judged):
+        result.record(order.relabel(step, n, misplaced.get(n)))
+        result.exhaustive_checked += 1
     if progress is not None:
         failed = sum(t.failed for t in result.rows.values())
         progress.finish(f", {failed} failing" if failed else "")

@@ -129,18 +129,53 @@ def replay(
     initial: Mapping[str, Any],
     events: Iterable[Mapping[str, Any]],
     source: str,
+    what: str = "a replayed trace",
 ) -> Trace:
-    """Feed ``events`` from ``initial``, each time from the state the implementation
-    returned; stop at the first step that does not conform."""
+    """Run ``events`` from ``initial`` and stop at the first step that does not conform.
+
+    The steps are pipelined: each request carries the spec's state before that step, which
+    is what the implementation returned for the step before as long as the trace conforms —
+    and the first step where it does not is where the trace stops anyway. Replies still on
+    their way after a failing step are read and dropped, so the stream stays in step.
+    """
     trace = Trace(spec.id, dict(initial), source=source)
-    state: Any = dict(initial)
-    for i, event in enumerate(events, 1):
-        step = check_step(impl, spec, gen, state, event, f"step {i} of a replayed trace")
+    plan: list[tuple[Wire, Wire, Step]] = []
+    state: Wire = dict(initial)
+    for event in events:
+        want = interpret.step(spec, state, event)
+        plan.append((state, dict(event), want))
+        state = want.state
+    try:
+        impl.send(encode(step_request(spec.id, pre, event)) for pre, event, _ in plan)
+    except ImplementationFailure as fail:
+        if plan:
+            pre, event, want = plan[0]
+            trace.steps.append(
+                TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
+            )
+        return trace
+    for i, (pre, event, want) in enumerate(plan, 1):
+        try:
+            raw = impl.receive(f"step {i} of {what}")
+        except ImplementationFailure as fail:  # the implementation is gone: nothing to drain
+            trace.steps.append(
+                TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
+            )
+            break
+        step = judge(spec, gen, pre, event, want, raw)
         trace.steps.append(step)
         if not step.ok:
+            _drop_replies(impl, len(plan) - i)
             break
-        state = step.got_state
     return trace
+
+
+def _drop_replies(impl: Implementation, count: int) -> None:
+    for n in range(count):
+        try:
+            impl.receive(f"a reply to drop after a failing step ({n + 1} of {count})")
+        except ImplementationFailure:
+            return
 
 
 def canonical_event(spec: Spec, event: Mapping[str, Any]) -> Wire:

@@ -1,26 +1,36 @@
 """Talking to an implementation process over stdio, without ever hanging.
 
-One thread does the protocol I/O with a selector: pending request bytes are written as the
-implementation's stdin accepts them while its replies are read, so pipelined requests can
-never deadlock on a full pipe, and every wait for a reply has a timeout. A drain thread keeps
-the tail of stderr for error messages. An exit, a hang or an over-long line becomes an
-:class:`ImplementationFailure` that says what happened. (POSIX pipes; select() on pipes is
-what makes this work.)
+One thread does all the I/O with a selector: pending request bytes are written as the
+implementation's stdin accepts them while its replies and its stderr are read, so pipelined
+requests can never deadlock on a full pipe, no other thread holds a pipe, and every wait for
+a reply has a timeout. The implementation runs in its own session, and stopping it kills its
+whole process group, so a launcher's children cannot outlive the run. An exit, a hang or an
+over-long line becomes an :class:`ImplementationFailure` that says what happened. (POSIX
+pipes and process groups; select() on pipes is what makes this work.)
 """
 
 from __future__ import annotations
 
+import atexit
 import collections
+import contextlib
 import os
+import select
 import selectors
 import shlex
+import signal
 import subprocess
-import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import IO
 
 from pi_context.conformance.protocol import MAX_LINE
+
+POLL = 0.1  # how often a wait for a reply also checks whether the leader has exited
+EXIT_GRACE = 1.0  # how long a process may take to exit on end of input before it is killed
+STDERR_WAIT = 0.1  # how long a crash's last stderr lines may take to arrive
+STDERR_KEPT = 16 * 1024  # bytes of stderr kept for error messages
 
 
 class ImplementationFailure(Exception):
@@ -42,7 +52,14 @@ def split_command(command: str | Sequence[str]) -> list[str]:
 
 
 class Implementation:
-    """One running implementation process."""
+    """One running implementation and every process it starts.
+
+    The command runs as the leader of its own session (so of its own process group): a
+    launcher such as ``sh -c 'impl; true'`` and anything it forks belong to that group, and
+    stopping the implementation kills the whole group. stdout and stderr are read with the
+    same selector as raw descriptors, so no thread ever holds a pipe that closing would wait
+    for, and a grandchild that keeps the pipes open cannot make any call block.
+    """
 
     def __init__(
         self,
@@ -60,6 +77,8 @@ class Implementation:
         self.startup_timeout = max(timeout, 10.0) if startup_timeout is None else startup_timeout
         self._fresh = True
         self.starts = 0
+        self.replies = 0  # replies received since the current process started
+        self.pgid: int | None = None
         self._cwd = cwd
         self._env = env
         self._proc: subprocess.Popen[bytes] | None = None
@@ -68,7 +87,8 @@ class Implementation:
         self._out = bytearray()
         self._pending = b""
         self._ready: collections.deque[bytes] = collections.deque()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self._err = bytearray()  # the tail of stderr
+        self._err_open = False
 
     # ------------------------------------------------------------ lifecycle
 
@@ -82,6 +102,8 @@ class Implementation:
                 stderr=subprocess.PIPE,
                 cwd=self._cwd,
                 env=self._env,
+                bufsize=0,
+                start_new_session=True,
             )
         except OSError as err:
             raise ImplementationFailure(
@@ -89,47 +111,63 @@ class Implementation:
             ) from None
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
+        self.pgid = proc.pid  # a session leader leads its own process group
+        _LIVE.add(self)
         self.starts += 1
+        self.replies = 0
         self._fresh = True
         self._ready.clear()
         self._pending = b""
         self._out = bytearray()
-        self._stderr = collections.deque(maxlen=20)
-        os.set_blocking(proc.stdin.fileno(), False)
+        self._err = bytearray()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            os.set_blocking(stream.fileno(), False)
         self._selector = selectors.DefaultSelector()
         self._selector.register(proc.stdout.fileno(), selectors.EVENT_READ)
+        self._selector.register(proc.stderr.fileno(), selectors.EVENT_READ)
+        self._err_open = True
         self._writing = False
-        threading.Thread(target=self._drain, args=(proc.stderr, self._stderr), daemon=True).start()
 
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 
     def close(self) -> None:
+        """End the implementation: close its stdin, give the leader a moment to exit on
+        end of input, then kill whatever is left of its process group. Never blocks for
+        longer than that moment."""
         proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        _close_quietly(proc.stdin)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=EXIT_GRACE)
+        self._kill_group(proc)
+        self._finish(proc)
+
+    def kill(self) -> None:
+        """Kill the implementation's whole process group at once."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        self._kill_group(proc)
+        self._finish(proc)
+
+    def _kill_group(self, proc: subprocess.Popen[bytes]) -> None:
+        # ProcessLookupError: the whole group has already exited
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=EXIT_GRACE)
+
+    def _finish(self, proc: subprocess.Popen[bytes]) -> None:
         if self._selector is not None:
             self._selector.close()
             self._selector = None
-        if proc is None:
-            return
-        try:
-            if proc.stdin:
-                proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            proc.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
-
-    def kill(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-        self.close()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            _close_quietly(stream)
+        self._err_open = False
+        _LIVE.discard(self)
 
     def __enter__(self) -> Implementation:
         self.start()
@@ -137,14 +175,6 @@ class Implementation:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @staticmethod
-    def _drain(stream: IO[bytes], tail: collections.deque[str]) -> None:
-        try:
-            for raw in iter(stream.readline, b""):
-                tail.append(raw.decode("utf-8", "replace").rstrip())
-        except (OSError, ValueError):
-            pass
 
     # ------------------------------------------------------------ requests
 
@@ -163,7 +193,7 @@ class Implementation:
             written = os.write(proc.stdin.fileno(), self._out[: 1 << 16])
         except BlockingIOError:
             written = 0
-        except (BrokenPipeError, OSError):
+        except OSError:
             self._out.clear()  # the process is gone; reading reports how
             written = 0
         del self._out[:written]
@@ -175,32 +205,69 @@ class Implementation:
             else:
                 self._selector.unregister(proc.stdin.fileno())
 
+    def _read_stderr(self, fd: int) -> None:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            if self._selector is not None and self._err_open:
+                self._selector.unregister(fd)
+            self._err_open = False
+            return
+        self._err += chunk
+        if len(self._err) > STDERR_KEPT:
+            del self._err[: len(self._err) - STDERR_KEPT]
+
     def receive(self, what: str) -> bytes:
         """The next reply line, or an ImplementationFailure saying why there is none."""
         if self._ready:
+            self.replies += 1
             return self._ready.popleft()
         proc, selector = self._proc, self._selector
-        if proc is None or selector is None or proc.stdout is None:
+        if proc is None or selector is None or proc.stdout is None or proc.stderr is None:
             raise ImplementationFailure("crash", f"the implementation is not running ({what})")
-        out_fd = proc.stdout.fileno()
+        out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
         limit = self.startup_timeout if self._fresh else self.timeout
         deadline = time.monotonic() + limit
+        leader_gone: float | None = None
         while not self._ready:
             remaining = deadline - time.monotonic()
-            events = selector.select(max(remaining, 0.0)) if remaining > 0 else []
-            if not events:
+            if remaining <= 0:
+                self._drain_stderr()
+                tail = self._stderr_tail()
                 self.kill()
                 raise ImplementationFailure(
                     "hang",
                     f"no reply to {what} within {limit:g}s"
                     + (" of starting" if self._fresh else "")
-                    + f" (the implementation was stopped){self._stderr_tail()}",
+                    + f"{self._count()} (the implementation and every process it started "
+                    f"were stopped){tail}",
                 )
+            events = selector.select(min(remaining, POLL))
+            if not events:
+                # The leader may have exited while a process it started keeps stdout open:
+                # no end of file will ever come, so its exit is the answer.
+                if proc.poll() is not None:
+                    now = time.monotonic()
+                    leader_gone = leader_gone or now
+                    if now - leader_gone >= EXIT_GRACE:
+                        raise ImplementationFailure("crash", self._exit_message(what))
+                continue
             for key, mask in events:
                 if mask & selectors.EVENT_WRITE:
                     self._flush_some()
-                if key.fd == out_fd and mask & selectors.EVENT_READ:
-                    chunk = os.read(out_fd, 1 << 16)
+                if key.fd == err_fd:
+                    self._read_stderr(err_fd)
+                elif key.fd == out_fd and mask & selectors.EVENT_READ:
+                    try:
+                        chunk = os.read(out_fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    except OSError:
+                        chunk = b""
                     if not chunk:
                         if self._pending.strip():
                             self._ready.append(self._pending)
@@ -217,33 +284,75 @@ class Implementation:
                             "protocol", f"a reply line is longer than {MAX_LINE} bytes ({what})"
                         )
         self._fresh = False
+        self.replies += 1
         return self._ready.popleft()
 
     def request(self, line: bytes, what: str) -> bytes:
         self.send([line])
         return self.receive(what)
 
+    def _count(self) -> str:
+        if not self.replies:
+            return ""
+        return f", after {self.replies} repl{'y' if self.replies == 1 else 'ies'} since it started"
+
     def _exit_message(self, what: str) -> str:
         proc = self._proc
         code: int | None = None
         if proc is not None:
             try:
-                code = proc.wait(timeout=2.0)
+                code = proc.wait(timeout=EXIT_GRACE)
             except subprocess.TimeoutExpired:
                 code = None
+        self._drain_stderr()
         tail = self._stderr_tail()
-        self.close()
+        count = self._count()
+        # anything the implementation started that still holds the pipes goes too
+        self.kill()
         if code is None:
             status = "closed its stdout"
         elif code < 0:
             status = f"was killed by signal {-code}"
         else:
             status = f"exited with status {code}"
-        return f"the implementation {status} before replying to {what}{tail}"
+        return f"the implementation {status} before replying to {what}{count}{tail}"
+
+    def _drain_stderr(self) -> None:
+        """Collect what stderr still has, waiting briefly for the last lines of a crash."""
+        proc, selector = self._proc, self._selector
+        if proc is None or proc.stderr is None or selector is None:
+            return
+        fd = proc.stderr.fileno()
+        deadline = time.monotonic() + STDERR_WAIT
+        while self._err_open:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                break
+            self._read_stderr(fd)
 
     def _stderr_tail(self) -> str:
-        time.sleep(0.05)  # let the drain thread catch the last lines
-        tail = [line for line in self._stderr if line.strip()][-8:]
+        text = self._err.decode("utf-8", "replace")
+        tail = [line.rstrip() for line in text.splitlines() if line.strip()][-8:]
         if not tail:
             return ""
         return "\n    stderr: " + "\n    stderr: ".join(tail)
+
+
+def _close_quietly(stream: IO[bytes] | None) -> None:
+    if stream is None:
+        return
+    with contextlib.suppress(OSError):
+        stream.close()
+
+
+# Implementations still running when the interpreter exits take their groups with them.
+_LIVE: weakref.WeakSet[Implementation] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    for impl in list(_LIVE):
+        impl.kill()

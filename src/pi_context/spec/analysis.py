@@ -14,6 +14,7 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
     states = all_states(spec)
     for event in spec.events:
         rows = spec.rows_for(event.name)
+        position = {r.id: n for n, r in enumerate(rows)}
         fired: dict[str, int] = {r.id: 0 for r in rows}
         holds: dict[str, set[str]] = {r.id: set() for r in rows}  # row -> rows that won instead
         uncovered: list[str] = []
@@ -49,7 +50,8 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
             if fired[row.id]:
                 continue
             if holds[row.id]:
-                by = ", ".join(r.id for r in rows if r.id in holds[row.id])
+                # in table order; sorting the (few) winners keeps this linear in the rows
+                by = ", ".join(sorted(holds[row.id], key=position.__getitem__))
                 message = (
                     f"row {row.id!r} is unreachable: every input it matches is taken by "
                     f"earlier rows ({by})"

@@ -8,6 +8,11 @@ Grammar (lowest precedence first)::
     cmp    := atom (("==" | "!=") atom | "in" "[" atom ("," atom)* "]")?
     atom   := "true" | "false" | STRING | PATH | "(" expr ")"
 
+An expression nests at most :data:`MAX_DEPTH` levels, counting each parenthesis, each
+``not`` and each ``and``/``or`` term: every later stage (checker, evaluator, printer, code
+generators) walks the tree recursively, and the limit keeps those walks far from Python's
+recursion limit whatever a spec file contains.
+
 Paths name state axes (``request.phase``, ``overflow``), event payload (``event.windowId``),
 facts (``facts.queued``) and, in invariants, ``pre``/``post``/``effect``/``event.type``. The
 checker resolves every path against a scope and types every node; a variant field that the
@@ -88,6 +93,7 @@ class In:
 Expr = Lit | Ref | Not | BoolOp | Cmp | In
 
 _KEYWORDS = {"and", "or", "not", "in", "true", "false"}
+MAX_DEPTH = 64  # nesting levels an expression may use; real guards use fewer than ten
 
 
 @dataclass(frozen=True)
@@ -137,6 +143,16 @@ class _Parser:
     def __init__(self, text: str) -> None:
         self.toks = _tokenize(text)
         self.pos = 0
+        self.depth = 0
+
+    def deeper(self, tok: _Tok, levels: int = 1) -> None:
+        self.depth += levels
+        if self.depth > MAX_DEPTH:
+            raise ExprError(
+                f"expression nests more than {MAX_DEPTH} levels (parentheses, 'not' and "
+                f"chained 'and'/'or' terms count); split it up",
+                tok.offset,
+            )
 
     def peek(self) -> _Tok:
         return self.toks[self.pos]
@@ -162,23 +178,34 @@ class _Parser:
 
     def or_(self) -> Expr:
         left = self.and_()
+        terms = 0
         while self.peek().kind == "kw" and self.peek().text == "or":
             tok = self.take()
+            self.deeper(tok)  # each term nests the chain one level deeper
+            terms += 1
             left = BoolOp("or", left, self.and_(), tok.offset)
+        self.depth -= terms
         return left
 
     def and_(self) -> Expr:
         left = self.not_()
+        terms = 0
         while self.peek().kind == "kw" and self.peek().text == "and":
             tok = self.take()
+            self.deeper(tok)
+            terms += 1
             left = BoolOp("and", left, self.not_(), tok.offset)
+        self.depth -= terms
         return left
 
     def not_(self) -> Expr:
         tok = self.peek()
         if tok.kind == "kw" and tok.text == "not":
             self.take()
-            return Not(self.not_(), tok.offset)
+            self.deeper(tok)
+            operand = self.not_()
+            self.depth -= 1
+            return Not(operand, tok.offset)
         return self.cmp()
 
     def cmp(self) -> Expr:
@@ -213,8 +240,10 @@ class _Parser:
         if tok.kind == "name":
             return Ref(tuple(tok.text.split(".")), tok.offset)
         if tok.kind == "op" and tok.text == "(":
+            self.deeper(tok)
             inner = self.or_()
             self.expect(")")
+            self.depth -= 1
             return inner
         found = "end of expression" if tok.kind == "end" else repr(tok.text)
         raise ExprError(f"expected a value, found {found}", tok.offset)
@@ -506,29 +535,43 @@ def conjuncts(expr: Expr) -> list[Expr]:
 
 
 def render(expr: Expr) -> str:
-    """Canonical source text (used by docs and mutants)."""
+    """Canonical source text (used by docs and mutants): it parses back to the same tree.
+
+    Brackets are kept wherever the grammar needs them: around a comparison or boolean
+    operand of ``==``/``!=``/``in`` (those take atoms), around the operand of ``not`` unless
+    it is an atom or another ``not``, around a mixed ``and``/``or`` operand, and around a
+    same-operator right operand (the parser nests chains to the left).
+    """
     if isinstance(expr, Lit):
-        return (
-            ("true" if expr.value else "false")
-            if isinstance(expr.value, bool)
-            else repr(expr.value)
-        )
+        if isinstance(expr.value, bool):
+            return "true" if expr.value else "false"
+        return _quote(expr.value)
     if isinstance(expr, Ref):
         return ".".join(expr.path)
     if isinstance(expr, Not):
         inner = render(expr.operand)
         return f"not {inner}" if isinstance(expr.operand, Ref | Not | Lit) else f"not ({inner})"
     if isinstance(expr, BoolOp):
-
-        def side(e: Expr) -> str:
-            text = render(e)
-            return f"({text})" if isinstance(e, BoolOp) and e.op != expr.op else text
-
-        return f"{side(expr.left)} {expr.op} {side(expr.right)}"
+        left, right = render(expr.left), render(expr.right)
+        if isinstance(expr.left, BoolOp) and expr.left.op != expr.op:
+            left = f"({left})"
+        if isinstance(expr.right, BoolOp):
+            right = f"({right})"
+        return f"{left} {expr.op} {right}"
     if isinstance(expr, Cmp):
-        return f"{render(expr.left)} {expr.op} {render(expr.right)}"
-    items = ", ".join(repr(i.value) for i in expr.items)
-    return f"{render(expr.operand)} in [{items}]"
+        return f"{_atom(expr.left)} {expr.op} {_atom(expr.right)}"
+    items = ", ".join(_quote(str(i.value)) for i in expr.items)
+    return f"{_atom(expr.operand)} in [{items}]"
+
+
+def _atom(expr: Expr) -> str:
+    text = render(expr)
+    return text if isinstance(expr, Lit | Ref) else f"({text})"
+
+
+def _quote(value: str) -> str:
+    """A string literal: the language has no escapes, so pick the quote the value lacks."""
+    return f"'{value}'" if "'" not in value else f'"{value}"'
 
 
 # ---------------------------------------------------------------- Python code generation

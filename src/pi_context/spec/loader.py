@@ -39,6 +39,7 @@ from pi_context.spec.model import (
     Variant,
     VariantAxis,
 )
+from pi_context.spec.yamlcompose import compose
 
 _Node = yaml.Node
 
@@ -162,7 +163,7 @@ def loads(
 ) -> Spec:
     ctx = _Ctx(file, [])
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = compose(text)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         loc = Loc(file, mark.line + 1, mark.column + 1) if mark else Loc(file, 1, 1)

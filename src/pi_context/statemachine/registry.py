@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -77,7 +78,14 @@ def _fresh(spec: Spec) -> Generated:
     global _counter
     _counter += 1
     root = Path(tempfile.mkdtemp(prefix="pi-context-gen-"))
-    package = f"_pi_context_gen_{_counter}"
+    try:
+        return _import_fresh(spec, root, f"_pi_context_gen_{_counter}")
+    finally:
+        # every module is imported (and kept in sys.modules): the files are not needed again
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _import_fresh(spec: Spec, root: Path, package: str) -> Generated:
     for rel, source in python_files(spec, formatted=False).items():
         target = root / package / Path(rel).relative_to(spec.module_name)
         target.parent.mkdir(parents=True, exist_ok=True)

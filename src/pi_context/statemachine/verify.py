@@ -9,8 +9,9 @@ from typing import TextIO
 from pi_context.spec.model import Spec
 from pi_context.statemachine.exhaustive import check_exhaustive
 from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
-from pi_context.statemachine.registry import generated
-from pi_context.statemachine.stateful import run_stateful
+from pi_context.statemachine.progress import Progress
+from pi_context.statemachine.registry import Generated, generated
+from pi_context.statemachine.stateful import SHRINK_SECONDS, StatefulResult, run_stateful
 
 
 @dataclass
@@ -21,6 +22,7 @@ class SpecReport:
     model: ModelCheckResult | None = None
     hypothesis_steps: int = 0
     hypothesis_examples: int = 0
+    hypothesis_state: str = "skipped"  # skipped | ok | failed
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -62,18 +64,53 @@ def verify_spec(
     unfired = [r.id for r in spec.rows if not model.row_counts.get(r.id)]
     if unfired:
         report.failures.append(f"rows never fire from the initial state: {', '.join(unfired)}")
-    if hypothesis:
-        try:
-            report.hypothesis_steps = run_stateful(gen, examples=examples, seed=seed)
-            report.hypothesis_examples = examples
-            if show:
-                print(
-                    f"  {spec.id} hypothesis: {examples} examples, {report.hypothesis_steps} steps",
-                    file=err,
-                )
-        except AssertionError as failure:
-            report.failures.append(f"hypothesis found a failing trace: {failure}")
+    if hypothesis and examples > 0:
+        _hypothesis(gen, report, examples=examples, seed=seed, show=show, err=err)
     return report
+
+
+def _hypothesis(
+    gen: Generated,
+    report: SpecReport,
+    *,
+    examples: int,
+    seed: int | None,
+    show: bool,
+    err: TextIO,
+) -> None:
+    spec = gen.spec
+    progress = Progress(f"{spec.id} hypothesis", examples, err) if show else None
+    announced: list[bool] = []
+
+    def on_run(found: StatefulResult) -> None:
+        if found.failure is None:
+            if progress is not None and progress.done < examples:
+                progress.advance()
+        elif show and not announced:
+            announced.append(True)
+            print(
+                f"\n  {spec.id} hypothesis: failing trace of {len(found.trace)} step(s) found "
+                f"after {found.examples} examples; shrinking it "
+                f"(at most {SHRINK_SECONDS:g}s)...",
+                file=err,
+            )
+
+    result = run_stateful(gen, examples=examples, seed=seed, on_run=on_run)
+    report.hypothesis_steps = result.steps
+    report.hypothesis_examples = result.examples
+    if result.ok:
+        report.hypothesis_state = "ok"
+        if progress is not None:
+            progress.finish(f", {result.steps} steps")
+        return
+    report.hypothesis_state = "failed"
+    report.failures.append(result.describe())
+    if show:
+        print(
+            f"  {spec.id} hypothesis: FAILED; shrunk to {len(result.trace)} step(s) "
+            f"in {result.shrink_seconds:.1f}s",
+            file=err,
+        )
 
 
 def summary_table(reports: list[SpecReport]) -> str:
@@ -101,9 +138,10 @@ def summary_table(reports: list[SpecReport]) -> str:
                 str(r.cases),
                 f"{inv} ({m.invariant_checks if m else 0} checks)",
                 str(len(r.spec.traces)),
-                f"{r.hypothesis_examples} ex / {r.hypothesis_steps} steps"
-                if r.hypothesis_examples
-                else "skipped",
+                "skipped"
+                if r.hypothesis_state == "skipped"
+                else f"{'FAILED, ' if r.hypothesis_state == 'failed' else ''}"
+                f"{r.hypothesis_examples} ex / {r.hypothesis_steps} steps",
                 "ok" if r.ok else "FAIL",
             ]
         )

@@ -22,16 +22,24 @@ __all__ = [
     "effect_from_wire",
 ]
 
+_CACHE_LIMIT = 4096  # remembered values per kind; emptied when full
+_KEY_LIMIT = 256  # inputs with a longer string are parsed, not remembered
+_STATES: dict[tuple[Any, ...], t.State] = {}
+_EVENTS: dict[tuple[Any, ...], t.Event] = {}
+
+
+def _remember(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    if all(len(leaf) <= _KEY_LIMIT for leaf in key if isinstance(leaf, str)):
+        cache[key] = value
+
 
 def state_to_wire(state: t.State) -> dict[str, Any]:
-    return {
-        "request": state.request,
-        "overflow": state.overflow,
-    }
+    return {"request": state.request, "overflow": state.overflow}
 
 
-def state_from_wire(obj: object, path: str = "state") -> t.State:
-    """Parse a wire state; a wrong shape raises WireError naming the path."""
+def _state_from_wire_checked(obj: object, path: str) -> t.State:
     m = want_object(
         obj,
         path,
@@ -46,6 +54,30 @@ def state_from_wire(obj: object, path: str = "state") -> t.State:
             m["overflow"], f"{path}.overflow", ("idle", "pending", "pending-spent", "spent")
         ),
     )
+
+
+def state_from_wire(obj: object, path: str = "state") -> t.State:
+    """Parse a wire state; a wrong shape raises WireError naming the path."""
+    o: Any = obj
+    if o.__class__ is dict and len(o) == 2:
+        key: tuple[Any, ...]
+        try:
+            v_request = o["request"]
+            v_overflow = o["overflow"]
+            key = (v_request,) + (v_overflow,)
+        except KeyError:
+            pass
+        else:
+            try:
+                found = _STATES.get(key)
+            except TypeError:  # an unhashable leaf: not a valid state
+                return _state_from_wire_checked(obj, path)
+            if found is not None:
+                return found
+            state = _state_from_wire_checked(obj, path)
+            _remember(_STATES, key, state)
+            return state
+    return _state_from_wire_checked(obj, path)
 
 
 def event_to_wire(event: t.Event) -> dict[str, Any]:
@@ -83,8 +115,7 @@ def event_to_wire(event: t.Event) -> dict[str, Any]:
     raise TypeError(f"not an event: {event!r}")
 
 
-def event_from_wire(obj: object, path: str = "event") -> t.Event:
-    """Parse a wire event; a wrong shape raises WireError naming the path."""
+def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     m = want_object(obj, path, required=("type",))
     kind = want_enum(
         m["type"],
@@ -149,6 +180,87 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
         want_object(obj, path, exact=("type",))
         return t.ClearEvent()
     raise AssertionError(kind)
+
+
+def event_from_wire(obj: object, path: str = "event") -> t.Event:
+    """Parse a wire event; a wrong shape raises WireError naming the path."""
+    o: Any = obj
+    if o.__class__ is dict:
+        kind = o.get("type")
+        key: tuple[Any, ...]
+        try:
+            if kind == "request" and len(o) == 1:
+                key = ("request",)
+            elif kind == "turn_end" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 7:
+                    raise KeyError
+                f_aborted = fm["aborted"]
+                f_overflow = fm["overflow"]
+                f_failed = fm["failed"]
+                f_enabled = fm["enabled"]
+                f_queued = fm["queued"]
+                f_automatic_reset_enabled = fm["automaticResetEnabled"]
+                f_threshold_due = fm["thresholdDue"]
+                key = (
+                    "turn_end",
+                    f_aborted,
+                    f_overflow,
+                    f_failed,
+                    f_enabled,
+                    f_queued,
+                    f_automatic_reset_enabled,
+                    f_threshold_due,
+                    f_aborted.__class__
+                    is f_overflow.__class__
+                    is f_failed.__class__
+                    is f_enabled.__class__
+                    is f_queued.__class__
+                    is f_automatic_reset_enabled.__class__
+                    is f_threshold_due.__class__
+                    is bool,
+                )
+            elif kind == "before_settle" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 4:
+                    raise KeyError
+                f_queued = fm["queued"]
+                f_enabled = fm["enabled"]
+                f_automatic_reset_enabled = fm["automaticResetEnabled"]
+                f_aborted = fm["aborted"]
+                key = (
+                    "before_settle",
+                    f_queued,
+                    f_enabled,
+                    f_automatic_reset_enabled,
+                    f_aborted,
+                    f_queued.__class__
+                    is f_enabled.__class__
+                    is f_automatic_reset_enabled.__class__
+                    is f_aborted.__class__
+                    is bool,
+                )
+            elif kind == "settled" and len(o) == 1:
+                key = ("settled",)
+            elif kind == "abort" and len(o) == 1:
+                key = ("abort",)
+            elif kind == "clear" and len(o) == 1:
+                key = ("clear",)
+            else:
+                raise KeyError
+        except KeyError:
+            pass
+        else:
+            try:
+                found = _EVENTS.get(key)
+            except TypeError:  # an unhashable leaf: not a valid event
+                return _event_from_wire_checked(obj, path)
+            if found is not None:
+                return found
+            event = _event_from_wire_checked(obj, path)
+            _remember(_EVENTS, key, event)
+            return event
+    return _event_from_wire_checked(obj, path)
 
 
 def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:

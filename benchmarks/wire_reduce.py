@@ -1,0 +1,82 @@
+"""Steps per second of the JSON/wire reducer path against a hand-written dict reducer.
+
+Ours: ``state_from_wire`` → ``event_from_wire`` → ``reduce`` → ``state_to_wire`` of the
+generated reset-control@0.26 package (what ``pi-context serve`` and any JSON host run per
+step). Baseline ``dict-reducer-checked`` (benchmarks/dict_reducer.py): the same table written
+by hand over JSON dicts, validating its input as a JSON host must; ``dict-reducer-bare`` is the
+same without validation, shown for reference. Inputs: the exhaustive case set (9,212 cases),
+replayed; every side is checked against the spec before it is timed, and the sides are
+interleaved so they see the same machine load. Target: ours >= 500,000 steps/s and >= the
+checked baseline.
+
+    python benchmarks/wire_reduce.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import dict_reducer  # noqa: E402
+
+from pi_context.spec import interpret  # noqa: E402
+from pi_context.spec.abstraction import all_events, all_states  # noqa: E402
+from pi_context.statemachine.registry import generated, resolve_spec  # noqa: E402
+
+SPEC = "reset-control@0.26"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    spec = resolve_spec(SPEC)
+    wire = generated(spec).wire
+    reducer = generated(spec).reducer
+    cases = [(s, e) for s in all_states(spec) for e in all_events(spec)]
+
+    def ours(state: Any, event: Any) -> tuple[Any, str]:
+        next_state, effect = reducer.reduce(
+            wire.state_from_wire(state), wire.event_from_wire(event)
+        )
+        return wire.state_to_wire(next_state), effect
+
+    sides: dict[str, Callable[[Any, Any], tuple[Any, str]]] = {
+        "ours (wire path)": ours,
+        "dict-reducer-checked": dict_reducer.reduce_checked,
+        "dict-reducer-bare": dict_reducer.reduce,
+    }
+    for name, step in sides.items():
+        wrong = sum(
+            step(s, e) != ((w := interpret.step(spec, s, e)).state, w.effect) for s, e in cases
+        )
+        if wrong:
+            raise SystemExit(f"{name} disagrees with {SPEC} on {wrong} cases")
+    best = dict.fromkeys(sides, float("inf"))
+    for _ in range(args.repeat):
+        for name, step in sides.items():
+            start = time.perf_counter()
+            for s, e in cases:
+                step(s, e)
+            best[name] = min(best[name], (time.perf_counter() - start) / len(cases))
+    baseline = best["dict-reducer-checked"]
+    print(f"{SPEC}, {len(cases)} cases, best of {args.repeat} interleaved runs")
+    print("| path | steps/s | µs/step | vs dict-reducer-checked |")
+    print("| --- | --- | --- | --- |")
+    for name, per in best.items():
+        print(f"| {name} | {1 / per:,.0f} | {per * 1e6:.2f} | {baseline / per:.2f}x |")
+    print()
+    print(
+        f"target: ours >= 500,000 steps/s ({1 / best['ours (wire path)'] / 500_000:.2f}x) "
+        "and >= dict-reducer-checked"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Hostile spec files end in a clean file:line:col error, never a RecursionError, and large
+tables load in time linear in their rows."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from pi_context.spec import SPECS_DIR, SpecError, load
+from pi_context.spec import expr as ex
+from pi_context.spec.yamlcompose import MAX_DEPTH as YAML_DEPTH
+
+BASE = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
+GUARD = "when: request.phase == 'none'"
+
+
+def with_guard(tmp_path: Path, guard: str) -> Path:
+    path = tmp_path / "deep.yaml"
+    path.write_text(BASE.replace(GUARD, f'when: "{guard}"', 1), encoding="utf-8")
+    return path
+
+
+def only_diagnostic(path: Path) -> str:
+    with pytest.raises(SpecError) as info:
+        load(path)
+    (diagnostic,) = info.value.diagnostics
+    return str(diagnostic)
+
+
+def guard_position(path: Path) -> tuple[int, int]:
+    text = path.read_text(encoding="utf-8")
+    line = text[: text.index('when: "')].count("\n") + 1
+    col = text.splitlines()[line - 1].index('"') + 2  # inside the quotes
+    return line, col
+
+
+@pytest.mark.parametrize(
+    ("name", "guard"),
+    [
+        ("parentheses", "(" * 250 + "request.phase == 'none'" + ")" * 250),
+        ("not", "not " * 500 + "facts.x"),
+        ("or", " or ".join(["request.phase == 'none'"] * 500)),
+        ("and", " and ".join(["request.phase == 'none'"] * 500)),
+        ("mixed", "not (" * 200 + "true" + ")" * 200),
+    ],
+)
+def test_deep_guards_are_refused_with_a_position(tmp_path: Path, name: str, guard: str) -> None:
+    path = with_guard(tmp_path, guard)
+    message = only_diagnostic(path)
+    line, col = guard_position(path)
+    prefix = f"{path}:{line}:"
+    assert message.startswith(prefix), message
+    column = int(message[len(prefix) :].split(":", 1)[0])
+    assert column > col  # the position where the limit is crossed, inside the guard
+    assert f"expression nests more than {ex.MAX_DEPTH} levels" in message
+
+
+def test_a_guard_at_the_limit_still_loads(tmp_path: Path) -> None:
+    inner = "request.phase == 'none'"
+    ok = "(" * ex.MAX_DEPTH + inner + ")" * ex.MAX_DEPTH
+    load(with_guard(tmp_path, ok), analyse=False)
+    too_deep = "(" + ok + ")"
+    assert "nests more than" in only_diagnostic(with_guard(tmp_path, too_deep))
+
+
+def test_deep_yaml_flow_nesting_is_refused_with_a_position(tmp_path: Path) -> None:
+    path = tmp_path / "flow.yaml"
+    path.write_text(BASE.replace("\nrows:", "\nextra: " + "[" * 500 + "]" * 500 + "\nrows:"))
+    message = only_diagnostic(path)
+    line = path.read_text().splitlines().index("extra: " + "[" * 500 + "]" * 500) + 1
+    # the bracket that opens level MAX_DEPTH + 1 (the document mapping is level 1)
+    assert message.startswith(f"{path}:{line}:{len('extra: ') + YAML_DEPTH}: "), message
+    assert f"more than {YAML_DEPTH} levels of nested mappings and lists" in message
+
+
+def test_deep_block_nesting_is_refused_too(tmp_path: Path) -> None:
+    block = "".join(f"{'  ' * i}k{i}:\n" for i in range(300)) + "  " * 300 + "x\n"
+    path = tmp_path / "block.yaml"
+    path.write_text(block)
+    assert "levels of nested mappings and lists" in only_diagnostic(path)
+
+
+def test_verify_reports_a_deep_spec_without_a_traceback(tmp_path: Path) -> None:
+    path = with_guard(tmp_path, "(" * 300 + "true" + ")" * 300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_context", "verify", "--spec", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    assert f"{path}:" in done.stderr + done.stdout
+
+
+def test_a_large_table_loads_and_every_shadowed_row_is_named(tmp_path: Path) -> None:
+    n = 20_000
+    first = "  - id: clear.clear\n"
+    assert first in BASE
+    extra = "".join(
+        f"  - id: clear.extra{i}\n    on: clear\n    when: 'true'\n    effect: none\n"
+        f"    why: shadowed.\n"
+        for i in range(n)
+    )
+    end = BASE.index("\n", BASE.index("why:", BASE.index(first))) + 1
+    path = tmp_path / "large.yaml"
+    path.write_text(BASE[:end] + extra + BASE[end:])
+    started = time.monotonic()
+    with pytest.raises(SpecError) as info:
+        load(path)
+    # a guard against a quadratic regression (which took minutes), not a speed target
+    assert time.monotonic() - started < 120
+    messages = [d.message for d in info.value.diagnostics]
+    assert len(messages) == n
+    assert messages[-1] == (
+        f"row 'clear.extra{n - 1}' is unreachable: every input it matches is taken by "
+        "earlier rows (clear.clear)"
+    )
