@@ -347,7 +347,9 @@ def _event(
 ) -> Event:
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~"):
         return Event(name, (), (), (), "", ctx.loc(knode))
-    m = ctx.keys(node, f"event {name}", (), ("fields", "facts", "lazy_order", "why"))
+    m = ctx.keys(
+        node, f"event {name}", (), ("fields", "facts", "lazy_order", "lazy_order_fixed", "why")
+    )
     groups: dict[str, list[Field]] = {"fields": [], "facts": []}
     for group in ("fields", "facts"):
         if group not in m:
@@ -384,7 +386,18 @@ def _event(
         tuple(order),
         _why(ctx, m),
         ctx.loc(knode),
+        _lazy_order_fixed(ctx, m),
     )
+
+
+def _lazy_order_fixed(ctx: _Ctx, m: dict[str, tuple[_Node, _Node]]) -> bool:
+    """``lazy_order_fixed: false`` lets the guards alone decide the consultation order."""
+    if "lazy_order_fixed" not in m:
+        return True
+    value = ctx.scalar(m["lazy_order_fixed"][1], "lazy_order_fixed").lower()
+    if value not in ("true", "false"):
+        raise ctx.fail(m["lazy_order_fixed"][1], "lazy_order_fixed must be true or false")
+    return value == "true"
 
 
 def _initial(ctx: _Ctx, spec: Spec, node: _Node) -> dict[str, object]:

@@ -132,6 +132,9 @@ class Event:
     lazy_order: tuple[str, ...]
     why: str = ""
     loc: Loc | None = None
+    # False when the reducer reads its lazy facts in different orders on different branches
+    # (as published 0.26 does at settle); the guards alone then fix the consultation order.
+    lazy_order_fixed: bool = True
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02
+# spec-sha256: d64e32a0f10b56040b4d49ffb8f1260d0b0f19a7e0881a1eaa0b1e0c746a6935
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02"
+SPEC_SHA256 = "d64e32a0f10b56040b4d49ffb8f1260d0b0f19a7e0881a1eaa0b1e0c746a6935"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -111,7 +111,7 @@ class BeforeSettleFacts:
     queued: bool  # lazy
     enabled: bool  # lazy
     automatic_reset_enabled: bool  # lazy
-    aborted: bool
+    aborted: bool  # lazy
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +160,7 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "queued",
         "enabled",
         "automaticResetEnabled",
+        "aborted",
     ),
 }
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
+# spec-sha256: 36ceb1380e2e9d9acf6c4976307cf872e31fc219293621c823fc970cbba3ee2b
 
 from __future__ import annotations
 
