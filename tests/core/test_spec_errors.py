@@ -10,7 +10,7 @@ import pytest
 
 from pi_context.spec import SPECS_DIR, SpecError, load
 
-BASE = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
+BASE = (SPECS_DIR / "reset-control@0.26-proposal.yaml").read_text(encoding="utf-8")
 
 
 def broken(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
