@@ -88,11 +88,15 @@ def test_the_binding_passes_the_named_scenarios(ts_adapter: str) -> None:
     failures: list[str] = []
     for spec_id, scenario in plan:
         lazy = {e.name: {f.name for f in e.facts if f.lazy} for e in specs[spec_id].events}
-        answers = [next(replies) for _ in scenario.steps]
-        it = iter(answers)
+        answers = iter([next(replies) for _ in scenario.steps])
 
-        def step(_state: dict[str, Any], event: dict[str, Any]) -> Any:
-            reply = next(it)
+        def step(
+            _state: dict[str, Any],
+            event: dict[str, Any],
+            answers: Any = answers,
+            lazy: dict[str, set[str]] = lazy,
+        ) -> Any:
+            reply = next(answers)
             assert reply["ok"] is True, reply
             reads = tuple(n for n in reply["consulted"] if n in lazy[event["type"]])
             return reply["state"], reply["effect"], reads
