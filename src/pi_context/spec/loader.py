@@ -17,6 +17,7 @@ from pi_context.spec import expr as ex
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.model import (
     BOOL,
+    HOST_ACTIONS,
     Axis,
     Effect,
     EnumAxis,
@@ -31,6 +32,7 @@ from pi_context.spec.model import (
     NextLiteral,
     NextValue,
     NextVariant,
+    Refinement,
     Row,
     Spec,
     StateInvariant,
@@ -193,7 +195,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
         root,
         "spec",
         ("spec", "version", "axes", "initial", "events", "effects", "rows"),
-        ("title", "types", "invariants", "reachability"),
+        ("title", "types", "invariants", "reachability", "refines"),
     )
     name = ctx.scalar(top["spec"][1], "spec")
     version = ctx.scalar(top["version"][1], "version")
@@ -211,8 +213,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
         _event(ctx, n, k, v, types) for n, (k, v) in ctx.mapping(top["events"][1], "events").items()
     ]
     effects = [
-        Effect(n, ctx.scalar(v, f"effect {n}"), ctx.loc(k))
-        for n, (k, v) in ctx.mapping(top["effects"][1], "effects").items()
+        _effect(ctx, n, k, v) for n, (k, v) in ctx.mapping(top["effects"][1], "effects").items()
     ]
     spec = Spec(
         id=f"{name}@{version}",
@@ -253,7 +254,50 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
             "traces": tuple(traces),
             "expect_all_reachable": expect_all,
             "reachability_why": reach_why,
+            "refines": _refines(ctx, spec, top["refines"][1]) if "refines" in top else None,
         }
+    )
+
+
+def _effect(ctx: _Ctx, name: str, knode: _Node, node: _Node) -> Effect:
+    """``name: meaning`` or ``name: {meaning: ..., host: ACTION}``."""
+    if isinstance(node, yaml.ScalarNode):
+        return Effect(name, ctx.scalar(node, f"effect {name}"), ctx.loc(knode))
+    m = ctx.keys(node, f"effect {name}", ("meaning", "host"))
+    host = ctx.scalar(m["host"][1], f"effect {name} host")
+    if host not in HOST_ACTIONS:
+        raise ctx.fail(
+            m["host"][1],
+            f"effect {name}: unknown host action {host!r} (one of: {', '.join(HOST_ACTIONS)})",
+        )
+    return Effect(
+        name,
+        ctx.scalar(m["meaning"][1], f"effect {name} meaning"),
+        ctx.loc(knode),
+        host,
+    )
+
+
+def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
+    """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, why: ...}``."""
+    m = ctx.keys(node, "refines", ("spec",), ("drop", "why"))
+    drops: list[tuple[str, str, tuple[str, ...]]] = []
+    if "drop" in m:
+        for aname, (ak, anode) in ctx.mapping(m["drop"][1], "refines drop").items():
+            axis = spec.axis(aname)
+            if not isinstance(axis, VariantAxis):
+                raise ctx.fail(ak, f"refines drop: {aname!r} is not a variant axis")
+            for tag, (tk, fnode) in ctx.mapping(anode, f"refines drop {aname}").items():
+                variant = axis.variant(tag)
+                if variant is None:
+                    raise ctx.fail(tk, f"refines drop: {aname} has no variant {tag!r}")
+                fields = ctx.names(fnode, f"refines drop {aname}.{tag}")
+                for f in fields:
+                    if variant.field(f) is None:
+                        raise ctx.fail(fnode, f"refines drop: variant {tag!r} has no field {f!r}")
+                drops.append((aname, tag, tuple(fields)))
+    return Refinement(
+        ctx.scalar(m["spec"][1], "refines spec"), tuple(drops), _why(ctx, m), ctx.loc(node)
     )
 
 

@@ -143,10 +143,36 @@ class Event:
         return next((f for f in self.facts if f.name == name), None)
 
 
+HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HOST_ACTIONS: tuple[HostAction, ...] = (
+    "commit-continue",
+    "commit-stop",
+    "recover",
+    "acknowledge",
+    "none",
+)
+
+
 @dataclass(frozen=True)
 class Effect:
     name: str
     meaning: str
+    loc: Loc | None = None
+    # What the host does for it: commit the boundary and continue, commit it and stop the
+    # run, commit the overflow recovery, acknowledge a request, or nothing. None: undeclared.
+    host: HostAction | None = None
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """The published spec this one is read against, and how its states project onto it.
+
+    ``drop`` lists, per variant axis, the variant fields the base spec does not have.
+    """
+
+    spec: str
+    drop: tuple[tuple[str, str, tuple[str, ...]], ...]  # (axis, variant tag, fields)
+    why: str = ""
     loc: Loc | None = None
 
 
@@ -267,6 +293,7 @@ class Spec:
     expect_all_reachable: bool = False
     reachability_why: str = ""
     comments: dict[str, str] = field(default_factory=dict)
+    refines: Refinement | None = None
 
     def axis(self, name: str) -> Axis | None:
         return next((a for a in self.axes if a.name == name), None)

@@ -673,6 +673,45 @@ UPSTREAM_026: tuple[Scenario, ...] = (
         s26(tool(), "pending"),
         (Expect(turn26(failed=True, hardReserveDue=True), s26(None, "pending"), "none", ()),),
     ),
+    Scenario(
+        "upstream-errored-run-still-recovers",
+        V26,
+        "Behind a pending chain an errored run is not what decides recovery: with the switch "
+        "and the policy on it recovers; with the switch off it ends the chain.",
+        s26(None, "pending"),
+        (
+            Expect(settle26(failed=True), s26(None, "spent"), "recover-overflow", SETTLE_LAZY),
+            Expect(turn26(overflow=True), s26(None, "pending-spent"), "none", OVERFLOW_LAZY),
+            Expect(
+                settle26(failed=True, enabled=False),
+                s26(None, "spent"),
+                "none",
+                ("queued", "enabled"),
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-unrecoverable-chain-keeps-automatic-close-out",
+        V26,
+        "Behind a chain that cannot recover, the window's automatic close-out stays armed as "
+        "it was (not upgraded).",
+        s26(close(source="automatic"), "pending"),
+        (
+            Expect(
+                settle26(automaticResetEnabled=False),
+                s26(close(source="automatic")),
+                "none",
+                SETTLE_LAZY,
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-queued-settle-keeps-spent-chain",
+        V26,
+        "Without a pending chain, queued work keeps both the close-out and a spent chain.",
+        s26(close(), "spent"),
+        (Expect(settle26(queued=True), s26(close(), "spent"), "none", SETTLE_NO_CHAIN_LAZY),),
+    ),
 )
 
 # ---------------------------------------------------------------- reset-control@0.26-proposal
