@@ -101,7 +101,12 @@ def axis_diagram(spec: Spec, result: ModelCheckResult, axis_name: str) -> list[s
     return lines
 
 
-def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | None = None) -> str:
+def render(
+    spec: Spec,
+    result: ModelCheckResult | None = None,
+    mutation: str | None = None,
+    differences: str | None = None,
+) -> str:
     result = result or model_check(spec, show=False)
     name = Path(spec.path).name
     out = [
@@ -156,9 +161,10 @@ def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | N
         facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
         out.append(f"| `{e.name}` | {payload} | {facts} | {order} | {_cell(e.why)} |")
-    out += ["", "## Effects", "", "| effect | the host… |", "| --- | --- |"]
+    out += ["", "## Effects", "", "| effect | host action | the host… |", "| --- | --- | --- |"]
     for eff in spec.effects:
-        out.append(f"| `{eff.name}` | {_cell(eff.meaning)} |")
+        host = f"`{eff.host}`" if eff.host else "—"
+        out.append(f"| `{eff.name}` | {host} | {_cell(eff.meaning)} |")
     out += ["", "## Transition table", ""]
     for e in spec.events:
         out += [
@@ -263,6 +269,12 @@ def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | N
             "abstraction by renaming its ids, and a single comparison distinguishes at most two ids.",
             "The conformance runner and the hypothesis tests use arbitrary strings as well.",
         ]
+    if spec.refines is not None:
+        out += ["", "## Refines", "", f"This spec is read against `{spec.refines.spec}`."]
+        if spec.refines.why:
+            out += ["", spec.refines.why]
+    if differences:
+        out += ["", differences.rstrip()]
     if mutation:
         out += ["", "## Mutation adequacy", "", mutation]
     out.append("")

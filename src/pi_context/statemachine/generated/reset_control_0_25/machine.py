@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: d64e32a0f10b56040b4d49ffb8f1260d0b0f19a7e0881a1eaa0b1e0c746a6935
+# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: d64e32a0f10b56040b4d49ffb8f1260d0b0f19a7e0881a1eaa0b1e0c746a6935
+# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "d64e32a0f10b56040b4d49ffb8f1260d0b0f19a7e0881a1eaa0b1e0c746a6935"
+SPEC_SHA256 = "27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -40,6 +40,15 @@ EFFECTS: tuple[Effect, ...] = (
     "commit-boundary",
     "recover-overflow",
 )
+
+HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+EFFECT_HOST: dict[Effect, HostAction | None] = {
+    "none": "none",
+    "requested": "acknowledge",
+    "already-requested": "acknowledge",
+    "commit-boundary": "commit-continue",
+    "recover-overflow": "recover",
+}
 
 
 @dataclass(frozen=True, slots=True)

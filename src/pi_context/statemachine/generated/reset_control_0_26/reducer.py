@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 36ceb1380e2e9d9acf6c4976307cf872e31fc219293621c823fc970cbba3ee2b
+# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
 
 from __future__ import annotations
 

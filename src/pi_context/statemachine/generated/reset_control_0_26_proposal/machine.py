@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: be7479d552ac99780fdc64d54036d85f5ff85a7ba59523e3162b226daa915b58
+# spec-sha256: 984761a722e43abe717ee98c274a01c4b760a8eda75cd2ba89c8cd997b03e70c
 
 from __future__ import annotations
 

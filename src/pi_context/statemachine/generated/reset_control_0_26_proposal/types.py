@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: be7479d552ac99780fdc64d54036d85f5ff85a7ba59523e3162b226daa915b58
+# spec-sha256: 984761a722e43abe717ee98c274a01c4b760a8eda75cd2ba89c8cd997b03e70c
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26-proposal"
-SPEC_SHA256 = "be7479d552ac99780fdc64d54036d85f5ff85a7ba59523e3162b226daa915b58"
+SPEC_SHA256 = "984761a722e43abe717ee98c274a01c4b760a8eda75cd2ba89c8cd997b03e70c"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -69,6 +69,15 @@ EFFECTS: tuple[Effect, ...] = (
     "commit-boundary",
     "recover-overflow",
 )
+
+HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+EFFECT_HOST: dict[Effect, HostAction | None] = {
+    "none": "none",
+    "close-out-armed": "acknowledge",
+    "already-pending": "acknowledge",
+    "commit-boundary": "commit-continue",
+    "recover-overflow": "recover",
+}
 
 
 @dataclass(frozen=True, slots=True)
