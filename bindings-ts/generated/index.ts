@@ -4,6 +4,7 @@
 import * as v0_25 from "./reset-control-0.25.js";
 import * as v0_26_proposal from "./reset-control-0.26-proposal.js";
 import * as v0_26 from "./reset-control-0.26.js";
+import * as v0_27 from "./reset-control-0.27.js";
 
 /** A step's outcome, typed loosely: the adapter passes JSON it has not checked. */
 export interface ServedResult {
@@ -28,5 +29,9 @@ export const SPECS: Readonly<Record<string, ServedSpec>> = {
   "reset-control@0.26": {
     initial: v0_26.initialResetControl,
     reduce: v0_26.reduceResetControl,
+  },
+  "reset-control@0.27": {
+    initial: v0_27.initialResetControl,
+    reduce: v0_27.reduceResetControl,
   },
 };

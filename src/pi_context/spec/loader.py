@@ -379,11 +379,26 @@ def _axis(
             raise ctx.fail(m["variants"][1], f"axis {name}: needs at least one variant")
         axis = VariantAxis(name, tag, tuple(variants), _why(ctx, m), ctx.loc(knode))
         for fname in axis.field_names():
-            kinds = {str(v.field(fname).type) for v in variants if v.field(fname) is not None}  # type: ignore[union-attr]
-            if len(kinds) > 1:
-                raise ctx.fail(knode, f"axis {name}: field {fname!r} has different types")
+            _check_widening(ctx, knode, axis, fname)
         return axis
     raise ctx.fail(m["kind"][1], f"axis {name}: unknown kind {kind!r} (enum, variant)")
+
+
+def _check_widening(ctx: _Ctx, knode: _Node, axis: VariantAxis, fname: str) -> None:
+    """A field shared by variants has one type, or enum types of which one widens the rest."""
+    types = [f.type for v in axis.variants if (f := v.field(fname)) is not None]
+    if all(t == types[0] for t in types):
+        return
+    widest = axis.field_type(fname)
+    if isinstance(widest, EnumType) and all(
+        isinstance(t, EnumType) and set(t.values) <= set(widest.values) for t in types
+    ):
+        return
+    raise ctx.fail(
+        knode,
+        f"axis {axis.name}: field {fname!r} has different types "
+        "(only enumerations where one includes every other's values may differ)",
+    )
 
 
 def _event(

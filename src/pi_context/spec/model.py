@@ -110,11 +110,20 @@ class VariantAxis:
         return tuple(names)
 
     def field_type(self, name: str) -> FieldType | None:
+        """The field's type; when variants widen an enum (one's values include every other's),
+        the widest, so reads of the field across variants type-check against all values."""
+        found: FieldType | None = None
         for variant in self.variants:
             f = variant.field(name)
-            if f is not None:
-                return f.type
-        return None
+            if f is None:
+                continue
+            if found is None or (
+                isinstance(found, EnumType)
+                and isinstance(f.type, EnumType)
+                and set(found.values) < set(f.type.values)
+            ):
+                found = f.type
+        return found
 
     def carriers(self, name: str) -> tuple[str, ...]:
         """The variant tags that carry field ``name``."""

@@ -106,7 +106,8 @@ def _same_events(a: Spec, b: Spec) -> None:
         only_b = sorted(set(names_b) - set(names_a))
         raise DiffError(
             f"{a.id} and {b.id} have different events "
-            f"(only in {a.id}: {', '.join(only_a) or '-'}; only in {b.id}: {', '.join(only_b) or '-'})"
+            f"(only in {a.id}: {', '.join(only_a) or '-'}; "
+            f"only in {b.id}: {', '.join(only_b) or '-'})"
         )
     for ea in a.events:
         eb = b.event(ea.name)

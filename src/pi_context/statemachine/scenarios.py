@@ -793,8 +793,143 @@ PROPOSAL_SCENARIOS: tuple[Scenario, ...] = tuple(
     ),
 )
 
+# ---------------------------------------------------------------- reset-control@0.27
+# The newest stored generation: 0.26 plus commit-boundary-stop for the user's own close-out,
+# and tool requests that remember the source of the close-out they upgrade.
+
+V27 = "reset-control@0.27"
+
+
+def tool27(source: str, window: str = W) -> Wire:
+    return {"phase": "tool-requested", "windowId": window, "source": source}
+
+
+# 0.26 cases 0.27 decides the same way (no tool request in any state, no manual commit).
+_SAME_IN_027 = (
+    "automatic-close-out-needs-automatic-resets",
+    "hard-reserve-is-the-safety-commit",
+    "failed-stop-is-not-a-close-out",
+    "aborted-stop-is-not-a-close-out",
+    "settled-clears-close-out",
+    "aborted-turn-clears-close-out",
+    "clear-clears-close-out",
+    "overflow-recovery-armed-and-spent-once",
+    "queued-turn-defers-recovery-and-its-success-supersedes",
+    "disabled-settle-disarms-overflow",
+    "automatic-off-settle-disarms-overflow",
+    "aborted-settle-disarms-overflow",
+    "overflow-turn-never-consults-hard-reserve",
+    "queued-settle-checks-no-further-policy",
+    "requests-are-window-scoped",
+    "upstream-manual-over-automatic-rearms",
+    "upstream-aborted-settle-forgets-spent-chain",
+    "upstream-unrecoverable-chain-drops-manual-close-out",
+    "upstream-queued-chain-failed-run-drops-request",
+    "upstream-spent-chain-drops-request-without-commit",
+    "upstream-recovery-serves-close-out",
+    "upstream-settle-disabled-reads-switch-only",
+    "upstream-failed-settle-reads-nothing",
+    "upstream-fallback-forgets-spent-chain",
+    "upstream-overflow-probes-queue-before-switch",
+    "upstream-errored-run-still-recovers",
+    "upstream-unrecoverable-chain-keeps-automatic-close-out",
+    "upstream-queued-settle-keeps-spent-chain",
+)
+
+SCENARIOS_027: tuple[Scenario, ...] = tuple(
+    replace(s, spec=V27) for s in SCENARIOS_026 + UPSTREAM_026 if s.id in _SAME_IN_027
+) + (
+    Scenario(
+        "manual-wipe-memory-commits-and-stops",
+        V27,
+        "/wipe-memory arms a manual close-out; the model checkpoints and calls wipe_memory; "
+        "its turn commits the boundary and the run stops.",
+        s26(),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(tool_request(), s26(tool27("manual")), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary-stop", ()),
+        ),
+    ),
+    Scenario(
+        "manual-close-out-fallback-stops",
+        V27,
+        "A manual close-out the model simply stops on commits at settle and stays stopped, "
+        "even with automatic resets off.",
+        s26(close()),
+        (
+            Expect(
+                settle26(automaticResetEnabled=False),
+                s26(),
+                "commit-boundary-stop",
+                SETTLE_NO_CHAIN_LAZY,
+            ),
+        ),
+    ),
+    Scenario(
+        "model-wipe-memory-continues",
+        V27,
+        "The model's own wipe_memory is recorded with source tool and commits, then continues.",
+        s26(),
+        (
+            Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
+            Expect(tool_request(), s26(tool27("tool")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "budget-close-out-upgraded-continues",
+        V27,
+        "A tool request over the budget's close-out keeps source automatic and continues.",
+        s26(close(source="automatic"), "spent"),
+        (
+            Expect(tool_request(), s26(tool27("automatic"), "spent"), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "tool-request-takes-another-windows-source",
+        V27,
+        "A tool request takes over the source of a close-out even from another window.",
+        s26(close(OTHER)),
+        (
+            Expect(tool_request(), s26(tool27("manual")), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary-stop", ()),
+        ),
+    ),
+    Scenario(
+        "hard-reserve-over-manual-close-out-continues",
+        V27,
+        "The hard reserve commits over a pending manual close-out and continues: only a tool "
+        "request or the settle fallback stops.",
+        s26(close()),
+        (Expect(turn26(hardReserveDue=True), s26(), "commit-boundary", ("hardReserveDue",)),),
+    ),
+    Scenario(
+        "manual-close-out-under-model-request-continues",
+        V27,
+        "/wipe-memory while the model's own wipe_memory is pending is a duplicate, so the "
+        "commit continues.",
+        s26(tool27("tool")),
+        (
+            Expect(close_out(), s26(tool27("tool")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "stale-manual-tool-request-dropped",
+        V27,
+        "A manual tool request of another window is dropped at this window's turn, "
+        "without a commit.",
+        s26(tool27("manual", OTHER), "pending"),
+        (Expect(turn26(), s26(), "none", ("hardReserveDue",)),),
+    ),
+)
+
 SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     V25: SCENARIOS_025 + UPSTREAM_025,
     V26: SCENARIOS_026 + UPSTREAM_026,
     VP: PROPOSAL_SCENARIOS,
+    V27: SCENARIOS_027,
 }
