@@ -918,6 +918,13 @@ SCENARIOS_027: tuple[Scenario, ...] = tuple(
         ),
     ),
     Scenario(
+        "manual-fallback-forgets-spent-chain",
+        V27,
+        "The stopping fallback also starts a fresh window that ends a spent chain.",
+        s26(close(), "spent"),
+        (Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),),
+    ),
+    Scenario(
         "stale-manual-tool-request-dropped",
         V27,
         "A manual tool request of another window is dropped at this window's turn, "

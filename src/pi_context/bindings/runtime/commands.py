@@ -74,7 +74,7 @@ async def wipe_memory_command(
     if not runtime.enabled:
         return _refuse(runtime, "pi-context was turned off while waiting; nothing was done.")
     if not runtime.control.has_close_out:
-        return _immediate_reset(runtime)
+        return _immediate_reset(runtime, window)
     step = runtime.control.close_out(window, "manual")
     if is_duplicate(step):
         message = f"pi-context: a close-out of window {window} is already pending."
@@ -90,12 +90,15 @@ async def wipe_memory_command(
     return CommandResult(True, message, start_turn=True, entry_ids=(entry_id,))
 
 
-def _immediate_reset(runtime: Runtime) -> CommandResult:
+def _immediate_reset(runtime: Runtime, previous: str) -> CommandResult:
     """0.25: clear the machine and write the boundary now, with no model turn."""
+    from .runtime import ResetRecord
+
     runtime.control.clear()
     drafts = runtime.reset_drafts()
     ids = commit_boundary(runtime.session, drafts)
     window = drafts[1]["data"]["windowId"]
+    runtime.resets.append(ResetRecord(window, previous, "/wipe-memory at once"))
     message = cleared_notice(window)
     runtime.notify("info", message)
     return CommandResult(True, message, entry_ids=tuple(ids))

@@ -168,6 +168,8 @@ class ResetRecord:
     window_id: str
     previous_window_id: str
     cause: str
+    stopped: bool = False
+    """The boundary's host action was commit-stop: the run ended after it."""
 
 
 @dataclass(frozen=True)
@@ -554,7 +556,9 @@ class Runtime:
         cause = reset_cause(step) if composed.window_id else ""
         if composed.window_id:
             self._announce = composed.window_id
-            self.resets.append(ResetRecord(composed.window_id, previous, cause))
+            self.resets.append(
+                ResetRecord(composed.window_id, previous, cause, step.host == "commit-stop")
+            )
         return BoundaryResult(
             drafts=composed.drafts,
             # a commit-and-stop boundary is written like any other, but the run ends there
