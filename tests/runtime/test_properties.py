@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
+from pi_context.bindings.runtime.control import specs
 from pi_context.bindings.runtime.protocol import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -127,8 +128,10 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(OPS, max_size=40))
-def test_random_host_behaviour_keeps_the_session_well_formed(ops: list[tuple[Any, ...]]) -> None:
+@given(st.lists(OPS, max_size=40), st.sampled_from(specs()))
+def test_random_host_behaviour_keeps_the_session_well_formed(
+    ops: list[tuple[Any, ...]], spec: str
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         clock = Clock()
@@ -147,6 +150,7 @@ def test_random_host_behaviour_keeps_the_session_well_formed(ops: list[tuple[Any
                 agent_dir=root / "agent",
                 model=ModelInfo("m", "p", 200_000),
                 rng=random.Random(5),
+                spec=spec,
             ),
         )
         rt.session_start("startup")
