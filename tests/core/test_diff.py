@@ -149,3 +149,18 @@ def test_the_generated_docs_carry_the_diff_against_published_026() -> None:
     ):
         text = (docs / f"{version}.md").read_text(encoding="utf-8")
         assert heading in text
+
+
+def test_the_proposal_documents_the_invariants_it_restores() -> None:
+    from pi_context.statemachine.docs import restored_invariants
+
+    v26 = load(V26)
+    proposal = load(SPECS_DIR / "reset-control@0.26-proposal.yaml")
+    text = restored_invariants(v26, proposal)
+    for invariant in ("manual-fallback-ignores-automatic", "settle-keeps-spent"):
+        assert f"### `{invariant}`" in text
+    # the lost manual close-out: published 0.26 keeps it armed but commits nothing at settle
+    section = text.split("### `manual-fallback-ignores-automatic`")[1].split("###")[0]
+    assert "before_settle.disarm-keeps-request; effect none" in section
+    assert restored_invariants(v26, v26) == ""  # no refinement declared
+    assert restored_invariants(v26, load(SPECS_DIR / "reset-control@0.27.yaml")) == ""

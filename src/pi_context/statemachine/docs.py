@@ -27,6 +27,35 @@ from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
 MUTATION_REPORT = "mutation-{version}.md"
 
 
+def restored_invariants(base: Spec, spec: Spec) -> str:
+    """The invariants of ``spec`` that ``base``'s table violates, each with ``base``'s shortest
+    counterexample: what a proposal restores. Empty when the states differ in shape (a
+    projection) or nothing is violated."""
+    from dataclasses import replace
+
+    if spec.refines is None or spec.refines.drop:
+        return ""
+    mixed = replace(
+        base,
+        state_invariants=spec.state_invariants,
+        transition_invariants=spec.transition_invariants,
+        traces=spec.traces,
+        expect_all_reachable=False,
+    )
+    violations = model_check(mixed, show=False).violations
+    if not violations:
+        return ""
+    out = [
+        "## Invariants this spec restores",
+        "",
+        f"Invariants of `{spec.id}` that `{base.id}` violates, each with its shortest",
+        f"counterexample under `{base.id}`'s table (the rows named are `{base.id}`'s).",
+    ]
+    for counter in violations:
+        out += ["", f"### `{counter.property}`", "", "```text", counter.render(base), "```"]
+    return "\n".join(out) + "\n"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 

@@ -33,7 +33,7 @@ def _python(specs: list[Spec]) -> dict[str, str]:
 
 def _docs(specs: list[Spec]) -> dict[str, str]:
     from pi_context.statemachine.diff import diff_specs, render_markdown
-    from pi_context.statemachine.docs import render
+    from pi_context.statemachine.docs import render, restored_invariants
 
     by_id = {s.id: s for s in specs}
     out: dict[str, str] = {}
@@ -46,6 +46,7 @@ def _docs(specs: list[Spec]) -> dict[str, str]:
         base = by_id.get(spec.refines.spec) if spec.refines else None
         if base is not None:
             differences = render_markdown(diff_specs(base, spec), heading="##")
+            differences += "\n" + restored_invariants(base, spec)
         out[f"docs/reset-control/{spec.version}.md"] = render(
             spec, mutation=summary, differences=differences
         )

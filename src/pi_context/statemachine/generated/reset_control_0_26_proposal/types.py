@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 984761a722e43abe717ee98c274a01c4b760a8eda75cd2ba89c8cd997b03e70c
+# spec-sha256: 109300b7b7b31eeec65052a3b8ae6c6663c9d755bcebe21213784033b2b05efd
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26-proposal"
-SPEC_SHA256 = "984761a722e43abe717ee98c274a01c4b760a8eda75cd2ba89c8cd997b03e70c"
+SPEC_SHA256 = "109300b7b7b31eeec65052a3b8ae6c6663c9d755bcebe21213784033b2b05efd"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
