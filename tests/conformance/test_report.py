@@ -43,7 +43,7 @@ def test_itf_has_every_variable_in_every_state(spec26: Spec) -> None:
         assert set(itf["vars"]) <= set(state)
     assert [s["mbt::actionTaken"] for s in itf["states"]] == ["init", "close_out", "tool_request"]
     last = itf["states"][2]
-    assert last["row"] == "tool_request.record" and last["effect"] == "none"
+    assert last["row"] == "tool_request.record" and last["effect"] == "close-out-armed"
     assert last["request"] == {"phase": "tool-requested", "windowId": "pcw:a"}
     assert last["#meta"]["implementation"]["effect"] == "already-pending"
     assert last["#meta"]["problems"][0]["kind"] == "mismatch"

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from pi_context.conformance.runner import run_conformance
 from pi_context.spec.model import Spec
 from pi_context.statemachine.outputs import SOURCE_ROOT
 from pi_context.statemachine.registry import committed_specs
+from pi_context.statemachine.scenarios import SCENARIOS, Scenario, run_scenario
 from pi_context.statemachine.typescript import index_module, typescript_module, typescript_outputs
 
 
@@ -57,11 +59,50 @@ def test_each_module_exports_the_seeds_api(spec25: Spec, spec26: Spec) -> None:
     assert 'import * as v0_26 from "./reset-control-0.26.js";' in index
 
 
-def test_the_binding_conforms_to_both_specs(ts_adapter: str) -> None:
+def test_the_binding_conforms_to_every_spec(ts_adapter: str) -> None:
     report = run_conformance(ts_adapter, examples=20, timeout=30, show=False)
     assert report.ok, [r.problems for r in report.specs]
-    assert [r.spec.id for r in report.specs] == ["reset-control@0.25", "reset-control@0.26"]
+    assert sorted(r.spec.id for r in report.specs) == sorted(s.id for s in committed_specs())
     assert all(t.failed == 0 and t.checked > 0 for r in report.specs for t in r.rows.values())
+
+
+def test_the_binding_passes_the_named_scenarios(ts_adapter: str) -> None:
+    """Seed and published-upstream scenarios, literally, through the TS binding's adapter."""
+    specs = {s.id: s for s in committed_specs()}
+    requests: list[str] = []
+    plan: list[tuple[str, Scenario]] = []
+    # The adapter is stateless per step, so feed each scenario's expected states as inputs
+    # and compare replies step by step.
+    for spec_id, scenarios in SCENARIOS.items():
+        for scenario in scenarios:
+            plan.append((spec_id, scenario))
+            state = scenario.start
+            for expect in scenario.steps:
+                requests.append(
+                    json.dumps(
+                        {"op": "step", "spec": spec_id, "state": state, "event": expect.event}
+                    )
+                )
+                state = expect.state
+    replies = iter(adapter_session(ts_adapter, requests))
+    failures: list[str] = []
+    for spec_id, scenario in plan:
+        lazy = {e.name: {f.name for f in e.facts if f.lazy} for e in specs[spec_id].events}
+        answers = iter([next(replies) for _ in scenario.steps])
+
+        def step(
+            _state: dict[str, Any],
+            event: dict[str, Any],
+            answers: Any = answers,
+            lazy: dict[str, set[str]] = lazy,
+        ) -> Any:
+            reply = next(answers)
+            assert reply["ok"] is True, reply
+            reads = tuple(n for n in reply["consulted"] if n in lazy[event["type"]])
+            return reply["state"], reply["effect"], reads
+
+        failures += run_scenario(scenario, step)
+    assert failures == []
 
 
 def adapter_session(command: str, lines: list[str]) -> list[dict[str, object]]:
@@ -109,14 +150,15 @@ def test_the_adapter_keeps_serving_and_reports_reads_in_order(ts_adapter: str) -
     assert replies[1]["error"] == "request is an empty line"
     assert "unknown spec" in str(replies[2]["error"])
     assert "unknown op" in str(replies[3]["error"])
-    # every fact read, in first-read order: the plain abort check, then the lazy queued
+    # every fact read, in first-read order: the plain abort check, the lazy queued, then the
+    # plain error check that decides whether the (absent) request survives the wait
     assert replies[4] == {
         "ok": True,
         "state": pending,
         "effect": "none",
-        "consulted": ["aborted", "queued"],
+        "consulted": ["aborted", "queued", "failed"],
     }
-    assert replies[5]["specs"] == ["reset-control@0.25", "reset-control@0.26"]
+    assert sorted(replies[5]["specs"]) == sorted(s.id for s in committed_specs())
 
 
 def test_a_binding_generated_from_a_mutated_spec_is_rejected(

@@ -10,7 +10,7 @@ import pytest
 
 from pi_context.spec import SPECS_DIR, SpecError, load
 
-BASE = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
+BASE = (SPECS_DIR / "reset-control@0.26-proposal.yaml").read_text(encoding="utf-8")
 
 
 def broken(tmp_path: Path, old: str, new: str, count: int = 1) -> Path:
@@ -116,3 +116,60 @@ def test_cli_reports_without_traceback(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert f"{path}:" in done.stderr and "use == for equality" in done.stderr
+
+
+# --- the keys published-fidelity added: host actions, refines, lazy_order_fixed, widening ---
+
+V27 = (SPECS_DIR / "reset-control@0.27.yaml").read_text(encoding="utf-8")
+
+
+def broken27(tmp_path: Path, old: str, new: str) -> Path:
+    assert V27.count(old) == 1, old
+    path = tmp_path / "broken27.yaml"
+    path.write_text(V27.replace(old, new), encoding="utf-8")
+    return path
+
+
+def test_unknown_host_action(tmp_path: Path) -> None:
+    path = broken27(tmp_path, "    host: commit-stop\n", "    host: commit-and-pray\n")
+    (message,) = diagnostics(path)
+    assert "unknown host action 'commit-and-pray'" in message and "commit-continue" in message
+    line = line_of(path.read_text(), "commit-and-pray")
+    assert message.startswith(f"{path}:{line}:")
+
+
+def test_host_actions_are_loaded_per_effect() -> None:
+    spec = load(SPECS_DIR / "reset-control@0.27.yaml")
+    hosts = {e.name: e.host for e in spec.effects}
+    assert hosts["commit-boundary-stop"] == "commit-stop"
+    assert hosts["commit-boundary"] == "commit-continue"
+    assert hosts["recover-overflow"] == "recover"
+    assert spec.refines is not None and spec.refines.spec == "reset-control@0.26"
+    assert spec.refines.drop == (("request", "tool-requested", ("source",)),)
+
+
+def test_refines_names_real_variants_and_fields(tmp_path: Path) -> None:
+    path = broken27(tmp_path, "      tool-requested: [source]\n", "      tool-requested: [sauce]\n")
+    (message,) = diagnostics(path)
+    assert "variant 'tool-requested' has no field 'sauce'" in message
+    path = broken27(
+        tmp_path, "    request:\n      tool-requested", "    overflow:\n      tool-requested"
+    )
+    (message,) = diagnostics(path)
+    assert "'overflow' is not a variant axis" in message
+
+
+def test_lazy_order_fixed_must_be_a_bool(tmp_path: Path) -> None:
+    path = broken27(tmp_path, "lazy_order_fixed: false", "lazy_order_fixed: sometimes")
+    (message,) = diagnostics(path)
+    assert "lazy_order_fixed must be true or false" in message
+
+
+def test_variant_fields_may_only_widen_an_enum(tmp_path: Path) -> None:
+    path = broken27(
+        tmp_path,
+        "      tool-requested: {windowId: window, source: toolSource}",
+        "      tool-requested: {windowId: window, source: window}",
+    )
+    (message,) = diagnostics(path)
+    assert "field 'source' has different types" in message

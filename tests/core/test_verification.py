@@ -15,7 +15,12 @@ def test_exhaustive_agreement(gens: dict[str, Generated]) -> None:
         result = check_exhaustive(gen, show=False)
         assert result.mismatches == []
         counts[spec_id] = result.cases
-    assert counts == {"reset-control@0.25": 1184, "reset-control@0.26": 9212}
+    assert counts == {
+        "reset-control@0.25": 1184,
+        "reset-control@0.26": 9212,
+        "reset-control@0.26-proposal": 9212,
+        "reset-control@0.27": 14476,
+    }
 
 
 def test_all_eight_025_combinations_are_reachable(specs: dict[str, Spec]) -> None:
@@ -56,3 +61,16 @@ def test_witnesses_are_shortest_and_replay(specs: dict[str, Spec]) -> None:
             assert outcome.state == step.state
             state, last = outcome.state, outcome.row
         assert last == row_id
+
+
+def test_a_branch_dependent_order_needs_lazy_order_fixed_false(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Published 0.26 reads enabled before queued at a settle without a pending chain; claiming
+    one fixed order for it is caught by the exhaustive check."""
+    from pi_context.spec import SPECS_DIR, load
+    from pi_context.statemachine.registry import generated
+
+    text = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "fixed.yaml"
+    path.write_text(text.replace("lazy_order_fixed: false", "lazy_order_fixed: true"))
+    result = check_exhaustive(generated(load(path)), show=False)
+    assert result.mismatches and "out of lazy_order" in result.mismatches[0]

@@ -99,7 +99,8 @@ def test_every_window_but_the_last_ends_in_a_reset_with_its_cause(demo):
         "ride": "hard reserve",
         "overflow": "overflow recovery",
         "stop": "close-out at stop",
-        "manual": "/wipe-memory, then wipe_memory",
+        # the default spec (0.27) stops the run after the user's own close-out commits
+        "manual": "/wipe-memory, then wipe_memory (run stopped)",
     }
     for row in demo["rows"][:-1]:
         assert row["cause"] == expected[row["behaviour"]], row
@@ -275,3 +276,22 @@ def test_every_boot_carries_the_maps_of_four_homes(demo):
         ]
         assert order == sorted(order)
         assert "Agent name: demo-agent (model: scripted-1)" in text
+@pytest.mark.parametrize(
+    ("spec", "stop", "manual"),
+    [
+        ("reset-control@0.25", "hard reserve", "/wipe-memory at once"),
+        ("reset-control@0.26", "close-out at stop", "/wipe-memory, then wipe_memory"),
+        ("reset-control@0.26-proposal", "close-out at stop", "/wipe-memory, then wipe_memory"),
+        ("reset-control@0.27", "close-out at stop", "/wipe-memory, then wipe_memory (run stopped)"),
+    ],
+)
+def test_the_demo_runs_under_every_published_spec_and_the_proposal(tmp_path, spec, stop, manual):
+    report = run_demo(7, tmp_path / "run", spec=spec)
+    causes = {row.kind: row.cause for row in report.rows}
+    assert [row.kind for row in report.rows] == schedule(7)
+    assert causes["stop"] == stop and causes["manual"] == manual
+    assert causes["wipe"] == causes["queued"] == "wipe_memory"
+    assert causes["overflow"] == "overflow recovery" and causes["finish"] == ""
+    session = Session.open(report.session_path)
+    markers = [e for e in session.branch() if e.get("customType") == RESET_MARKER_TYPE]
+    assert len(markers) == 6, "every window but the last ends in exactly one boundary"

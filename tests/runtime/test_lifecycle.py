@@ -343,13 +343,47 @@ def test_manual_wipe_memory_records_the_warning_and_starts_a_turn(env, kit):
     assert len(markers(rt)) == 1
 
 
-def test_manual_close_out_falls_back_at_stop_even_without_automatic_resets(env, kit):
+@pytest.mark.parametrize(
+    ("spec", "effect", "goes_on"),
+    [
+        ("reset-control@0.26", "commit-boundary", True),
+        ("reset-control@0.26-proposal", "commit-boundary", True),
+        ("reset-control@0.27", "commit-boundary-stop", False),
+    ],
+)
+def test_manual_close_out_falls_back_at_stop_even_without_automatic_resets(
+    env, kit, spec, effect, goes_on
+):
     env.write_global({"compaction": {"enabled": False}})
-    rt, _ = started(env, kit)
+    rt, _ = started(env, kit, spec=spec)
     run(rt.wipe_memory_command())
     run(rt.turn_end())
     settle = run(rt.before_settle())
-    assert (settle.effect, settle.cause) == ("commit-boundary", "manual close-out")
+    assert (settle.effect, settle.cause) == (effect, "manual close-out")
+    # the boundary is written either way; 0.27 then stops instead of continuing
+    assert settle.continue_ is goes_on and settle.window_id is not None
+    rt.append(settle.drafts)
+    assert len(markers(rt)) == 1
+
+
+def test_manual_wipe_memory_turn_commits_and_stops_under_027(env, kit):
+    rt, _ = started(env, kit, spec="reset-control@0.27")
+    run(rt.wipe_memory_command())
+    rt.context()
+    rt.call_tool("wipe_memory")
+    result = run(rt.turn_end())
+    assert (result.effect, result.cause, result.continue_) == (
+        "commit-boundary-stop",
+        "wipe_memory",
+        False,
+    )
+    rt.append(result.drafts)
+    assert len(markers(rt)) == 1
+    # the model's own wipe_memory in the new window commits and continues as before
+    rt.context()
+    rt.call_tool("wipe_memory")
+    again = run(rt.turn_end())
+    assert (again.effect, again.continue_) == ("commit-boundary", True)
 
 
 def test_wipe_memory_command_is_refused_if_the_window_changed_while_waiting(env, kit):

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
+from pi_context.bindings.runtime.control import specs
 from pi_context.bindings.runtime.protocol import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -110,7 +111,8 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
         rt.append(result.drafts)
     elif name == "before_settle":
         result = asyncio.run(rt.before_settle(queued=op[1]))
-        assert result.continue_ == bool(result.drafts)
+        # a boundary is written exactly when drafts come back; only commit-stop ends the run
+        assert result.continue_ == (bool(result.drafts) and result.step.host != "commit-stop")
         rt.append(result.drafts)
     elif name == "settled":
         rt.settled()
@@ -126,8 +128,10 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(OPS, max_size=40))
-def test_random_host_behaviour_keeps_the_session_well_formed(ops: list[tuple[Any, ...]]) -> None:
+@given(st.lists(OPS, max_size=40), st.sampled_from(specs()))
+def test_random_host_behaviour_keeps_the_session_well_formed(
+    ops: list[tuple[Any, ...]], spec: str
+) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         clock = Clock()
@@ -146,6 +150,7 @@ def test_random_host_behaviour_keeps_the_session_well_formed(ops: list[tuple[Any
                 agent_dir=root / "agent",
                 model=ModelInfo("m", "p", 200_000),
                 rng=random.Random(5),
+                spec=spec,
             ),
         )
         rt.session_start("startup")

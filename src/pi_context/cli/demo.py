@@ -24,6 +24,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dir", type=Path, default=None, help="empty directory for the run (default: a temp dir)"
     )
+    parser.add_argument(
+        "--spec",
+        default=None,
+        metavar="ID",
+        help="reset-control spec the runtime runs (default: the newest published generation)",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     parser.set_defaults(handler=run)
@@ -41,8 +47,16 @@ def run(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"pi-context demo: {line}", file=sys.stderr, flush=True)
 
+    from pi_context.bindings.runtime.control import DEFAULT_SPEC, specs
+
+    spec = args.spec or DEFAULT_SPEC
+    if spec not in specs():
+        print(
+            f"pi-context demo: unknown spec {spec!r} (known: {', '.join(specs())})", file=sys.stderr
+        )
+        return 2
     try:
-        report = run_demo(args.windows, directory, progress)
+        report = run_demo(args.windows, directory, progress, spec)
     except DemoError as exc:
         print(f"pi-context demo: {exc}", file=sys.stderr)
         return 1

@@ -89,7 +89,7 @@ def _check_consulted(
     if tuple(lazy) == want.consulted:
         return []
     order = ", ".join(decl.lazy_order)
-    if not lazy_order_ok(decl.lazy_order, tuple(lazy)):
+    if decl.lazy_order_fixed and not lazy_order_ok(decl.lazy_order, tuple(lazy)):
         detail = f"out of the declared order ({order})"
     else:
         extra = [n for n in lazy if n not in want.consulted]

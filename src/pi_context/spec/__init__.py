@@ -1,7 +1,8 @@
 """The spec language and the spec files.
 
 ``load(path)`` turns a YAML spec into a checked :class:`Spec`; ``SPECS_DIR`` holds the
-committed protocol versions (``reset-control@0.25.yaml``, ``reset-control@0.26.yaml``).
+committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``) and
+``reset-control@0.26-proposal``.
 """
 
 from __future__ import annotations

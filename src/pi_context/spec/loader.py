@@ -17,6 +17,7 @@ from pi_context.spec import expr as ex
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.model import (
     BOOL,
+    HOST_ACTIONS,
     Axis,
     Effect,
     EnumAxis,
@@ -31,6 +32,7 @@ from pi_context.spec.model import (
     NextLiteral,
     NextValue,
     NextVariant,
+    Refinement,
     Row,
     Spec,
     StateInvariant,
@@ -194,7 +196,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
         root,
         "spec",
         ("spec", "version", "axes", "initial", "events", "effects", "rows"),
-        ("title", "types", "invariants", "reachability"),
+        ("title", "types", "invariants", "reachability", "refines"),
     )
     name = ctx.scalar(top["spec"][1], "spec")
     version = ctx.scalar(top["version"][1], "version")
@@ -212,8 +214,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
         _event(ctx, n, k, v, types) for n, (k, v) in ctx.mapping(top["events"][1], "events").items()
     ]
     effects = [
-        Effect(n, ctx.scalar(v, f"effect {n}"), ctx.loc(k))
-        for n, (k, v) in ctx.mapping(top["effects"][1], "effects").items()
+        _effect(ctx, n, k, v) for n, (k, v) in ctx.mapping(top["effects"][1], "effects").items()
     ]
     spec = Spec(
         id=f"{name}@{version}",
@@ -254,7 +255,50 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
             "traces": tuple(traces),
             "expect_all_reachable": expect_all,
             "reachability_why": reach_why,
+            "refines": _refines(ctx, spec, top["refines"][1]) if "refines" in top else None,
         }
+    )
+
+
+def _effect(ctx: _Ctx, name: str, knode: _Node, node: _Node) -> Effect:
+    """``name: meaning`` or ``name: {meaning: ..., host: ACTION}``."""
+    if isinstance(node, yaml.ScalarNode):
+        return Effect(name, ctx.scalar(node, f"effect {name}"), ctx.loc(knode))
+    m = ctx.keys(node, f"effect {name}", ("meaning", "host"))
+    host = ctx.scalar(m["host"][1], f"effect {name} host")
+    if host not in HOST_ACTIONS:
+        raise ctx.fail(
+            m["host"][1],
+            f"effect {name}: unknown host action {host!r} (one of: {', '.join(HOST_ACTIONS)})",
+        )
+    return Effect(
+        name,
+        ctx.scalar(m["meaning"][1], f"effect {name} meaning"),
+        ctx.loc(knode),
+        host,
+    )
+
+
+def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
+    """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, why: ...}``."""
+    m = ctx.keys(node, "refines", ("spec",), ("drop", "why"))
+    drops: list[tuple[str, str, tuple[str, ...]]] = []
+    if "drop" in m:
+        for aname, (ak, anode) in ctx.mapping(m["drop"][1], "refines drop").items():
+            axis = spec.axis(aname)
+            if not isinstance(axis, VariantAxis):
+                raise ctx.fail(ak, f"refines drop: {aname!r} is not a variant axis")
+            for tag, (tk, fnode) in ctx.mapping(anode, f"refines drop {aname}").items():
+                variant = axis.variant(tag)
+                if variant is None:
+                    raise ctx.fail(tk, f"refines drop: {aname} has no variant {tag!r}")
+                fields = ctx.names(fnode, f"refines drop {aname}.{tag}")
+                for f in fields:
+                    if variant.field(f) is None:
+                        raise ctx.fail(fnode, f"refines drop: variant {tag!r} has no field {f!r}")
+                drops.append((aname, tag, tuple(fields)))
+    return Refinement(
+        ctx.scalar(m["spec"][1], "refines spec"), tuple(drops), _why(ctx, m), ctx.loc(node)
     )
 
 
@@ -336,11 +380,26 @@ def _axis(
             raise ctx.fail(m["variants"][1], f"axis {name}: needs at least one variant")
         axis = VariantAxis(name, tag, tuple(variants), _why(ctx, m), ctx.loc(knode))
         for fname in axis.field_names():
-            kinds = {str(v.field(fname).type) for v in variants if v.field(fname) is not None}  # type: ignore[union-attr]
-            if len(kinds) > 1:
-                raise ctx.fail(knode, f"axis {name}: field {fname!r} has different types")
+            _check_widening(ctx, knode, axis, fname)
         return axis
     raise ctx.fail(m["kind"][1], f"axis {name}: unknown kind {kind!r} (enum, variant)")
+
+
+def _check_widening(ctx: _Ctx, knode: _Node, axis: VariantAxis, fname: str) -> None:
+    """A field shared by variants has one type, or enum types of which one widens the rest."""
+    types = [f.type for v in axis.variants if (f := v.field(fname)) is not None]
+    if all(t == types[0] for t in types):
+        return
+    widest = axis.field_type(fname)
+    if isinstance(widest, EnumType) and all(
+        isinstance(t, EnumType) and set(t.values) <= set(widest.values) for t in types
+    ):
+        return
+    raise ctx.fail(
+        knode,
+        f"axis {axis.name}: field {fname!r} has different types "
+        "(only enumerations where one includes every other's values may differ)",
+    )
 
 
 def _event(
@@ -348,7 +407,9 @@ def _event(
 ) -> Event:
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~"):
         return Event(name, (), (), (), "", ctx.loc(knode))
-    m = ctx.keys(node, f"event {name}", (), ("fields", "facts", "lazy_order", "why"))
+    m = ctx.keys(
+        node, f"event {name}", (), ("fields", "facts", "lazy_order", "lazy_order_fixed", "why")
+    )
     groups: dict[str, list[Field]] = {"fields": [], "facts": []}
     for group in ("fields", "facts"):
         if group not in m:
@@ -385,7 +446,18 @@ def _event(
         tuple(order),
         _why(ctx, m),
         ctx.loc(knode),
+        _lazy_order_fixed(ctx, m),
     )
+
+
+def _lazy_order_fixed(ctx: _Ctx, m: dict[str, tuple[_Node, _Node]]) -> bool:
+    """``lazy_order_fixed: false`` lets the guards alone decide the consultation order."""
+    if "lazy_order_fixed" not in m:
+        return True
+    value = ctx.scalar(m["lazy_order_fixed"][1], "lazy_order_fixed").lower()
+    if value not in ("true", "false"):
+        raise ctx.fail(m["lazy_order_fixed"][1], "lazy_order_fixed must be true or false")
+    return value == "true"
 
 
 def _initial(ctx: _Ctx, spec: Spec, node: _Node) -> dict[str, object]:

@@ -110,11 +110,20 @@ class VariantAxis:
         return tuple(names)
 
     def field_type(self, name: str) -> FieldType | None:
+        """The field's type; when variants widen an enum (one's values include every other's),
+        the widest, so reads of the field across variants type-check against all values."""
+        found: FieldType | None = None
         for variant in self.variants:
             f = variant.field(name)
-            if f is not None:
-                return f.type
-        return None
+            if f is None:
+                continue
+            if found is None or (
+                isinstance(found, EnumType)
+                and isinstance(f.type, EnumType)
+                and set(found.values) < set(f.type.values)
+            ):
+                found = f.type
+        return found
 
     def carriers(self, name: str) -> tuple[str, ...]:
         """The variant tags that carry field ``name``."""
@@ -132,6 +141,9 @@ class Event:
     lazy_order: tuple[str, ...]
     why: str = ""
     loc: Loc | None = None
+    # False when the reducer reads its lazy facts in different orders on different branches
+    # (as published 0.26 does at settle); the guards alone then fix the consultation order.
+    lazy_order_fixed: bool = True
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -140,10 +152,36 @@ class Event:
         return next((f for f in self.facts if f.name == name), None)
 
 
+HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HOST_ACTIONS: tuple[HostAction, ...] = (
+    "commit-continue",
+    "commit-stop",
+    "recover",
+    "acknowledge",
+    "none",
+)
+
+
 @dataclass(frozen=True)
 class Effect:
     name: str
     meaning: str
+    loc: Loc | None = None
+    # What the host does for it: commit the boundary and continue, commit it and stop the
+    # run, commit the overflow recovery, acknowledge a request, or nothing. None: undeclared.
+    host: HostAction | None = None
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """The published spec this one is read against, and how its states project onto it.
+
+    ``drop`` lists, per variant axis, the variant fields the base spec does not have.
+    """
+
+    spec: str
+    drop: tuple[tuple[str, str, tuple[str, ...]], ...]  # (axis, variant tag, fields)
+    why: str = ""
     loc: Loc | None = None
 
 
@@ -266,6 +304,7 @@ class Spec:
     expect_all_reachable: bool = False
     reachability_why: str = ""
     comments: dict[str, str] = field(default_factory=dict)
+    refines: Refinement | None = None
 
     def axis(self, name: str) -> Axis | None:
         return next((a for a in self.axes if a.name == name), None)

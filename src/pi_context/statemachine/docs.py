@@ -27,6 +27,35 @@ from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
 MUTATION_REPORT = "mutation-{version}.md"
 
 
+def restored_invariants(base: Spec, spec: Spec) -> str:
+    """The invariants of ``spec`` that ``base``'s table violates, each with ``base``'s shortest
+    counterexample: what a proposal restores. Empty when the states differ in shape (a
+    projection) or nothing is violated."""
+    from dataclasses import replace
+
+    if spec.refines is None or spec.refines.drop:
+        return ""
+    mixed = replace(
+        base,
+        state_invariants=spec.state_invariants,
+        transition_invariants=spec.transition_invariants,
+        traces=spec.traces,
+        expect_all_reachable=False,
+    )
+    violations = model_check(mixed, show=False).violations
+    if not violations:
+        return ""
+    out = [
+        "## Invariants this spec restores",
+        "",
+        f"Invariants of `{spec.id}` that `{base.id}` violates, each with its shortest",
+        f"counterexample under `{base.id}`'s table (the rows named are `{base.id}`'s).",
+    ]
+    for counter in violations:
+        out += ["", f"### `{counter.property}`", "", "```text", counter.render(base), "```"]
+    return "\n".join(out) + "\n"
+
+
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -101,7 +130,12 @@ def axis_diagram(spec: Spec, result: ModelCheckResult, axis_name: str) -> list[s
     return lines
 
 
-def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | None = None) -> str:
+def render(
+    spec: Spec,
+    result: ModelCheckResult | None = None,
+    mutation: str | None = None,
+    differences: str | None = None,
+) -> str:
     result = result or model_check(spec, show=False)
     name = Path(spec.path).name
     out = [
@@ -156,9 +190,10 @@ def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | N
         facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
         out.append(f"| `{e.name}` | {payload} | {facts} | {order} | {_cell(e.why)} |")
-    out += ["", "## Effects", "", "| effect | the host… |", "| --- | --- |"]
+    out += ["", "## Effects", "", "| effect | host action | the host… |", "| --- | --- | --- |"]
     for eff in spec.effects:
-        out.append(f"| `{eff.name}` | {_cell(eff.meaning)} |")
+        host = f"`{eff.host}`" if eff.host else "—"
+        out.append(f"| `{eff.name}` | {host} | {_cell(eff.meaning)} |")
     out += ["", "## Transition table", ""]
     for e in spec.events:
         out += [
@@ -263,6 +298,12 @@ def render(spec: Spec, result: ModelCheckResult | None = None, mutation: str | N
             "abstraction by renaming its ids, and a single comparison distinguishes at most two ids.",
             "The conformance runner and the hypothesis tests use arbitrary strings as well.",
         ]
+    if spec.refines is not None:
+        out += ["", "## Refines", "", f"This spec is read against `{spec.refines.spec}`."]
+        if spec.refines.why:
+            out += ["", spec.refines.why]
+    if differences:
+        out += ["", differences.rstrip()]
     if mutation:
         out += ["", "## Mutation adequacy", "", mutation]
     out.append("")

@@ -74,6 +74,20 @@ def _axis_type(axis: Axis) -> str:
 # ---------------------------------------------------------------- types.py
 
 
+def _effect_hosts(spec: Spec) -> list[str]:
+    """What the host does for each effect, as the spec declares it (None: undeclared)."""
+    out = [
+        "",
+        "HostAction: TypeAlias = Literal[",
+        "    'commit-continue', 'commit-stop', 'recover', 'acknowledge', 'none'",
+        "]",
+        "EFFECT_HOST: dict[Effect, HostAction | None] = {",
+    ]
+    out += [f"    {e.name!r}: {e.host!r}," for e in spec.effects]
+    out.append("}")
+    return out
+
+
 def types_module(spec: Spec) -> str:
     out = _header(spec, "State, event and effect types")
     out += [
@@ -129,6 +143,7 @@ def types_module(spec: Spec) -> str:
     out.append(
         "EFFECTS: tuple[Effect, ...] = (" + ", ".join(repr(e.name) for e in spec.effects) + ",)"
     )
+    out += _effect_hosts(spec)
     out.append("")
     for event in spec.events:
         out += _event_types(event)

@@ -32,15 +32,24 @@ def _python(specs: list[Spec]) -> dict[str, str]:
 
 
 def _docs(specs: list[Spec]) -> dict[str, str]:
-    from pi_context.statemachine.docs import render
+    from pi_context.statemachine.diff import diff_specs, render_markdown
+    from pi_context.statemachine.docs import render, restored_invariants
 
+    by_id = {s.id: s for s in specs}
     out: dict[str, str] = {}
     for spec in specs:
         mutation = SOURCE_ROOT / "docs" / "reset-control" / f"mutation-{spec.version}.md"
         summary = None
         if mutation.is_file():
             summary = f"See [the mutation report](mutation-{spec.version}.md)."
-        out[f"docs/reset-control/{spec.version}.md"] = render(spec, mutation=summary)
+        differences = None
+        base = by_id.get(spec.refines.spec) if spec.refines else None
+        if base is not None:
+            differences = render_markdown(diff_specs(base, spec), heading="##")
+            differences += "\n" + restored_invariants(base, spec)
+        out[f"docs/reset-control/{spec.version}.md"] = render(
+            spec, mutation=summary, differences=differences
+        )
     return out
 
 

@@ -11,7 +11,7 @@ interpreter.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 Wire = dict[str, Any]
@@ -90,6 +90,8 @@ ABORT = {"type": "abort"}
 CLEAR = {"type": "clear"}
 OVERFLOW_LAZY = ("queued", "automaticResetEnabled")
 SETTLE_LAZY = ("queued", "enabled", "automaticResetEnabled")
+# Published 0.25.1 also hands the settle boundary its abort flag lazily and reads it last.
+SETTLE_LAZY_25 = (*SETTLE_LAZY, "aborted")
 
 SCENARIOS_025: tuple[Scenario, ...] = (
     Scenario(
@@ -169,7 +171,7 @@ SCENARIOS_025: tuple[Scenario, ...] = (
             Expect(
                 turn25(overflow=True, failed=True), s25("none", "pending"), "none", OVERFLOW_LAZY
             ),
-            Expect(settle25(), s25("none", "spent"), "recover-overflow", SETTLE_LAZY),
+            Expect(settle25(), s25("none", "spent"), "recover-overflow", SETTLE_LAZY_25),
             Expect(settle25(), s25("none", "spent"), "none"),
             Expect(turn25(overflow=True, failed=True), s25("none", "pending-spent"), "none"),
             Expect(settle25(), s25("none", "spent"), "none"),
@@ -274,6 +276,9 @@ def tool_request(window: str = W) -> Wire:
     return {"type": "tool_request", "windowId": window}
 
 
+# Without a pending chain, published 0.26 reads the enabled switch before the queue.
+SETTLE_NO_CHAIN_LAZY = ("enabled", "queued")
+
 SCENARIOS_026: tuple[Scenario, ...] = (
     Scenario(
         "close-out-dedupes-spans-turns-and-upgrades-to-tool-commit",
@@ -284,7 +289,7 @@ SCENARIOS_026: tuple[Scenario, ...] = (
             Expect(close_out(), s26(close()), "close-out-armed"),
             Expect(close_out(), s26(close()), "already-pending"),
             Expect(turn26(), s26(close()), "none"),
-            Expect(tool_request(), s26(tool()), "none"),
+            Expect(tool_request(), s26(tool()), "close-out-armed"),
             Expect(turn26(), s26(), "commit-boundary"),
         ),
     ),
@@ -293,7 +298,7 @@ SCENARIOS_026: tuple[Scenario, ...] = (
         V26,
         "A successful, unqueued stop commits a manual close-out at before_settle.",
         s26(close()),
-        (Expect(settle26(), s26(), "commit-boundary", ("queued", "enabled")),),
+        (Expect(settle26(), s26(), "commit-boundary", SETTLE_NO_CHAIN_LAZY),),
     ),
     Scenario(
         "manual-close-out-ignores-automatic-setting",
@@ -442,7 +447,7 @@ SCENARIOS_026: tuple[Scenario, ...] = (
         "Repeated wipe_memory calls in one window deduplicate.",
         s26(),
         (
-            Expect(tool_request(), s26(tool()), "none"),
+            Expect(tool_request(), s26(tool()), "close-out-armed"),
             Expect(tool_request(), s26(tool()), "already-pending"),
         ),
     ),
@@ -453,11 +458,485 @@ SCENARIOS_026: tuple[Scenario, ...] = (
         "fallback commits.",
         s26(close()),
         (
-            Expect(settle26(queued=True), s26(close()), "none", ("queued",)),
+            Expect(settle26(queued=True), s26(close()), "none", SETTLE_NO_CHAIN_LAZY),
             Expect(turn26(), s26(close()), "none"),
             Expect(settle26(), s26(), "commit-boundary"),
         ),
     ),
 )
 
-SCENARIOS: dict[str, tuple[Scenario, ...]] = {V25: SCENARIOS_025, V26: SCENARIOS_026}
+
+# ---------------------------------------------------------------- published-reducer cases
+# What published pi-context decides where the seeds are silent. Each is literal and written
+# from reading the published reducers; they pin a spec to upstream (0.25.1, 0.26.0).
+
+UPSTREAM_025: tuple[Scenario, ...] = (
+    Scenario(
+        "upstream-overflow-probes-queue-before-switch",
+        V25,
+        "At an overflowing turn the queue is probed first, even in disabled mode; the policy "
+        "is read only when the switch is on.",
+        s25("explicit", "spent"),
+        (Expect(turn25(overflow=True, enabled=False), s25("none", "spent"), "none", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-overflow-queued-reads-nothing-else",
+        V25,
+        "A queued overflow disarms after reading only the queue.",
+        s25("none", "pending"),
+        (Expect(turn25(overflow=True, queued=True), s25(), "none", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-queued-settle-ignores-abort",
+        V25,
+        "With a pending chain and queued work, settle waits even for an aborted run; the "
+        "abort is never read.",
+        s25("explicit", "pending"),
+        (
+            Expect(
+                settle25(queued=True, aborted=True), s25("explicit", "pending"), "none", ("queued",)
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-spent-chain-waits-for-queue",
+        V25,
+        "A second failure in a spent chain still waits for queued work before it is closed.",
+        s25("none", "pending-spent"),
+        (
+            Expect(settle25(queued=True), s25("none", "pending-spent"), "none", ("queued",)),
+            Expect(settle25(), s25("none", "spent"), "none", SETTLE_LAZY_25),
+        ),
+    ),
+    Scenario(
+        "upstream-abort-read-last-at-settle",
+        V25,
+        "The run's abort flag is read only after the switch and the policy allow recovery.",
+        s25("none", "pending"),
+        (Expect(settle25(aborted=True), s25(), "none", SETTLE_LAZY_25),),
+    ),
+    Scenario(
+        "upstream-disabled-settle-reads-switch-only",
+        V25,
+        "A disabled settle reads the queue and the switch, not the policy or the abort.",
+        s25("none", "pending-spent"),
+        (Expect(settle25(enabled=False), s25("none", "spent"), "none", ("queued", "enabled")),),
+    ),
+    Scenario(
+        "upstream-idle-settle-reads-nothing",
+        V25,
+        "Without a pending chain the settle boundary reads no fact and keeps the request.",
+        s25("explicit", "spent"),
+        (Expect(settle25(queued=True, aborted=True), s25("explicit", "spent"), "none", ()),),
+    ),
+)
+
+UPSTREAM_026: tuple[Scenario, ...] = (
+    Scenario(
+        "upstream-tool-request-reports-armed",
+        V26,
+        "A tool request is reported as armed, whether fresh, over its window's close-out or "
+        "over another window's request.",
+        s26(close(OTHER)),
+        (
+            Expect(tool_request(), s26(tool()), "close-out-armed"),
+            Expect(
+                close_out(OTHER, "automatic"), s26(close(OTHER, "automatic")), "close-out-armed"
+            ),
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(tool_request(), s26(tool()), "close-out-armed"),
+        ),
+    ),
+    Scenario(
+        "upstream-manual-over-automatic-rearms",
+        V26,
+        "A manual close-out over its window's automatic one is re-armed as manual and reported "
+        "armed; an automatic one over a manual one is a duplicate.",
+        s26(close(source="automatic"), "spent"),
+        (
+            Expect(close_out(), s26(close(), "spent"), "close-out-armed"),
+            Expect(close_out(source="automatic"), s26(close(), "spent"), "already-pending"),
+        ),
+    ),
+    Scenario(
+        "upstream-close-out-under-tool-request-is-duplicate",
+        V26,
+        "A close-out while the window's own tool request is pending is a duplicate.",
+        s26(tool(), "pending"),
+        (Expect(close_out(source="automatic"), s26(tool(), "pending"), "already-pending"),),
+    ),
+    Scenario(
+        "upstream-aborted-settle-forgets-spent-chain",
+        V26,
+        "An aborted run returns to the initial state, forgetting a spent chain, so the next "
+        "overflow may recover again.",
+        s26(close(), "spent"),
+        (
+            Expect(settle26(aborted=True, queued=True), s26(), "none", ()),
+            Expect(turn26(overflow=True), s26(None, "pending"), "none", OVERFLOW_LAZY),
+            Expect(settle26(), s26(None, "spent"), "recover-overflow", SETTLE_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-unrecoverable-chain-drops-manual-close-out",
+        V26,
+        "Behind a pending chain that cannot recover, a manual close-out stays armed but is not "
+        "committed at settle, and settlement then clears it: the close-out is lost.",
+        s26(close(), "pending"),
+        (
+            Expect(settle26(automaticResetEnabled=False), s26(close()), "none", SETTLE_LAZY),
+            Expect({"type": "settled"}, s26(), "none"),
+        ),
+    ),
+    Scenario(
+        "upstream-queued-chain-failed-run-drops-request",
+        V26,
+        "Behind a pending chain, queued work waits; an errored run drops the request but keeps "
+        "the chain, and a request of another window is dropped too.",
+        s26(close(), "pending"),
+        (
+            Expect(settle26(queued=True, failed=True), s26(None, "pending"), "none", ("queued",)),
+            Expect(close_out(OTHER), s26(close(OTHER), "pending"), "close-out-armed"),
+            Expect(settle26(queued=True), s26(None, "pending"), "none", ("queued",)),
+        ),
+    ),
+    Scenario(
+        "upstream-queued-chain-keeps-window-request",
+        V26,
+        "Behind a pending spent chain with queued work, the window's tool request waits.",
+        s26(tool(), "pending-spent"),
+        (Expect(settle26(queued=True), s26(tool(), "pending-spent"), "none", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-spent-chain-drops-request-without-commit",
+        V26,
+        "A second failure in a spent chain closes it at settle and drops the pending "
+        "close-out without any commit.",
+        s26(close(), "pending-spent"),
+        (Expect(settle26(), s26(None, "spent"), "none", SETTLE_LAZY),),
+    ),
+    Scenario(
+        "upstream-recovery-serves-close-out",
+        V26,
+        "The one recovery also consumes a pending close-out of the window.",
+        s26(close(source="automatic"), "pending"),
+        (Expect(settle26(), s26(None, "spent"), "recover-overflow", SETTLE_LAZY),),
+    ),
+    Scenario(
+        "upstream-settle-drops-uncommitted-tool-request",
+        V26,
+        "A tool request that did not commit at its turn is dropped at settle, not committed; "
+        "the switch is read first.",
+        s26(tool(), "spent"),
+        (Expect(settle26(queued=True), s26(None, "spent"), "none", ("enabled",)),),
+    ),
+    Scenario(
+        "upstream-settle-disabled-reads-switch-only",
+        V26,
+        "Without a chain, a disabled settle reads only the switch and drops the close-out.",
+        s26(close()),
+        (Expect(settle26(enabled=False, queued=True), s26(), "none", ("enabled",)),),
+    ),
+    Scenario(
+        "upstream-failed-settle-reads-nothing",
+        V26,
+        "Without a chain, an errored run drops the close-out before reading any fact.",
+        s26(close()),
+        (Expect(settle26(failed=True), s26(), "none", ()),),
+    ),
+    Scenario(
+        "upstream-fallback-forgets-spent-chain",
+        V26,
+        "A committed fallback boundary starts a fresh window and ends a spent chain.",
+        s26(close(source="automatic"), "spent"),
+        (
+            Expect(
+                settle26(),
+                s26(),
+                "commit-boundary",
+                ("enabled", "queued", "automaticResetEnabled"),
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-overflow-probes-queue-before-switch",
+        V26,
+        "At an overflowing turn the queue is probed before the switch; disabled mode never "
+        "reads the policy.",
+        s26(close(), "spent"),
+        (Expect(turn26(overflow=True, enabled=False), s26(None, "spent"), "none", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-error-turn-keeps-chain",
+        V26,
+        "A non-overflow error drops the request but keeps the armed chain for settle.",
+        s26(tool(), "pending"),
+        (Expect(turn26(failed=True, hardReserveDue=True), s26(None, "pending"), "none", ()),),
+    ),
+    Scenario(
+        "upstream-errored-run-still-recovers",
+        V26,
+        "Behind a pending chain an errored run is not what decides recovery: with the switch "
+        "and the policy on it recovers; with the switch off it ends the chain.",
+        s26(None, "pending"),
+        (
+            Expect(settle26(failed=True), s26(None, "spent"), "recover-overflow", SETTLE_LAZY),
+            Expect(turn26(overflow=True), s26(None, "pending-spent"), "none", OVERFLOW_LAZY),
+            Expect(
+                settle26(failed=True, enabled=False),
+                s26(None, "spent"),
+                "none",
+                ("queued", "enabled"),
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-unrecoverable-chain-keeps-automatic-close-out",
+        V26,
+        "Behind a chain that cannot recover, the window's automatic close-out stays armed as "
+        "it was (not upgraded).",
+        s26(close(source="automatic"), "pending"),
+        (
+            Expect(
+                settle26(automaticResetEnabled=False),
+                s26(close(source="automatic")),
+                "none",
+                SETTLE_LAZY,
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-queued-settle-keeps-spent-chain",
+        V26,
+        "Without a pending chain, queued work keeps both the close-out and a spent chain.",
+        s26(close(), "spent"),
+        (Expect(settle26(queued=True), s26(close(), "spent"), "none", SETTLE_NO_CHAIN_LAZY),),
+    ),
+)
+
+# ---------------------------------------------------------------- reset-control@0.26-proposal
+# Our semantics: the same seeds, and our own answers where we deviate from published 0.26.
+
+VP = "reset-control@0.26-proposal"
+_DEVIATING = {
+    "close-out-dedupes-spans-turns-and-upgrades-to-tool-commit",
+    "manual-close-out-falls-back-at-a-normal-stop",
+    "tool-request-dedupes-per-window",
+    "queued-work-runs-before-the-fallback",
+}
+
+PROPOSAL_SCENARIOS: tuple[Scenario, ...] = tuple(
+    replace(s, spec=VP) for s in SCENARIOS_026 if s.id not in _DEVIATING
+) + (
+    Scenario(
+        "close-out-dedupes-spans-turns-and-upgrades-to-tool-commit",
+        VP,
+        "A close-out deduplicates, survives note/tool turns, and a tool request commits it.",
+        s26(),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(close_out(), s26(close()), "already-pending"),
+            Expect(turn26(), s26(close()), "none"),
+            Expect(tool_request(), s26(tool()), "none"),
+            Expect(turn26(), s26(), "commit-boundary"),
+        ),
+    ),
+    Scenario(
+        "manual-close-out-falls-back-at-a-normal-stop",
+        VP,
+        "A successful, unqueued stop commits a manual close-out; the queue is read first.",
+        s26(close()),
+        (Expect(settle26(), s26(), "commit-boundary", ("queued", "enabled")),),
+    ),
+    Scenario(
+        "tool-request-dedupes-per-window",
+        VP,
+        "Repeated wipe_memory calls in one window deduplicate; recording one is silent.",
+        s26(),
+        (
+            Expect(tool_request(), s26(tool()), "none"),
+            Expect(tool_request(), s26(tool()), "already-pending"),
+        ),
+    ),
+    Scenario(
+        "queued-work-runs-before-the-fallback",
+        VP,
+        "Queued work runs once in the old window before the close-out fallback commits.",
+        s26(close()),
+        (
+            Expect(settle26(queued=True), s26(close()), "none", ("queued",)),
+            Expect(turn26(), s26(close()), "none"),
+            Expect(settle26(), s26(), "commit-boundary"),
+        ),
+    ),
+    Scenario(
+        "proposal-unrecoverable-chain-still-closes-out",
+        VP,
+        "Behind a pending chain that cannot recover, a manual close-out is committed at "
+        "settle instead of being lost.",
+        s26(close(), "pending"),
+        (Expect(settle26(automaticResetEnabled=False), s26(), "commit-boundary"),),
+    ),
+    Scenario(
+        "proposal-aborted-settle-keeps-spent-chain",
+        VP,
+        "An aborted run does not give a spent chain a second recovery.",
+        s26(close(), "spent"),
+        (Expect(settle26(aborted=True), s26(None, "spent"), "none"),),
+    ),
+    Scenario(
+        "proposal-manual-upgrade-is-a-duplicate",
+        VP,
+        "A manual close-out over its window's automatic one upgrades it silently.",
+        s26(close(source="automatic")),
+        (Expect(close_out(), s26(close()), "already-pending"),),
+    ),
+)
+
+# ---------------------------------------------------------------- reset-control@0.27
+# The newest stored generation: 0.26 plus commit-boundary-stop for the user's own close-out,
+# and tool requests that remember the source of the close-out they upgrade.
+
+V27 = "reset-control@0.27"
+
+
+def tool27(source: str, window: str = W) -> Wire:
+    return {"phase": "tool-requested", "windowId": window, "source": source}
+
+
+# 0.26 cases 0.27 decides the same way (no tool request in any state, no manual commit).
+_SAME_IN_027 = (
+    "automatic-close-out-needs-automatic-resets",
+    "hard-reserve-is-the-safety-commit",
+    "failed-stop-is-not-a-close-out",
+    "aborted-stop-is-not-a-close-out",
+    "settled-clears-close-out",
+    "aborted-turn-clears-close-out",
+    "clear-clears-close-out",
+    "overflow-recovery-armed-and-spent-once",
+    "queued-turn-defers-recovery-and-its-success-supersedes",
+    "disabled-settle-disarms-overflow",
+    "automatic-off-settle-disarms-overflow",
+    "aborted-settle-disarms-overflow",
+    "overflow-turn-never-consults-hard-reserve",
+    "queued-settle-checks-no-further-policy",
+    "requests-are-window-scoped",
+    "upstream-manual-over-automatic-rearms",
+    "upstream-aborted-settle-forgets-spent-chain",
+    "upstream-unrecoverable-chain-drops-manual-close-out",
+    "upstream-queued-chain-failed-run-drops-request",
+    "upstream-spent-chain-drops-request-without-commit",
+    "upstream-recovery-serves-close-out",
+    "upstream-settle-disabled-reads-switch-only",
+    "upstream-failed-settle-reads-nothing",
+    "upstream-fallback-forgets-spent-chain",
+    "upstream-overflow-probes-queue-before-switch",
+    "upstream-errored-run-still-recovers",
+    "upstream-unrecoverable-chain-keeps-automatic-close-out",
+    "upstream-queued-settle-keeps-spent-chain",
+)
+
+SCENARIOS_027: tuple[Scenario, ...] = tuple(
+    replace(s, spec=V27) for s in SCENARIOS_026 + UPSTREAM_026 if s.id in _SAME_IN_027
+) + (
+    Scenario(
+        "manual-wipe-memory-commits-and-stops",
+        V27,
+        "/wipe-memory arms a manual close-out; the model checkpoints and calls wipe_memory; "
+        "its turn commits the boundary and the run stops.",
+        s26(),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(tool_request(), s26(tool27("manual")), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary-stop", ()),
+        ),
+    ),
+    Scenario(
+        "manual-close-out-fallback-stops",
+        V27,
+        "A manual close-out the model simply stops on commits at settle and stays stopped, "
+        "even with automatic resets off.",
+        s26(close()),
+        (
+            Expect(
+                settle26(automaticResetEnabled=False),
+                s26(),
+                "commit-boundary-stop",
+                SETTLE_NO_CHAIN_LAZY,
+            ),
+        ),
+    ),
+    Scenario(
+        "model-wipe-memory-continues",
+        V27,
+        "The model's own wipe_memory is recorded with source tool and commits, then continues.",
+        s26(),
+        (
+            Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
+            Expect(tool_request(), s26(tool27("tool")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "budget-close-out-upgraded-continues",
+        V27,
+        "A tool request over the budget's close-out keeps source automatic and continues.",
+        s26(close(source="automatic"), "spent"),
+        (
+            Expect(tool_request(), s26(tool27("automatic"), "spent"), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "tool-request-takes-another-windows-source",
+        V27,
+        "A tool request takes over the source of a close-out even from another window.",
+        s26(close(OTHER)),
+        (
+            Expect(tool_request(), s26(tool27("manual")), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary-stop", ()),
+        ),
+    ),
+    Scenario(
+        "hard-reserve-over-manual-close-out-continues",
+        V27,
+        "The hard reserve commits over a pending manual close-out and continues: only a tool "
+        "request or the settle fallback stops.",
+        s26(close()),
+        (Expect(turn26(hardReserveDue=True), s26(), "commit-boundary", ("hardReserveDue",)),),
+    ),
+    Scenario(
+        "manual-close-out-under-model-request-continues",
+        V27,
+        "/wipe-memory while the model's own wipe_memory is pending is a duplicate, so the "
+        "commit continues.",
+        s26(tool27("tool")),
+        (
+            Expect(close_out(), s26(tool27("tool")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "manual-fallback-forgets-spent-chain",
+        V27,
+        "The stopping fallback also starts a fresh window that ends a spent chain.",
+        s26(close(), "spent"),
+        (Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),),
+    ),
+    Scenario(
+        "stale-manual-tool-request-dropped",
+        V27,
+        "A manual tool request of another window is dropped at this window's turn, "
+        "without a commit.",
+        s26(tool27("manual", OTHER), "pending"),
+        (Expect(turn26(), s26(), "none", ("hardReserveDue",)),),
+    ),
+)
+
+SCENARIOS: dict[str, tuple[Scenario, ...]] = {
+    V25: SCENARIOS_025 + UPSTREAM_025,
+    V26: SCENARIOS_026 + UPSTREAM_026,
+    VP: PROPOSAL_SCENARIOS,
+    V27: SCENARIOS_027,
+}

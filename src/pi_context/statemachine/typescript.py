@@ -50,6 +50,16 @@ def typescript_outputs(specs: list[Spec]) -> dict[str, str]:
 # ---------------------------------------------------------------- names
 
 
+def _effect_hosts(spec: Spec) -> list[str]:
+    """What the host does for each effect, as the spec declares it (null: undeclared)."""
+    out = [
+        "/** The host action of each effect, as the spec declares it. */",
+        "export const EFFECT_HOST: Readonly<Record<ResetControlEffect, string | null>> = {",
+    ]
+    out += [f"  {_q(e.name)}: {_q(e.host) if e.host else 'null'}," for e in spec.effects]
+    return [*out, "};", ""]
+
+
 def _q(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
@@ -470,6 +480,7 @@ def typescript_module(spec: Spec) -> str:
         "",
     ]
     out += _types(spec, names)
+    out += _effect_hosts(spec)
     initial = "{ " + ", ".join(f"{_key(k)}: {_literal(v)}" for k, v in spec.initial.items()) + " }"
     out += [
         "/** The state a session starts in. */",

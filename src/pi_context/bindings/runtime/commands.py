@@ -5,8 +5,9 @@ agent to be idle and refuses if the wait crossed into another window (the reset 
 already happened). Then the reducer arms a manual close-out; its effect is performed by
 recording the hidden close-out warning and asking the host to start an ordinary model turn,
 so the model can checkpoint its notes before the reset commits (at ``wipe_memory``'s turn end,
-or at the settle fallback if it simply stops). Under reset-control 0.25 the command writes the
-boundary at once instead, as that version did.
+or at the settle fallback if it simply stops; a spec whose effect for it is ``commit-stop``,
+like 0.27, then ends the run there). Under a spec without close-out phases (0.25) the command
+writes the boundary at once instead, as that version did.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING
 from pi_context.bindings.session.boundary import commit_boundary
 from pi_context.bindings.session.windows import current_reset
 
+from .control import is_duplicate
 from .protocol import WARNING_TEXT, WARNING_TYPE, cleared_notice
 
 if TYPE_CHECKING:
@@ -72,9 +74,9 @@ async def wipe_memory_command(
     if not runtime.enabled:
         return _refuse(runtime, "pi-context was turned off while waiting; nothing was done.")
     if not runtime.control.has_close_out:
-        return _immediate_reset(runtime)
+        return _immediate_reset(runtime, window)
     step = runtime.control.close_out(window, "manual")
-    if step.effect != "close-out-armed":
+    if is_duplicate(step):
         message = f"pi-context: a close-out of window {window} is already pending."
         runtime.notify("info", message)
         return CommandResult(True, message)
@@ -88,12 +90,15 @@ async def wipe_memory_command(
     return CommandResult(True, message, start_turn=True, entry_ids=(entry_id,))
 
 
-def _immediate_reset(runtime: Runtime) -> CommandResult:
+def _immediate_reset(runtime: Runtime, previous: str) -> CommandResult:
     """0.25: clear the machine and write the boundary now, with no model turn."""
+    from .runtime import ResetRecord
+
     runtime.control.clear()
     drafts = runtime.reset_drafts()
     ids = commit_boundary(runtime.session, drafts)
     window = drafts[1]["data"]["windowId"]
+    runtime.resets.append(ResetRecord(window, previous, "/wipe-memory at once"))
     message = cleared_notice(window)
     runtime.notify("info", message)
     return CommandResult(True, message, entry_ids=tuple(ids))

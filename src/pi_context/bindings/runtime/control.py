@@ -8,19 +8,82 @@ Each step is recorded with the row that fired, so a host can tell *why* a bounda
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from types import ModuleType
 from typing import Any, Literal
 
-from pi_context.statemachine.generated import reset_control_0_25 as rc25
-from pi_context.statemachine.generated import reset_control_0_26 as rc26
+from pi_context.statemachine import generated
 
-SPECS = ("reset-control@0.26", "reset-control@0.25")
-DEFAULT_SPEC = "reset-control@0.26"
+# The newest published generation; any committed spec (a proposal too) can be selected.
+DEFAULT_SPEC = "reset-control@0.27"
 
 Source = Literal["manual", "automatic"]
+HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+COMMITS: frozenset[str] = frozenset({"commit-continue", "commit-stop", "recover"})
 Lazy = Callable[[], bool]
+
+
+class SpecBinding:
+    """One generated reset-control package behind one typed interface: the initial state, a
+    step, event constructors by event name and the host action each effect declares."""
+
+    def __init__(self, module: ModuleType) -> None:
+        self.module = module
+        self.id: str = module.SPEC_ID
+        hosts: dict[str, HostAction | None] = dict(module.EFFECT_HOST)
+        missing = [effect for effect, host in hosts.items() if host is None]
+        if missing:
+            raise ValueError(
+                f"{self.id} declares no host action for {', '.join(missing)}; the runtime "
+                "acts only on declared host actions"
+            )
+        self.hosts: dict[str, HostAction] = {e: h for e, h in hosts.items() if h is not None}
+        self.lazy_order: dict[str, tuple[str, ...]] = dict(module.LAZY_ORDER)
+
+    def initial_state(self) -> Any:
+        return self.module.initial_state()
+
+    def step(self, state: Any, event: Any) -> tuple[Any, str, str]:
+        result: tuple[Any, str, str] = self.module.step(state, event)
+        return result
+
+    def accepts(self, event: str) -> bool:
+        return hasattr(self.module, _event_class(event))
+
+    def event(self, name: str, **fields: Any) -> Any:
+        if not self.accepts(name):
+            raise ValueError(f"{self.id} has no event {name!r}")
+        return getattr(self.module, _event_class(name))(**fields)
+
+    def host(self, effect: str) -> HostAction:
+        return self.hosts[effect]
+
+    def request_wire(self, state: Any) -> Any:
+        """The request axis of ``state`` in wire form (for reporting who asked)."""
+        return self.module.state_to_wire(state).get("request")
+
+
+def _event_class(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_")) + "Event"
+
+
+@cache
+def bindings() -> dict[str, SpecBinding]:
+    """Every committed generated package, keyed by spec id."""
+    found: dict[str, SpecBinding] = {}
+    for info in pkgutil.iter_modules(generated.__path__):
+        module = importlib.import_module(f"{generated.__name__}.{info.name}")
+        found[module.SPEC_ID] = SpecBinding(module)
+    return found
+
+
+def specs() -> tuple[str, ...]:
+    return tuple(sorted(bindings()))
 
 
 def _snake(name: str) -> str:
@@ -29,18 +92,19 @@ def _snake(name: str) -> str:
     )
 
 
-# The facts each event declares lazy (0.25's thresholdDue is 0.26's hardReserveDue).
-LAZY_FACTS: dict[str, frozenset[str]] = {
-    event: frozenset(_snake(name) for name in names)
-    for event, names in {**rc25.LAZY_ORDER, **rc26.LAZY_ORDER}.items()
-}
+def lazy_facts(binding: SpecBinding) -> dict[str, frozenset[str]]:
+    """The facts each event declares lazy (0.25's thresholdDue is later hardReserveDue)."""
+    return {
+        event: frozenset(_snake(name) for name in names)
+        for event, names in binding.lazy_order.items()
+    }
 
 
 class Facts:
     """Turn-end / before-settle facts; lazy ones are computed on first read, then memoised.
 
-    ``consulted`` lists the facts the spec declares lazy for ``event``, in the order the
-    reducer read them.
+    ``consulted`` lists the facts in ``declared`` (what the running spec declares lazy for
+    ``event``; ``Control`` fills it in) in the order the reducer read them.
     """
 
     def __init__(
@@ -55,6 +119,7 @@ class Facts:
         queued: bool | Lazy = False,
         automatic_reset_enabled: bool | Lazy = True,
         hard_reserve_due: bool | Lazy = False,
+        declared: frozenset[str] = frozenset(),
     ) -> None:
         self._window_id = window_id
         self._aborted = aborted
@@ -67,7 +132,7 @@ class Facts:
             "hard_reserve_due": hard_reserve_due,
         }
         self._values: dict[str, bool] = {}
-        self._declared = LAZY_FACTS[event]
+        self._declared = declared
         self.consulted: list[str] = []
 
     def _read(self, name: str) -> bool:
@@ -118,7 +183,7 @@ class Facts:
 
 @dataclass(frozen=True)
 class Step:
-    """One reducer step: the event, the effect named and the row that fired."""
+    """One reducer step: the event, the effect named, its host action and the row that fired."""
 
     event: str
     effect: str
@@ -127,90 +192,114 @@ class Step:
     """For a committed close-out: who asked for it."""
     consulted: tuple[str, ...] = ()
     """The lazy facts the reducer read for this step, in the order it read them."""
+    host: HostAction = "none"
+    """What the host does for the effect, as the spec declares it."""
+    changed: bool = True
+    """The step changed the reducer state (an acknowledged request that did not is a duplicate)."""
+    tool_requested: bool = False
+    """A tool request of this window was pending (so a turn-end commit serves wipe_memory)."""
 
 
 @dataclass
 class Control:
-    """The live reducer state of one runtime for one spec."""
+    """The live reducer state of one runtime for one spec, reached only through the spec's
+    :class:`SpecBinding` and its declared host actions."""
 
     spec: str = DEFAULT_SPEC
     state: Any = field(init=False)
     history: list[Step] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
-        if self.spec not in SPECS:
-            raise ValueError(f"unknown reset-control spec {self.spec!r}; expected one of {SPECS}")
-        self.state = self._module.initial_state()
-
-    @property
-    def _module(self) -> Any:
-        return rc26 if self.spec == "reset-control@0.26" else rc25
+        known = bindings()
+        if self.spec not in known:
+            raise ValueError(f"unknown reset-control spec {self.spec!r}; expected one of {specs()}")
+        self.binding = known[self.spec]
+        self._lazy = lazy_facts(self.binding)
+        self.state = self.binding.initial_state()
 
     @property
     def has_close_out(self) -> bool:
-        """0.26 has window-scoped close-out phases; 0.25 has only an explicit request."""
-        return self.spec == "reset-control@0.26"
+        """The spec has window-scoped close-out phases (a ``close_out`` event)."""
+        return self.binding.accepts("close_out")
+
+    def facts(self, event: str, **values: Any) -> Facts:
+        """Facts for ``event``, recording reads of the facts this spec declares lazy."""
+        return Facts(event, declared=self._lazy.get(event, frozenset()), **values)
 
     def _step(self, event: Any, name: str) -> Step:
         pre = self.state
-        self.state, effect, row = self._module.step(pre, event)
-        source = getattr(getattr(pre, "request", None), "source", None)
+        request = self.binding.request_wire(pre)
+        self.state, effect, row = self.binding.step(pre, event)
         facts = getattr(event, "facts", None)
+        window = getattr(facts, "window_id", None)
+        source = request.get("source") if isinstance(request, dict) else None
+        tool = request == "explicit" or (
+            isinstance(request, dict)
+            and request.get("phase") == "tool-requested"
+            and request.get("windowId") == window
+        )
         consulted = tuple(facts.consulted) if isinstance(facts, Facts) else ()
-        step = Step(name, effect, row, source, consulted)
+        step = Step(
+            name,
+            effect,
+            row,
+            source if source in ("manual", "automatic") else None,
+            consulted,
+            self.binding.host(effect),
+            self.state != pre,
+            tool,
+        )
         self.history.append(step)
         return step
 
     def pending_window(self) -> str | None:
-        """The window a pending request belongs to (0.26), else None."""
-        request = getattr(self.state, "request", None)
-        return getattr(request, "window_id", None)
+        """The window a pending request belongs to (close-out specs), else None."""
+        request = self.binding.request_wire(self.state)
+        return request.get("windowId") if isinstance(request, dict) else None
 
     # --- events --------------------------------------------------------------------------------
 
     def close_out(self, window_id: str, source: Source) -> Step:
         if not self.has_close_out:
-            raise ValueError("reset-control@0.25 has no close-out phase")
-        return self._step(rc26.CloseOutEvent(window_id=window_id, source=source), "close_out")
+            raise ValueError(f"{self.spec} has no close-out phase")
+        event = self.binding.event("close_out", window_id=window_id, source=source)
+        return self._step(event, "close_out")
 
     def tool_request(self, window_id: str) -> Step:
-        """wipe_memory (0.25: the window-less explicit request)."""
-        if self.has_close_out:
-            return self._step(rc26.ToolRequestEvent(window_id=window_id), "tool_request")
-        return self._step(rc25.RequestEvent(), "request")
+        """wipe_memory (a window-less explicit ``request`` where the spec has no tool_request)."""
+        if self.binding.accepts("tool_request"):
+            return self._step(
+                self.binding.event("tool_request", window_id=window_id), "tool_request"
+            )
+        return self._step(self.binding.event("request"), "request")
 
     def turn_end(self, facts: Facts) -> Step:
-        event = (rc26 if self.has_close_out else rc25).TurnEndEvent(facts=facts)
-        return self._step(event, "turn_end")
+        return self._step(self.binding.event("turn_end", facts=facts), "turn_end")
 
     def before_settle(self, facts: Facts) -> Step:
-        event = (rc26 if self.has_close_out else rc25).BeforeSettleEvent(facts=facts)
-        return self._step(event, "before_settle")
+        return self._step(self.binding.event("before_settle", facts=facts), "before_settle")
 
     def settled(self) -> Step:
-        return self._step(self._module.SettledEvent(), "settled")
+        return self._step(self.binding.event("settled"), "settled")
 
     def abort(self) -> Step:
-        return self._step(self._module.AbortEvent(), "abort")
+        return self._step(self.binding.event("abort"), "abort")
 
     def clear(self) -> Step:
-        return self._step(self._module.ClearEvent(), "clear")
+        return self._step(self.binding.event("clear"), "clear")
 
 
 def is_duplicate(step: Step) -> bool:
-    return step.effect in ("already-pending", "already-requested")
+    """An acknowledged request that changed nothing: one was already pending."""
+    return step.host == "acknowledge" and not step.changed
 
 
 def reset_cause(step: Step) -> str:
     """A short human name for why a boundary committed (or ``""`` if it did not)."""
-    if step.effect == "recover-overflow":
+    if step.host == "recover":
         return "overflow recovery"
-    if step.effect != "commit-boundary":
+    if step.host not in COMMITS:
         return ""
-    if step.row in ("turn_end.tool-commit", "turn_end.explicit-commit"):
-        return "wipe_memory"
-    if "hard-reserve" in step.row or "threshold" in step.row:
-        return "hard reserve"
-    if step.row.endswith("fallback"):
-        return "manual close-out" if step.source == "manual" else "close-out at stop"
-    return step.row
+    if step.event == "turn_end":
+        return "wipe_memory" if step.tool_requested else "hard reserve"
+    return "manual close-out" if step.source == "manual" else "close-out at stop"

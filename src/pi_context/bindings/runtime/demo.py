@@ -33,6 +33,7 @@ from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
 
 from .demo_tree import TreeTrip, tree_round_trip
+from .control import DEFAULT_SPEC
 from .protocol import GUIDANCE_TYPE, WARNING_TYPE
 from .runtime import ModelInfo, Runtime, RuntimeConfig
 
@@ -552,9 +553,13 @@ def _seed_maps(runtime: Runtime) -> None:
 
 
 def run_demo(
-    windows: int, directory: Path, progress: Callable[[str], None] | None = None
+    windows: int,
+    directory: Path,
+    progress: Callable[[str], None] | None = None,
+    spec: str = DEFAULT_SPEC,
 ) -> DemoReport:
-    """Run the scripted task over ``windows`` windows in ``directory`` (empty or new)."""
+    """Run the scripted task over ``windows`` windows in ``directory`` (empty or new), with the
+    runtime driven by reset-control spec ``spec``."""
     import asyncio
 
     started = time.perf_counter()
@@ -574,6 +579,7 @@ def run_demo(
             agent_name="demo-agent",
             model=ModelInfo("scripted-1", "demo", CONTEXT_WINDOW),
             rng=random.Random(3),
+            spec=spec,
         ),
     )
     model = ScriptedModel(kinds, clock)
@@ -596,9 +602,13 @@ def run_demo(
                 window.manual_done = True
                 host.counters.manual_commands += 1
                 command = await runtime.wipe_memory_command()
-                if not command.start_turn:
+                if command.start_turn:
+                    await host.run(max_turns)
+                elif command.ok and command.entry_ids:
+                    # a spec without close-out phases (0.25) writes the boundary at once
+                    await host.prompt("Please continue.", max_turns)
+                else:
                     raise DemoError(f"/wipe-memory did not start a close-out: {command.message}")
-                await host.run(max_turns)
             else:
                 await host.prompt("Please continue.", max_turns)
 
@@ -631,7 +641,10 @@ def run_demo(
 def window_rows(session: Session, kinds: Sequence[str], runtime: Runtime) -> list[WindowRow]:
     """The per-window table, read back from the durable session branch."""
     branch = session.branch()
-    causes = {record.previous_window_id: record.cause for record in runtime.resets}
+    causes = {
+        record.previous_window_id: record.cause + (" (run stopped)" if record.stopped else "")
+        for record in runtime.resets
+    }
     calls: dict[str, str] = {}
     rows: list[WindowRow] = []
     for index, span in enumerate(window_spans(branch, session.session_id)):
@@ -659,8 +672,8 @@ def window_rows(session: Session, kinds: Sequence[str], runtime: Runtime) -> lis
                 row.history_calls += name.startswith("history_")
                 row.modules += name == "read_module"
         row.cause = causes.get(span.window_id, "")
-        if row.kind == "manual" and row.cause == "wipe_memory":
-            row.cause = "/wipe-memory, then wipe_memory"
+        if row.kind == "manual" and row.cause.startswith("wipe_memory"):
+            row.cause = "/wipe-memory, then " + row.cause
         rows.append(row)
     return rows
 

@@ -3,11 +3,15 @@
 The runtime owns no policy of its own. At each entry point it gathers facts (lazily, in the
 spec's order), steps the generated reset-control reducer and performs the effect it names:
 
-* ``commit-boundary``  -> the turn-end composer appends checkpoint, marker, boot, continuation
-  after the turn's incoming and budget drafts, and asks the host to continue;
-* ``recover-overflow`` -> the same boundary, plus a retry of the failed request;
-* ``close-out-armed``  -> the hidden close-out warning is recorded and the host is asked to
-  start an ordinary model turn (so the model can checkpoint its notes first).
+* host action ``commit-continue`` -> the turn-end composer appends checkpoint, marker, boot,
+  continuation after the turn's incoming and budget drafts, and asks the host to continue;
+* ``commit-stop`` -> the same boundary, but the run stops there (no continuation turn);
+* ``recover`` -> the same boundary, plus a retry of the failed request;
+* ``acknowledge`` -> a recorded request (for ``/wipe-memory`` the hidden close-out warning is
+  recorded and the host is asked to start an ordinary model turn so the model can checkpoint).
+
+The host action of each effect is declared in the spec and read from the generated package;
+the runtime never looks at row ids or spec names, so any committed spec can be selected.
 
 Lifecycle transitions (session start, tree navigation, shutdown) clear the reducer and bump a
 generation counter; a reset built across such a transition is discarded as stale. The runtime
@@ -57,7 +61,7 @@ from .boot import BootInput, render_boot
 from .budget import Budget, Policy, Usage, countdown, resolve_policy
 from .commands import CommandResult, CompactDecision, WaitForIdle
 from .composer import Composed, ResetBuild, compose
-from .control import DEFAULT_SPEC, Control, Facts, Step, is_duplicate, reset_cause
+from .control import COMMITS, DEFAULT_SPEC, Control, Step, is_duplicate, reset_cause
 from .overflow import is_context_overflow
 from .protocol import (
     ALREADY_PENDING_STATUS,
@@ -182,6 +186,8 @@ class ResetRecord:
     window_id: str
     previous_window_id: str
     cause: str
+    stopped: bool = False
+    """The boundary's host action was commit-stop: the run ended after it."""
 
 
 @dataclass(frozen=True)
@@ -538,7 +544,7 @@ class Runtime:
             usage = self._usage(branch, self.messages())
             return self.budget.hard_reserve_due(usage.remaining if usage else None)
 
-        facts = Facts(
+        facts = self.control.facts(
             "turn_end",
             window_id=window,
             aborted=aborted,
@@ -555,7 +561,7 @@ class Runtime:
         else:
             budget_drafts = self.budget.consume(window)
         step = self.control.turn_end(facts)
-        reset = self._builder() if step.effect == "commit-boundary" else None
+        reset = self._builder() if step.host in COMMITS else None
         composed = await compose(incoming, budget_drafts, reset, lambda: self._token() == token)
         return self._finish(step, composed, window)
 
@@ -563,7 +569,7 @@ class Runtime:
         """The run is about to settle: the close-out fallback or the one overflow recovery."""
         token = self._token()
         window = self.window_id
-        facts = Facts(
+        facts = self.control.facts(
             "before_settle",
             window_id=window,
             aborted=self._last_outcome == "aborted",
@@ -573,7 +579,7 @@ class Runtime:
             automatic_reset_enabled=self.budget.automatic,
         )
         step = self.control.before_settle(facts)
-        if step.effect in ("commit-boundary", "recover-overflow"):
+        if step.host in COMMITS:
             composed = await compose([], [], self._builder(), lambda: self._token() == token)
         else:
             composed = Composed([])
@@ -616,14 +622,17 @@ class Runtime:
         cause = reset_cause(step) if composed.window_id else ""
         if composed.window_id:
             self._announce = composed.window_id
-            self.resets.append(ResetRecord(composed.window_id, previous, cause))
+            self.resets.append(
+                ResetRecord(composed.window_id, previous, cause, step.host == "commit-stop")
+            )
         return BoundaryResult(
             drafts=composed.drafts,
-            continue_=composed.continue_,
+            # a commit-and-stop boundary is written like any other, but the run ends there
+            continue_=composed.continue_ and step.host != "commit-stop",
             step=step,
             cause=cause,
             window_id=composed.window_id,
-            retry=step.effect == "recover-overflow" and composed.continue_,
+            retry=step.host == "recover" and composed.continue_,
             failure=composed.failure,
             stale=composed.stale,
         )

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02
+# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
 
 from __future__ import annotations
 
@@ -66,12 +66,12 @@ def apply_turn_end__aborted(state: t.State, event: t.TurnEndEvent) -> t.State:
 def guard_turn_end__overflow_arm(
     state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]
 ) -> bool:
-    """turn_end.overflow-arm: facts.overflow and facts.enabled and not facts.queued and facts.automaticResetEnabled"""
+    """turn_end.overflow-arm: facts.overflow and not facts.queued and facts.enabled and facts.automaticResetEnabled"""
     facts = event.facts
     return bool(
         facts.overflow
-        and facts.enabled
         and not (memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
+        and facts.enabled
         and (
             memo["automaticResetEnabled"]
             if "automaticResetEnabled" in memo
@@ -152,38 +152,21 @@ def apply_turn_end__completed(state: t.State, event: t.TurnEndEvent) -> t.State:
     return r._STATE_NONE__IDLE
 
 
-def guard_before_settle__pending_spent(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.pending-spent: overflow == 'pending-spent'"""
-    return bool(state.overflow == "pending-spent")
-
-
-def apply_before_settle__pending_spent(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, "spent")
-
-
 def guard_before_settle__not_pending(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.not-pending: overflow != 'pending'"""
-    return bool(state.overflow != "pending")
+    """before_settle.not-pending: overflow in ['idle', 'spent']"""
+    return bool(
+        state.overflow
+        in (
+            "idle",
+            "spent",
+        )
+    )
 
 
 def apply_before_settle__not_pending(state: t.State, event: t.BeforeSettleEvent) -> t.State:
     return state
-
-
-def guard_before_settle__aborted(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.aborted: facts.aborted"""
-    facts = event.facts
-    return bool(facts.aborted)
-
-
-def apply_before_settle__aborted(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, "idle")
 
 
 def guard_before_settle__queued(
@@ -198,34 +181,46 @@ def apply_before_settle__queued(state: t.State, event: t.BeforeSettleEvent) -> t
     return state
 
 
-def guard_before_settle__recover(
+def guard_before_settle__disarm(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.recover: facts.enabled and facts.automaticResetEnabled"""
+    """before_settle.disarm: not facts.enabled or not facts.automaticResetEnabled or facts.aborted"""
     facts = event.facts
     return bool(
-        (memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled))
-        and (
+        not (memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled))
+        or not (
             memo["automaticResetEnabled"]
             if "automaticResetEnabled" in memo
             else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
         )
+        or (memo["aborted"] if "aborted" in memo else memo.setdefault("aborted", facts.aborted))
     )
+
+
+def apply_before_settle__disarm(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return t.State(state.request, r._CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow])
+
+
+def guard_before_settle__spent_bounded(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.spent-bounded: overflow == 'pending-spent'"""
+    return bool(state.overflow == "pending-spent")
+
+
+def apply_before_settle__spent_bounded(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return t.State(state.request, "spent")
+
+
+def guard_before_settle__recover(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.recover: true"""
+    return True
 
 
 def apply_before_settle__recover(state: t.State, event: t.BeforeSettleEvent) -> t.State:
     return t.State(state.request, "spent")
-
-
-def guard_before_settle__disarm(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.disarm: true"""
-    return True
-
-
-def apply_before_settle__disarm(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, "idle")
 
 
 def guard_settled__end_chain(state: t.State, event: t.SettledEvent, memo: dict[str, bool]) -> bool:
@@ -440,15 +435,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "none/pending",
-        "none/idle",
-        "before_settle.aborted",
-        "none",
-        guard_before_settle__aborted,
-        apply_before_settle__aborted,
-    ),
-    (
-        "before_settle",
-        "none/pending",
         "none/pending",
         "before_settle.queued",
         "none",
@@ -458,20 +444,20 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "none/pending",
-        "none/spent",
-        "before_settle.recover",
-        "recover-overflow",
-        guard_before_settle__recover,
-        apply_before_settle__recover,
-    ),
-    (
-        "before_settle",
-        "none/pending",
         "none/idle",
         "before_settle.disarm",
         "none",
         guard_before_settle__disarm,
         apply_before_settle__disarm,
+    ),
+    (
+        "before_settle",
+        "none/pending",
+        "none/spent",
+        "before_settle.recover",
+        "recover-overflow",
+        guard_before_settle__recover,
+        apply_before_settle__recover,
     ),
     (
         "settled",
@@ -575,11 +561,29 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "none/pending-spent",
-        "none/spent",
-        "before_settle.pending-spent",
+        "none/pending-spent",
+        "before_settle.queued",
         "none",
-        guard_before_settle__pending_spent,
-        apply_before_settle__pending_spent,
+        guard_before_settle__queued,
+        apply_before_settle__queued,
+    ),
+    (
+        "before_settle",
+        "none/pending-spent",
+        "none/spent",
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
+    ),
+    (
+        "before_settle",
+        "none/pending-spent",
+        "none/spent",
+        "before_settle.spent-bounded",
+        "none",
+        guard_before_settle__spent_bounded,
+        apply_before_settle__spent_bounded,
     ),
     (
         "settled",
@@ -881,15 +885,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "explicit/pending",
-        "explicit/idle",
-        "before_settle.aborted",
-        "none",
-        guard_before_settle__aborted,
-        apply_before_settle__aborted,
-    ),
-    (
-        "before_settle",
-        "explicit/pending",
         "explicit/pending",
         "before_settle.queued",
         "none",
@@ -899,20 +894,20 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "explicit/pending",
-        "explicit/spent",
-        "before_settle.recover",
-        "recover-overflow",
-        guard_before_settle__recover,
-        apply_before_settle__recover,
-    ),
-    (
-        "before_settle",
-        "explicit/pending",
         "explicit/idle",
         "before_settle.disarm",
         "none",
         guard_before_settle__disarm,
         apply_before_settle__disarm,
+    ),
+    (
+        "before_settle",
+        "explicit/pending",
+        "explicit/spent",
+        "before_settle.recover",
+        "recover-overflow",
+        guard_before_settle__recover,
+        apply_before_settle__recover,
     ),
     (
         "settled",
@@ -1007,11 +1002,29 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "explicit/pending-spent",
-        "explicit/spent",
-        "before_settle.pending-spent",
+        "explicit/pending-spent",
+        "before_settle.queued",
         "none",
-        guard_before_settle__pending_spent,
-        apply_before_settle__pending_spent,
+        guard_before_settle__queued,
+        apply_before_settle__queued,
+    ),
+    (
+        "before_settle",
+        "explicit/pending-spent",
+        "explicit/spent",
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
+    ),
+    (
+        "before_settle",
+        "explicit/pending-spent",
+        "explicit/spent",
+        "before_settle.spent-bounded",
+        "none",
+        guard_before_settle__spent_bounded,
+        apply_before_settle__spent_bounded,
     ),
     (
         "settled",

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02
+# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
 
 from __future__ import annotations
 
@@ -32,6 +32,12 @@ _CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "pending-spent": "spent",
     "spent": "spent",
 }
+_CASE_BEFORE_SETTLE__DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
 _STATE_NONE__IDLE = t.State("none", "idle")
 
 
@@ -53,11 +59,11 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
     # turn_end.aborted: An aborted turn never manufactures a continuation and clears both axes.
     if facts.aborted:
         return _STATE_NONE__IDLE, "none", "turn_end.aborted"
-    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it.
+    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it; the queue is probed before the enabled switch and the policy.
     if (
         facts.overflow
-        and facts.enabled
         and not (_queued if _queued is not None else (_queued := facts.queued))
+        and facts.enabled
         and (
             _automatic_reset_enabled
             if _automatic_reset_enabled is not None
@@ -97,27 +103,36 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
     _queued: bool | None = None  # lazy: read at most once
     _enabled: bool | None = None  # lazy: read at most once
     _automatic_reset_enabled: bool | None = None  # lazy: read at most once
-    # before_settle.pending-spent: A second failure in a spent chain stays bounded; settling ends it.
-    if state.overflow == "pending-spent":
-        return t.State(state.request, "spent"), "none", "before_settle.pending-spent"
-    # before_settle.not-pending: With no pending overflow there is nothing to recover.
-    if state.overflow != "pending":
+    _aborted: bool | None = None  # lazy: read at most once
+    # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
+    if state.overflow in (
+        "idle",
+        "spent",
+    ):
         return state, "none", "before_settle.not-pending"
-    # before_settle.aborted: An aborted run disarms the pending recovery.
-    if facts.aborted:
-        return t.State(state.request, "idle"), "none", "before_settle.aborted"
-    # before_settle.queued: Queued work runs first; its outcome decides the chain.
+    # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
     if _queued if _queued is not None else (_queued := facts.queued):
         return state, "none", "before_settle.queued"
-    # before_settle.recover: The one recovery of the chain is spent here.
-    if (_enabled if _enabled is not None else (_enabled := facts.enabled)) and (
-        _automatic_reset_enabled
-        if _automatic_reset_enabled is not None
-        else (_automatic_reset_enabled := facts.automatic_reset_enabled)
+    # before_settle.disarm: Disabled mode, disabled automatic resets or an aborted run end the pending chain unrecovered.
+    if (
+        not (_enabled if _enabled is not None else (_enabled := facts.enabled))
+        or not (
+            _automatic_reset_enabled
+            if _automatic_reset_enabled is not None
+            else (_automatic_reset_enabled := facts.automatic_reset_enabled)
+        )
+        or (_aborted if _aborted is not None else (_aborted := facts.aborted))
     ):
-        return t.State(state.request, "spent"), "recover-overflow", "before_settle.recover"
-    # before_settle.disarm: Disabled mode or disabled automatic resets disarm the pending recovery.
-    return t.State(state.request, "idle"), "none", "before_settle.disarm"
+        return (
+            t.State(state.request, _CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow]),
+            "none",
+            "before_settle.disarm",
+        )
+    # before_settle.spent-bounded: A second failure in a spent chain stays bounded; settling ends it without a second recovery.
+    if state.overflow == "pending-spent":
+        return t.State(state.request, "spent"), "none", "before_settle.spent-bounded"
+    # before_settle.recover: The one recovery of the chain is spent here.
+    return t.State(state.request, "spent"), "recover-overflow", "before_settle.recover"
 
 
 def _settled(state: t.State, event: t.SettledEvent) -> tuple[t.State, t.Effect, str]:

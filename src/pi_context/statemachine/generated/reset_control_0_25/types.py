@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02
+# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02"
+SPEC_SHA256 = "27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -40,6 +40,15 @@ EFFECTS: tuple[Effect, ...] = (
     "commit-boundary",
     "recover-overflow",
 )
+
+HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+EFFECT_HOST: dict[Effect, HostAction | None] = {
+    "none": "none",
+    "requested": "acknowledge",
+    "already-requested": "acknowledge",
+    "commit-boundary": "commit-continue",
+    "recover-overflow": "recover",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +120,7 @@ class BeforeSettleFacts:
     queued: bool  # lazy
     enabled: bool  # lazy
     automatic_reset_enabled: bool  # lazy
-    aborted: bool
+    aborted: bool  # lazy
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +169,7 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "queued",
         "enabled",
         "automaticResetEnabled",
+        "aborted",
     ),
 }
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b2ccec3a6ca10e861b2ccf561473136bd23615c9b0e916eb7139220cf6230f02
+# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
 
 from __future__ import annotations
 

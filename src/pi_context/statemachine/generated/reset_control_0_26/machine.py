@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
+# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
 
 from __future__ import annotations
 
@@ -39,39 +39,39 @@ STATES: tuple[str, ...] = (
 INITIAL_SHAPE = "none/idle"
 
 
-def guard_close_out__arm(state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]) -> bool:
-    """close_out.arm: request.phase == 'none'"""
-    return bool(state.request.phase == "none")
-
-
-def apply_close_out__arm(state: t.State, event: t.CloseOutEvent) -> t.State:
-    return t.State(
-        t.RequestCloseOut(window_id=event.window_id, source=event.source), state.overflow
-    )
-
-
-def guard_close_out__replace_stale(
+def guard_close_out__duplicate_tool(
     state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]
 ) -> bool:
-    """close_out.replace-stale: request.windowId != event.windowId"""
-    return bool(state.request.window_id != event.window_id)
-
-
-def apply_close_out__replace_stale(state: t.State, event: t.CloseOutEvent) -> t.State:
-    return t.State(
-        t.RequestCloseOut(window_id=event.window_id, source=event.source), state.overflow
+    """close_out.duplicate-tool: request.phase == 'tool-requested' and request.windowId == event.windowId"""
+    return bool(
+        state.request.phase == "tool-requested" and state.request.window_id == event.window_id
     )
+
+
+def apply_close_out__duplicate_tool(state: t.State, event: t.CloseOutEvent) -> t.State:
+    return state
+
+
+def guard_close_out__duplicate(
+    state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]
+) -> bool:
+    """close_out.duplicate: request.phase == 'close-out' and request.windowId == event.windowId and (request.source == 'manual' or event.source == 'automatic')"""
+    return bool(
+        state.request.phase == "close-out"
+        and state.request.window_id == event.window_id
+        and (state.request.source == "manual" or event.source == "automatic")
+    )
+
+
+def apply_close_out__duplicate(state: t.State, event: t.CloseOutEvent) -> t.State:
+    return state
 
 
 def guard_close_out__upgrade_manual(
     state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]
 ) -> bool:
-    """close_out.upgrade-manual: request.phase == 'close-out' and request.source == 'automatic' and event.source == 'manual'"""
-    return bool(
-        state.request.phase == "close-out"
-        and state.request.source == "automatic"
-        and event.source == "manual"
-    )
+    """close_out.upgrade-manual: request.phase == 'close-out' and request.windowId == event.windowId"""
+    return bool(state.request.phase == "close-out" and state.request.window_id == event.window_id)
 
 
 def apply_close_out__upgrade_manual(state: t.State, event: t.CloseOutEvent) -> t.State:
@@ -81,15 +81,15 @@ def apply_close_out__upgrade_manual(state: t.State, event: t.CloseOutEvent) -> t
     )
 
 
-def guard_close_out__duplicate(
-    state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]
-) -> bool:
-    """close_out.duplicate: true"""
+def guard_close_out__arm(state: t.State, event: t.CloseOutEvent, memo: dict[str, bool]) -> bool:
+    """close_out.arm: true"""
     return True
 
 
-def apply_close_out__duplicate(state: t.State, event: t.CloseOutEvent) -> t.State:
-    return state
+def apply_close_out__arm(state: t.State, event: t.CloseOutEvent) -> t.State:
+    return t.State(
+        t.RequestCloseOut(window_id=event.window_id, source=event.source), state.overflow
+    )
 
 
 def guard_tool_request__duplicate(
@@ -129,12 +129,12 @@ def apply_turn_end__aborted(state: t.State, event: t.TurnEndEvent) -> t.State:
 def guard_turn_end__overflow_arm(
     state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]
 ) -> bool:
-    """turn_end.overflow-arm: facts.overflow and facts.enabled and not facts.queued and facts.automaticResetEnabled"""
+    """turn_end.overflow-arm: facts.overflow and not facts.queued and facts.enabled and facts.automaticResetEnabled"""
     facts = event.facts
     return bool(
         facts.overflow
-        and facts.enabled
         and not (memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
+        and facts.enabled
         and (
             memo["automaticResetEnabled"]
             if "automaticResetEnabled" in memo
@@ -239,77 +239,201 @@ def guard_before_settle__aborted(
 
 
 def apply_before_settle__aborted(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__ABORTED_OVERFLOW[state.overflow])
+    return r._STATE_NONE__IDLE
 
 
-def guard_before_settle__overflow_queued(
+def guard_before_settle__pending_queued_failed(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.overflow-queued: overflow == 'pending' and facts.queued"""
+    """before_settle.pending-queued-failed: overflow in ['pending', 'pending-spent'] and facts.queued and facts.failed"""
     facts = event.facts
     return bool(
-        state.overflow == "pending"
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
+        and facts.failed
+    )
+
+
+def apply_before_settle__pending_queued_failed(
+    state: t.State, event: t.BeforeSettleEvent
+) -> t.State:
+    return t.State(r._REQUEST_NONE, state.overflow)
+
+
+def guard_before_settle__pending_queued(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.pending-queued: overflow in ['pending', 'pending-spent'] and facts.queued and request.phase != 'none' and request.windowId == facts.windowId"""
+    facts = event.facts
+    return bool(
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
+        and state.request.phase != "none"
+        and state.request.window_id == facts.window_id
+    )
+
+
+def apply_before_settle__pending_queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return state
+
+
+def guard_before_settle__pending_queued_stale(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.pending-queued-stale: overflow in ['pending', 'pending-spent'] and facts.queued"""
+    facts = event.facts
+    return bool(
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
         and (memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
     )
 
 
-def apply_before_settle__overflow_queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return state
+def apply_before_settle__pending_queued_stale(
+    state: t.State, event: t.BeforeSettleEvent
+) -> t.State:
+    return t.State(r._REQUEST_NONE, state.overflow)
+
+
+def guard_before_settle__disarm_failed(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.disarm-failed: overflow in ['pending', 'pending-spent'] and (not facts.enabled or not facts.automaticResetEnabled) and facts.failed"""
+    facts = event.facts
+    return bool(
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (
+            not (
+                memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled)
+            )
+            or not (
+                memo["automaticResetEnabled"]
+                if "automaticResetEnabled" in memo
+                else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
+            )
+        )
+        and facts.failed
+    )
+
+
+def apply_before_settle__disarm_failed(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW[state.overflow])
+
+
+def guard_before_settle__disarm_keeps_request(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.disarm-keeps-request: overflow in ['pending', 'pending-spent'] and (not facts.enabled or not facts.automaticResetEnabled) and request.phase != 'none' and request.windowId == facts.windowId"""
+    facts = event.facts
+    return bool(
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (
+            not (
+                memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled)
+            )
+            or not (
+                memo["automaticResetEnabled"]
+                if "automaticResetEnabled" in memo
+                else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
+            )
+        )
+        and state.request.phase != "none"
+        and state.request.window_id == facts.window_id
+    )
+
+
+def apply_before_settle__disarm_keeps_request(
+    state: t.State, event: t.BeforeSettleEvent
+) -> t.State:
+    return t.State(
+        state.request, r._CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW[state.overflow]
+    )
+
+
+def guard_before_settle__disarm(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.disarm: overflow in ['pending', 'pending-spent'] and (not facts.enabled or not facts.automaticResetEnabled)"""
+    facts = event.facts
+    return bool(
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (
+            not (
+                memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled)
+            )
+            or not (
+                memo["automaticResetEnabled"]
+                if "automaticResetEnabled" in memo
+                else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
+            )
+        )
+    )
+
+
+def apply_before_settle__disarm(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow])
 
 
 def guard_before_settle__recover(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.recover: overflow == 'pending' and facts.enabled and facts.automaticResetEnabled"""
-    facts = event.facts
-    return bool(
-        state.overflow == "pending"
-        and (memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled))
-        and (
-            memo["automaticResetEnabled"]
-            if "automaticResetEnabled" in memo
-            else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
-        )
-    )
+    """before_settle.recover: overflow == 'pending'"""
+    return bool(state.overflow == "pending")
 
 
 def apply_before_settle__recover(state: t.State, event: t.BeforeSettleEvent) -> t.State:
     return r._STATE_NONE__SPENT
 
 
-def guard_before_settle__nothing_pending(
+def guard_before_settle__spent_bounded(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.nothing-pending: request.phase == 'none'"""
-    return bool(state.request.phase == "none")
+    """before_settle.spent-bounded: overflow == 'pending-spent'"""
+    return bool(state.overflow == "pending-spent")
 
 
-def apply_before_settle__nothing_pending(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, r._CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW[state.overflow])
+def apply_before_settle__spent_bounded(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return r._STATE_NONE__SPENT
 
 
-def guard_before_settle__failed(
+def guard_before_settle__drop(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.failed: facts.failed"""
+    """before_settle.drop: facts.failed or not facts.enabled or request.phase != 'close-out' or request.windowId != facts.windowId"""
     facts = event.facts
-    return bool(facts.failed)
+    return bool(
+        facts.failed
+        or not (memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled))
+        or state.request.phase != "close-out"
+        or state.request.window_id != facts.window_id
+    )
 
 
-def apply_before_settle__failed(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__FAILED_OVERFLOW[state.overflow])
-
-
-def guard_before_settle__stale(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.stale: request.windowId != facts.windowId"""
-    facts = event.facts
-    return bool(state.request.window_id != facts.window_id)
-
-
-def apply_before_settle__stale(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__STALE_OVERFLOW[state.overflow])
+def apply_before_settle__drop(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return t.State(r._REQUEST_NONE, state.overflow)
 
 
 def guard_before_settle__queued(
@@ -321,41 +445,37 @@ def guard_before_settle__queued(
 
 
 def apply_before_settle__queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, r._CASE_BEFORE_SETTLE__QUEUED_OVERFLOW[state.overflow])
+    return state
+
+
+def guard_before_settle__automatic_off(
+    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
+) -> bool:
+    """before_settle.automatic-off: request.source == 'automatic' and not facts.automaticResetEnabled"""
+    facts = event.facts
+    return bool(
+        state.request.source == "automatic"
+        and not (
+            memo["automaticResetEnabled"]
+            if "automaticResetEnabled" in memo
+            else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
+        )
+    )
+
+
+def apply_before_settle__automatic_off(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return t.State(r._REQUEST_NONE, state.overflow)
 
 
 def guard_before_settle__fallback(
     state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
 ) -> bool:
-    """before_settle.fallback: facts.enabled and (request.phase == 'tool-requested' or request.source == 'manual' or facts.automaticResetEnabled)"""
-    facts = event.facts
-    return bool(
-        (memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled))
-        and (
-            state.request.phase == "tool-requested"
-            or state.request.source == "manual"
-            or (
-                memo["automaticResetEnabled"]
-                if "automaticResetEnabled" in memo
-                else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
-            )
-        )
-    )
-
-
-def apply_before_settle__fallback(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW[state.overflow])
-
-
-def guard_before_settle__drop(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.drop: true"""
+    """before_settle.fallback: true"""
     return True
 
 
-def apply_before_settle__drop(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(r._REQUEST_NONE, r._CASE_BEFORE_SETTLE__DROP_OVERFLOW[state.overflow])
+def apply_before_settle__fallback(state: t.State, event: t.BeforeSettleEvent) -> t.State:
+    return r._STATE_NONE__IDLE
 
 
 def guard_settled__clear(state: t.State, event: t.SettledEvent, memo: dict[str, bool]) -> bool:
@@ -401,7 +521,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none/idle",
         "tool-requested/idle",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -481,10 +601,10 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "none/idle",
         "none/idle",
-        "before_settle.nothing-pending",
+        "before_settle.drop",
         "none",
-        guard_before_settle__nothing_pending,
-        apply_before_settle__nothing_pending,
+        guard_before_settle__drop,
+        apply_before_settle__drop,
     ),
     (
         "settled",
@@ -527,7 +647,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none/pending",
         "tool-requested/pending",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -607,10 +727,37 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "none/pending",
         "none/pending",
-        "before_settle.overflow-queued",
+        "before_settle.pending-queued-failed",
         "none",
-        guard_before_settle__overflow_queued,
-        apply_before_settle__overflow_queued,
+        guard_before_settle__pending_queued_failed,
+        apply_before_settle__pending_queued_failed,
+    ),
+    (
+        "before_settle",
+        "none/pending",
+        "none/pending",
+        "before_settle.pending-queued-stale",
+        "none",
+        guard_before_settle__pending_queued_stale,
+        apply_before_settle__pending_queued_stale,
+    ),
+    (
+        "before_settle",
+        "none/pending",
+        "none/idle",
+        "before_settle.disarm-failed",
+        "none",
+        guard_before_settle__disarm_failed,
+        apply_before_settle__disarm_failed,
+    ),
+    (
+        "before_settle",
+        "none/pending",
+        "none/idle",
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
     ),
     (
         "before_settle",
@@ -620,15 +767,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "recover-overflow",
         guard_before_settle__recover,
         apply_before_settle__recover,
-    ),
-    (
-        "before_settle",
-        "none/pending",
-        "none/idle",
-        "before_settle.nothing-pending",
-        "none",
-        guard_before_settle__nothing_pending,
-        apply_before_settle__nothing_pending,
     ),
     (
         "settled",
@@ -671,7 +809,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none/pending-spent",
         "tool-requested/pending-spent",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -741,7 +879,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "none/pending-spent",
-        "none/spent",
+        "none/idle",
         "before_settle.aborted",
         "none",
         guard_before_settle__aborted,
@@ -750,11 +888,47 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "none/pending-spent",
-        "none/spent",
-        "before_settle.nothing-pending",
+        "none/pending-spent",
+        "before_settle.pending-queued-failed",
         "none",
-        guard_before_settle__nothing_pending,
-        apply_before_settle__nothing_pending,
+        guard_before_settle__pending_queued_failed,
+        apply_before_settle__pending_queued_failed,
+    ),
+    (
+        "before_settle",
+        "none/pending-spent",
+        "none/pending-spent",
+        "before_settle.pending-queued-stale",
+        "none",
+        guard_before_settle__pending_queued_stale,
+        apply_before_settle__pending_queued_stale,
+    ),
+    (
+        "before_settle",
+        "none/pending-spent",
+        "none/spent",
+        "before_settle.disarm-failed",
+        "none",
+        guard_before_settle__disarm_failed,
+        apply_before_settle__disarm_failed,
+    ),
+    (
+        "before_settle",
+        "none/pending-spent",
+        "none/spent",
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
+    ),
+    (
+        "before_settle",
+        "none/pending-spent",
+        "none/spent",
+        "before_settle.spent-bounded",
+        "none",
+        guard_before_settle__spent_bounded,
+        apply_before_settle__spent_bounded,
     ),
     (
         "settled",
@@ -797,7 +971,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none/spent",
         "tool-requested/spent",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -867,7 +1041,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "none/spent",
-        "none/spent",
+        "none/idle",
         "before_settle.aborted",
         "none",
         guard_before_settle__aborted,
@@ -877,10 +1051,10 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "none/spent",
         "none/spent",
-        "before_settle.nothing-pending",
+        "before_settle.drop",
         "none",
-        guard_before_settle__nothing_pending,
-        apply_before_settle__nothing_pending,
+        guard_before_settle__drop,
+        apply_before_settle__drop,
     ),
     (
         "settled",
@@ -913,17 +1087,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/idle",
         "close-out/idle",
-        "close_out.replace-stale",
-        "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
+        "close_out.duplicate",
+        "already-pending",
+        guard_close_out__duplicate,
+        apply_close_out__duplicate,
     ),
     (
         "close_out",
         "close-out/idle",
         "close-out/idle",
         "close_out.upgrade-manual",
-        "already-pending",
+        "close-out-armed",
         guard_close_out__upgrade_manual,
         apply_close_out__upgrade_manual,
     ),
@@ -931,17 +1105,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/idle",
         "close-out/idle",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        "close_out.arm",
+        "close-out-armed",
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
         "close-out/idle",
         "tool-requested/idle",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -1030,19 +1204,10 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "close-out/idle",
         "none/idle",
-        "before_settle.failed",
+        "before_settle.drop",
         "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
-    ),
-    (
-        "before_settle",
-        "close-out/idle",
-        "none/idle",
-        "before_settle.stale",
-        "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
+        guard_before_settle__drop,
+        apply_before_settle__drop,
     ),
     (
         "before_settle",
@@ -1057,19 +1222,19 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "close-out/idle",
         "none/idle",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
+        "before_settle.automatic-off",
+        "none",
+        guard_before_settle__automatic_off,
+        apply_before_settle__automatic_off,
     ),
     (
         "before_settle",
         "close-out/idle",
         "none/idle",
-        "before_settle.drop",
-        "none",
-        guard_before_settle__drop,
-        apply_before_settle__drop,
+        "before_settle.fallback",
+        "commit-boundary",
+        guard_before_settle__fallback,
+        apply_before_settle__fallback,
     ),
     (
         "settled",
@@ -1102,17 +1267,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/pending",
         "close-out/pending",
-        "close_out.replace-stale",
-        "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
+        "close_out.duplicate",
+        "already-pending",
+        guard_close_out__duplicate,
+        apply_close_out__duplicate,
     ),
     (
         "close_out",
         "close-out/pending",
         "close-out/pending",
         "close_out.upgrade-manual",
-        "already-pending",
+        "close-out-armed",
         guard_close_out__upgrade_manual,
         apply_close_out__upgrade_manual,
     ),
@@ -1120,17 +1285,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/pending",
         "close-out/pending",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        "close_out.arm",
+        "close-out-armed",
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
         "close-out/pending",
         "tool-requested/pending",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -1218,11 +1383,56 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/pending",
-        "close-out/pending",
-        "before_settle.overflow-queued",
+        "none/pending",
+        "before_settle.pending-queued-failed",
         "none",
-        guard_before_settle__overflow_queued,
-        apply_before_settle__overflow_queued,
+        guard_before_settle__pending_queued_failed,
+        apply_before_settle__pending_queued_failed,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "close-out/pending",
+        "before_settle.pending-queued",
+        "none",
+        guard_before_settle__pending_queued,
+        apply_before_settle__pending_queued,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "none/pending",
+        "before_settle.pending-queued-stale",
+        "none",
+        guard_before_settle__pending_queued_stale,
+        apply_before_settle__pending_queued_stale,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "none/idle",
+        "before_settle.disarm-failed",
+        "none",
+        guard_before_settle__disarm_failed,
+        apply_before_settle__disarm_failed,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "close-out/idle",
+        "before_settle.disarm-keeps-request",
+        "none",
+        guard_before_settle__disarm_keeps_request,
+        apply_before_settle__disarm_keeps_request,
+    ),
+    (
+        "before_settle",
+        "close-out/pending",
+        "none/idle",
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
     ),
     (
         "before_settle",
@@ -1234,51 +1444,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_before_settle__recover,
     ),
     (
-        "before_settle",
-        "close-out/pending",
-        "none/idle",
-        "before_settle.failed",
-        "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
-    ),
-    (
-        "before_settle",
-        "close-out/pending",
-        "none/idle",
-        "before_settle.stale",
-        "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
-    ),
-    (
-        "before_settle",
-        "close-out/pending",
-        "close-out/pending",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "close-out/pending",
-        "none/idle",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
-    ),
-    (
-        "before_settle",
-        "close-out/pending",
-        "none/idle",
-        "before_settle.drop",
-        "none",
-        guard_before_settle__drop,
-        apply_before_settle__drop,
-    ),
-    (
         "settled",
         "close-out/pending",
         "none/idle",
@@ -1309,17 +1474,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/pending-spent",
         "close-out/pending-spent",
-        "close_out.replace-stale",
-        "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
+        "close_out.duplicate",
+        "already-pending",
+        guard_close_out__duplicate,
+        apply_close_out__duplicate,
     ),
     (
         "close_out",
         "close-out/pending-spent",
         "close-out/pending-spent",
         "close_out.upgrade-manual",
-        "already-pending",
+        "close-out-armed",
         guard_close_out__upgrade_manual,
         apply_close_out__upgrade_manual,
     ),
@@ -1327,17 +1492,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/pending-spent",
         "close-out/pending-spent",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        "close_out.arm",
+        "close-out-armed",
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
         "close-out/pending-spent",
         "tool-requested/pending-spent",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -1416,7 +1581,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/pending-spent",
-        "none/spent",
+        "none/idle",
         "before_settle.aborted",
         "none",
         guard_before_settle__aborted,
@@ -1425,47 +1590,65 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/pending-spent",
-        "none/spent",
-        "before_settle.failed",
+        "none/pending-spent",
+        "before_settle.pending-queued-failed",
         "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
+        guard_before_settle__pending_queued_failed,
+        apply_before_settle__pending_queued_failed,
+    ),
+    (
+        "before_settle",
+        "close-out/pending-spent",
+        "close-out/pending-spent",
+        "before_settle.pending-queued",
+        "none",
+        guard_before_settle__pending_queued,
+        apply_before_settle__pending_queued,
+    ),
+    (
+        "before_settle",
+        "close-out/pending-spent",
+        "none/pending-spent",
+        "before_settle.pending-queued-stale",
+        "none",
+        guard_before_settle__pending_queued_stale,
+        apply_before_settle__pending_queued_stale,
     ),
     (
         "before_settle",
         "close-out/pending-spent",
         "none/spent",
-        "before_settle.stale",
+        "before_settle.disarm-failed",
         "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
+        guard_before_settle__disarm_failed,
+        apply_before_settle__disarm_failed,
     ),
     (
         "before_settle",
         "close-out/pending-spent",
         "close-out/spent",
-        "before_settle.queued",
+        "before_settle.disarm-keeps-request",
         "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
+        guard_before_settle__disarm_keeps_request,
+        apply_before_settle__disarm_keeps_request,
     ),
     (
         "before_settle",
         "close-out/pending-spent",
         "none/spent",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
     ),
     (
         "before_settle",
         "close-out/pending-spent",
         "none/spent",
-        "before_settle.drop",
+        "before_settle.spent-bounded",
         "none",
-        guard_before_settle__drop,
-        apply_before_settle__drop,
+        guard_before_settle__spent_bounded,
+        apply_before_settle__spent_bounded,
     ),
     (
         "settled",
@@ -1498,17 +1681,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/spent",
         "close-out/spent",
-        "close_out.replace-stale",
-        "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
+        "close_out.duplicate",
+        "already-pending",
+        guard_close_out__duplicate,
+        apply_close_out__duplicate,
     ),
     (
         "close_out",
         "close-out/spent",
         "close-out/spent",
         "close_out.upgrade-manual",
-        "already-pending",
+        "close-out-armed",
         guard_close_out__upgrade_manual,
         apply_close_out__upgrade_manual,
     ),
@@ -1516,17 +1699,17 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "close_out",
         "close-out/spent",
         "close-out/spent",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        "close_out.arm",
+        "close-out-armed",
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
         "close-out/spent",
         "tool-requested/spent",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -1605,7 +1788,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "close-out/spent",
-        "none/spent",
+        "none/idle",
         "before_settle.aborted",
         "none",
         guard_before_settle__aborted,
@@ -1615,19 +1798,10 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "close-out/spent",
         "none/spent",
-        "before_settle.failed",
+        "before_settle.drop",
         "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
-    ),
-    (
-        "before_settle",
-        "close-out/spent",
-        "none/spent",
-        "before_settle.stale",
-        "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
+        guard_before_settle__drop,
+        apply_before_settle__drop,
     ),
     (
         "before_settle",
@@ -1642,19 +1816,19 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "before_settle",
         "close-out/spent",
         "none/spent",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
+        "before_settle.automatic-off",
+        "none",
+        guard_before_settle__automatic_off,
+        apply_before_settle__automatic_off,
     ),
     (
         "before_settle",
         "close-out/spent",
-        "none/spent",
-        "before_settle.drop",
-        "none",
-        guard_before_settle__drop,
-        apply_before_settle__drop,
+        "none/idle",
+        "before_settle.fallback",
+        "commit-boundary",
+        guard_before_settle__fallback,
+        apply_before_settle__fallback,
     ),
     (
         "settled",
@@ -1682,24 +1856,24 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none",
         guard_clear__clear,
         apply_clear__clear,
+    ),
+    (
+        "close_out",
+        "tool-requested/idle",
+        "tool-requested/idle",
+        "close_out.duplicate-tool",
+        "already-pending",
+        guard_close_out__duplicate_tool,
+        apply_close_out__duplicate_tool,
     ),
     (
         "close_out",
         "tool-requested/idle",
         "close-out/idle",
-        "close_out.replace-stale",
+        "close_out.arm",
         "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
-    ),
-    (
-        "close_out",
-        "tool-requested/idle",
-        "tool-requested/idle",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
@@ -1715,7 +1889,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "tool-requested/idle",
         "tool-requested/idle",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -1799,42 +1973,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none",
         guard_before_settle__aborted,
         apply_before_settle__aborted,
-    ),
-    (
-        "before_settle",
-        "tool-requested/idle",
-        "none/idle",
-        "before_settle.failed",
-        "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
-    ),
-    (
-        "before_settle",
-        "tool-requested/idle",
-        "none/idle",
-        "before_settle.stale",
-        "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
-    ),
-    (
-        "before_settle",
-        "tool-requested/idle",
-        "tool-requested/idle",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "tool-requested/idle",
-        "none/idle",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
     ),
     (
         "before_settle",
@@ -1875,20 +2013,20 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "close_out",
         "tool-requested/pending",
-        "close-out/pending",
-        "close_out.replace-stale",
-        "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
+        "tool-requested/pending",
+        "close_out.duplicate-tool",
+        "already-pending",
+        guard_close_out__duplicate_tool,
+        apply_close_out__duplicate_tool,
     ),
     (
         "close_out",
         "tool-requested/pending",
-        "tool-requested/pending",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        "close-out/pending",
+        "close_out.arm",
+        "close-out-armed",
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
@@ -1904,7 +2042,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "tool-requested/pending",
         "tool-requested/pending",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -1992,11 +2130,56 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/pending",
-        "tool-requested/pending",
-        "before_settle.overflow-queued",
+        "none/pending",
+        "before_settle.pending-queued-failed",
         "none",
-        guard_before_settle__overflow_queued,
-        apply_before_settle__overflow_queued,
+        guard_before_settle__pending_queued_failed,
+        apply_before_settle__pending_queued_failed,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "tool-requested/pending",
+        "before_settle.pending-queued",
+        "none",
+        guard_before_settle__pending_queued,
+        apply_before_settle__pending_queued,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "none/pending",
+        "before_settle.pending-queued-stale",
+        "none",
+        guard_before_settle__pending_queued_stale,
+        apply_before_settle__pending_queued_stale,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "none/idle",
+        "before_settle.disarm-failed",
+        "none",
+        guard_before_settle__disarm_failed,
+        apply_before_settle__disarm_failed,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "tool-requested/idle",
+        "before_settle.disarm-keeps-request",
+        "none",
+        guard_before_settle__disarm_keeps_request,
+        apply_before_settle__disarm_keeps_request,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending",
+        "none/idle",
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
     ),
     (
         "before_settle",
@@ -2008,51 +2191,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_before_settle__recover,
     ),
     (
-        "before_settle",
-        "tool-requested/pending",
-        "none/idle",
-        "before_settle.failed",
-        "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
-    ),
-    (
-        "before_settle",
-        "tool-requested/pending",
-        "none/idle",
-        "before_settle.stale",
-        "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
-    ),
-    (
-        "before_settle",
-        "tool-requested/pending",
-        "tool-requested/pending",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "tool-requested/pending",
-        "none/idle",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
-    ),
-    (
-        "before_settle",
-        "tool-requested/pending",
-        "none/idle",
-        "before_settle.drop",
-        "none",
-        guard_before_settle__drop,
-        apply_before_settle__drop,
-    ),
-    (
         "settled",
         "tool-requested/pending",
         "none/idle",
@@ -2078,24 +2216,24 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none",
         guard_clear__clear,
         apply_clear__clear,
+    ),
+    (
+        "close_out",
+        "tool-requested/pending-spent",
+        "tool-requested/pending-spent",
+        "close_out.duplicate-tool",
+        "already-pending",
+        guard_close_out__duplicate_tool,
+        apply_close_out__duplicate_tool,
     ),
     (
         "close_out",
         "tool-requested/pending-spent",
         "close-out/pending-spent",
-        "close_out.replace-stale",
+        "close_out.arm",
         "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
-    ),
-    (
-        "close_out",
-        "tool-requested/pending-spent",
-        "tool-requested/pending-spent",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
@@ -2111,7 +2249,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "tool-requested/pending-spent",
         "tool-requested/pending-spent",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -2190,7 +2328,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/pending-spent",
-        "none/spent",
+        "none/idle",
         "before_settle.aborted",
         "none",
         guard_before_settle__aborted,
@@ -2199,47 +2337,65 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/pending-spent",
-        "none/spent",
-        "before_settle.failed",
+        "none/pending-spent",
+        "before_settle.pending-queued-failed",
         "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
+        guard_before_settle__pending_queued_failed,
+        apply_before_settle__pending_queued_failed,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending-spent",
+        "tool-requested/pending-spent",
+        "before_settle.pending-queued",
+        "none",
+        guard_before_settle__pending_queued,
+        apply_before_settle__pending_queued,
+    ),
+    (
+        "before_settle",
+        "tool-requested/pending-spent",
+        "none/pending-spent",
+        "before_settle.pending-queued-stale",
+        "none",
+        guard_before_settle__pending_queued_stale,
+        apply_before_settle__pending_queued_stale,
     ),
     (
         "before_settle",
         "tool-requested/pending-spent",
         "none/spent",
-        "before_settle.stale",
+        "before_settle.disarm-failed",
         "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
+        guard_before_settle__disarm_failed,
+        apply_before_settle__disarm_failed,
     ),
     (
         "before_settle",
         "tool-requested/pending-spent",
         "tool-requested/spent",
-        "before_settle.queued",
+        "before_settle.disarm-keeps-request",
         "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
+        guard_before_settle__disarm_keeps_request,
+        apply_before_settle__disarm_keeps_request,
     ),
     (
         "before_settle",
         "tool-requested/pending-spent",
         "none/spent",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
+        "before_settle.disarm",
+        "none",
+        guard_before_settle__disarm,
+        apply_before_settle__disarm,
     ),
     (
         "before_settle",
         "tool-requested/pending-spent",
         "none/spent",
-        "before_settle.drop",
+        "before_settle.spent-bounded",
         "none",
-        guard_before_settle__drop,
-        apply_before_settle__drop,
+        guard_before_settle__spent_bounded,
+        apply_before_settle__spent_bounded,
     ),
     (
         "settled",
@@ -2271,20 +2427,20 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "close_out",
         "tool-requested/spent",
-        "close-out/spent",
-        "close_out.replace-stale",
-        "close-out-armed",
-        guard_close_out__replace_stale,
-        apply_close_out__replace_stale,
+        "tool-requested/spent",
+        "close_out.duplicate-tool",
+        "already-pending",
+        guard_close_out__duplicate_tool,
+        apply_close_out__duplicate_tool,
     ),
     (
         "close_out",
         "tool-requested/spent",
-        "tool-requested/spent",
-        "close_out.duplicate",
-        "already-pending",
-        guard_close_out__duplicate,
-        apply_close_out__duplicate,
+        "close-out/spent",
+        "close_out.arm",
+        "close-out-armed",
+        guard_close_out__arm,
+        apply_close_out__arm,
     ),
     (
         "tool_request",
@@ -2300,7 +2456,7 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "tool-requested/spent",
         "tool-requested/spent",
         "tool_request.record",
-        "none",
+        "close-out-armed",
         guard_tool_request__record,
         apply_tool_request__record,
     ),
@@ -2379,47 +2535,11 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
         "before_settle",
         "tool-requested/spent",
-        "none/spent",
+        "none/idle",
         "before_settle.aborted",
         "none",
         guard_before_settle__aborted,
         apply_before_settle__aborted,
-    ),
-    (
-        "before_settle",
-        "tool-requested/spent",
-        "none/spent",
-        "before_settle.failed",
-        "none",
-        guard_before_settle__failed,
-        apply_before_settle__failed,
-    ),
-    (
-        "before_settle",
-        "tool-requested/spent",
-        "none/spent",
-        "before_settle.stale",
-        "none",
-        guard_before_settle__stale,
-        apply_before_settle__stale,
-    ),
-    (
-        "before_settle",
-        "tool-requested/spent",
-        "tool-requested/spent",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "tool-requested/spent",
-        "none/spent",
-        "before_settle.fallback",
-        "commit-boundary",
-        guard_before_settle__fallback,
-        apply_before_settle__fallback,
     ),
     (
         "before_settle",

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
+# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
 
 from __future__ import annotations
 
@@ -33,43 +33,19 @@ _CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "pending-spent": "spent",
     "spent": "spent",
 }
-_CASE_BEFORE_SETTLE__ABORTED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+_CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
-_CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+_CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
-_CASE_BEFORE_SETTLE__FAILED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__STALE_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__QUEUED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "pending",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DROP_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+_CASE_BEFORE_SETTLE__DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
@@ -80,50 +56,42 @@ _STATE_NONE__SPENT = t.State(_REQUEST_NONE, "spent")
 
 
 def _close_out(state: t.State, event: t.CloseOutEvent) -> tuple[t.State, t.Effect, str]:
-    # close_out.arm: A close-out is armed for the window that asked.
-    if state.request.phase == "none":
-        return (
-            t.State(
-                t.RequestCloseOut(window_id=event.window_id, source=event.source), state.overflow
-            ),
-            "close-out-armed",
-            "close_out.arm",
-        )
-    # close_out.replace-stale: A request left over from an earlier window is stale; the new window's close-out replaces it.
-    if state.request.window_id != event.window_id:
-        return (
-            t.State(
-                t.RequestCloseOut(window_id=event.window_id, source=event.source), state.overflow
-            ),
-            "close-out-armed",
-            "close_out.replace-stale",
-        )
-    # close_out.upgrade-manual: A manual close-out over a pending automatic one keeps the phase but no longer depends on automatic-reset settings.
+    # close_out.duplicate-tool: The window's own wipe_memory is already pending and commits sooner; the close-out adds nothing.
+    if state.request.phase == "tool-requested" and state.request.window_id == event.window_id:
+        return state, "already-pending", "close_out.duplicate-tool"
+    # close_out.duplicate: Repeated close-outs for the same window deduplicate; an automatic one never demotes a manual one.
     if (
         state.request.phase == "close-out"
-        and state.request.source == "automatic"
-        and event.source == "manual"
+        and state.request.window_id == event.window_id
+        and (state.request.source == "manual" or event.source == "automatic")
     ):
+        return state, "already-pending", "close_out.duplicate"
+    # close_out.upgrade-manual: A manual close-out over a pending automatic one of the same window is re-armed as manual (and reported as armed), so it no longer depends on automatic-reset settings.
+    if state.request.phase == "close-out" and state.request.window_id == event.window_id:
         return (
             t.State(
                 t.RequestCloseOut(window_id=_present(state.request.window_id), source="manual"),
                 state.overflow,
             ),
-            "already-pending",
+            "close-out-armed",
             "close_out.upgrade-manual",
         )
-    # close_out.duplicate: Repeated requests for the same window deduplicate.
-    return state, "already-pending", "close_out.duplicate"
+    # close_out.arm: A close-out is armed for the window that asked, replacing any request of another window.
+    return (
+        t.State(t.RequestCloseOut(window_id=event.window_id, source=event.source), state.overflow),
+        "close-out-armed",
+        "close_out.arm",
+    )
 
 
 def _tool_request(state: t.State, event: t.ToolRequestEvent) -> tuple[t.State, t.Effect, str]:
     # tool_request.duplicate: Repeated wipe_memory calls in one window deduplicate.
     if state.request.phase == "tool-requested" and state.request.window_id == event.window_id:
         return state, "already-pending", "tool_request.duplicate"
-    # tool_request.record: The tool request is recorded (upgrading a close-out of its window) and commits at turn_end.
+    # tool_request.record: The tool request is recorded (upgrading a close-out of its window, replacing another window's request) and reported as armed; it commits at turn_end.
     return (
         t.State(t.RequestToolRequested(window_id=event.window_id), state.overflow),
-        "none",
+        "close-out-armed",
         "tool_request.record",
     )
 
@@ -136,11 +104,11 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
     # turn_end.aborted: An aborted turn never manufactures a continuation and clears every pending phase.
     if facts.aborted:
         return _STATE_NONE__IDLE, "none", "turn_end.aborted"
-    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it.
+    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it; the queue is probed before the enabled switch and the policy.
     if (
         facts.overflow
-        and facts.enabled
         and not (_queued if _queued is not None else (_queued := facts.queued))
+        and facts.enabled
         and (
             _automatic_reset_enabled
             if _automatic_reset_enabled is not None
@@ -159,7 +127,7 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
             "none",
             "turn_end.overflow-disarm",
         )
-    # turn_end.failed: An error never counts as a successful close-out; the armed chain waits for the settle boundary.
+    # turn_end.failed: An error drops the request; the armed chain waits for the settle boundary.
     if facts.failed:
         return t.State(_REQUEST_NONE, state.overflow), "none", "turn_end.failed"
     # turn_end.disabled: Disabled mode never commits; a completed turn still ends the failure chain.
@@ -187,82 +155,132 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
     _queued: bool | None = None  # lazy: read at most once
     _enabled: bool | None = None  # lazy: read at most once
     _automatic_reset_enabled: bool | None = None  # lazy: read at most once
-    # before_settle.aborted: An aborted run neither recovers nor closes out.
+    # before_settle.aborted: An aborted run returns to the initial state: no recovery, no close-out, and a spent chain is forgotten, so the next failure may recover again.
     if facts.aborted:
-        return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__ABORTED_OVERFLOW[state.overflow]),
-            "none",
-            "before_settle.aborted",
-        )
-    # before_settle.overflow-queued: Queued work runs first; its outcome decides the chain.
-    if state.overflow == "pending" and (
-        _queued if _queued is not None else (_queued := facts.queued)
-    ):
-        return state, "none", "before_settle.overflow-queued"
-    # before_settle.recover: The one recovery of the chain is spent here; its reset also satisfies any pending request.
+        return _STATE_NONE__IDLE, "none", "before_settle.aborted"
+    # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request.
     if (
-        state.overflow == "pending"
-        and (_enabled if _enabled is not None else (_enabled := facts.enabled))
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (_queued if _queued is not None else (_queued := facts.queued))
+        and facts.failed
+    ):
+        return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.pending-queued-failed"
+    # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
+    if (
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (_queued if _queued is not None else (_queued := facts.queued))
+        and state.request.phase != "none"
+        and state.request.window_id == facts.window_id
+    ):
+        return state, "none", "before_settle.pending-queued"
+    # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
+    if state.overflow in (
+        "pending",
+        "pending-spent",
+    ) and (_queued if _queued is not None else (_queued := facts.queued)):
+        return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.pending-queued-stale"
+    # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
+    if (
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
         and (
+            not (_enabled if _enabled is not None else (_enabled := facts.enabled))
+            or not (
+                _automatic_reset_enabled
+                if _automatic_reset_enabled is not None
+                else (_automatic_reset_enabled := facts.automatic_reset_enabled)
+            )
+        )
+        and facts.failed
+    ):
+        return (
+            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW[state.overflow]),
+            "none",
+            "before_settle.disarm-failed",
+        )
+    # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
+    if (
+        state.overflow
+        in (
+            "pending",
+            "pending-spent",
+        )
+        and (
+            not (_enabled if _enabled is not None else (_enabled := facts.enabled))
+            or not (
+                _automatic_reset_enabled
+                if _automatic_reset_enabled is not None
+                else (_automatic_reset_enabled := facts.automatic_reset_enabled)
+            )
+        )
+        and state.request.phase != "none"
+        and state.request.window_id == facts.window_id
+    ):
+        return (
+            t.State(
+                state.request, _CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW[state.overflow]
+            ),
+            "none",
+            "before_settle.disarm-keeps-request",
+        )
+    # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
+    if state.overflow in (
+        "pending",
+        "pending-spent",
+    ) and (
+        not (_enabled if _enabled is not None else (_enabled := facts.enabled))
+        or not (
             _automatic_reset_enabled
             if _automatic_reset_enabled is not None
             else (_automatic_reset_enabled := facts.automatic_reset_enabled)
         )
     ):
+        return (
+            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow]),
+            "none",
+            "before_settle.disarm",
+        )
+    # before_settle.recover: The one recovery of the chain is spent here; its reset also satisfies any pending request.
+    if state.overflow == "pending":
         return _STATE_NONE__SPENT, "recover-overflow", "before_settle.recover"
-    # before_settle.nothing-pending: No request; a pending chain that cannot recover is disarmed and a spent one stays bounded.
-    if state.request.phase == "none":
-        return (
-            t.State(state.request, _CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW[state.overflow]),
-            "none",
-            "before_settle.nothing-pending",
-        )
-    # before_settle.failed: A run that stopped on an error never counts as a successful close-out.
-    if facts.failed:
-        return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__FAILED_OVERFLOW[state.overflow]),
-            "none",
-            "before_settle.failed",
-        )
-    # before_settle.stale: A request from another window is stale and is dropped.
-    if state.request.window_id != facts.window_id:
-        return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__STALE_OVERFLOW[state.overflow]),
-            "none",
-            "before_settle.stale",
-        )
+    # before_settle.spent-bounded: A second failure in a spent chain stays bounded: no second recovery, and the pending request is dropped without a commit.
+    if state.overflow == "pending-spent":
+        return _STATE_NONE__SPENT, "none", "before_settle.spent-bounded"
+    # before_settle.drop: Without a pending chain only the window's own close-out can fall back: an error, disabled mode, no request, another window's request, or a tool request that did not commit at its turn is dropped.
+    if (
+        facts.failed
+        or not (_enabled if _enabled is not None else (_enabled := facts.enabled))
+        or state.request.phase != "close-out"
+        or state.request.window_id != facts.window_id
+    ):
+        return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.drop"
     # before_settle.queued: Queued steering or follow-up work runs once in the old window before the fallback.
     if _queued if _queued is not None else (_queued := facts.queued):
-        return (
-            t.State(state.request, _CASE_BEFORE_SETTLE__QUEUED_OVERFLOW[state.overflow]),
-            "none",
-            "before_settle.queued",
-        )
-    # before_settle.fallback: A successful, unqueued stop commits the close-out; a manual one works even without automatic resets.
-    if (_enabled if _enabled is not None else (_enabled := facts.enabled)) and (
-        state.request.phase == "tool-requested"
-        or state.request.source == "manual"
-        or (
-            _automatic_reset_enabled
-            if _automatic_reset_enabled is not None
-            else (_automatic_reset_enabled := facts.automatic_reset_enabled)
-        )
+        return state, "none", "before_settle.queued"
+    # before_settle.automatic-off: An automatic close-out is dropped while automatic resets are off.
+    if state.request.source == "automatic" and not (
+        _automatic_reset_enabled
+        if _automatic_reset_enabled is not None
+        else (_automatic_reset_enabled := facts.automatic_reset_enabled)
     ):
-        return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW[state.overflow]),
-            "commit-boundary",
-            "before_settle.fallback",
-        )
-    # before_settle.drop: Disabled mode, or an automatic close-out while automatic resets are off, drops the request.
-    return (
-        t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DROP_OVERFLOW[state.overflow]),
-        "none",
-        "before_settle.drop",
-    )
+        return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.automatic-off"
+    # before_settle.fallback: A successful, unqueued stop commits the close-out; a manual one works even without automatic resets.
+    return _STATE_NONE__IDLE, "commit-boundary", "before_settle.fallback"
 
 
 def _settled(state: t.State, event: t.SettledEvent) -> tuple[t.State, t.Effect, str]:
-    # settled.clear: Settlement ends the failure chain and every close-out phase.
+    # settled.clear: Settlement ends the failure chain and every close-out phase, including a request left armed.
     return _STATE_NONE__IDLE, "none", "settled.clear"
 
 

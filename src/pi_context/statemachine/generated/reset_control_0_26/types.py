@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
+# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26"
-SPEC_SHA256 = "96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10"
+SPEC_SHA256 = "3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -69,6 +69,15 @@ EFFECTS: tuple[Effect, ...] = (
     "commit-boundary",
     "recover-overflow",
 )
+
+HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+EFFECT_HOST: dict[Effect, HostAction | None] = {
+    "none": "none",
+    "close-out-armed": "acknowledge",
+    "already-pending": "acknowledge",
+    "commit-boundary": "commit-continue",
+    "recover-overflow": "recover",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 96a245afd1b94ed59c81656ce17d9d9f9f9f40aabeacb7c9e8a6867608a2fd10
+# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
 
 from __future__ import annotations
 

@@ -1,0 +1,308 @@
+"""Where two specs disagree: every case of their shared finite abstraction on which the next
+state, the effect or the lazy facts consulted differ, grouped by the pair of rows that fired.
+
+Two specs share an abstraction when their events carry the same payloads and their states
+have the same shape, or when one declares ``refines`` the other: its states are then
+enumerated and projected onto the other's (dropping the variant fields the base lacks).
+Each group carries a shortest trace from the initial state whose every earlier step the two
+specs agree on, so a reviewer sees how the case is reached. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_context.spec import interpret
+from pi_context.spec.abstraction import all_events, all_states
+from pi_context.spec.interpret import Wire, render_event, render_state, state_key
+from pi_context.spec.model import EnumType, Event, FieldType, IdType, Spec
+
+Projection = Callable[[Mapping[str, Any]], Wire]
+
+
+class DiffError(Exception):
+    """The two specs share no finite abstraction (the message says where they part)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    state: Wire  # already projected onto the coarser spec's states
+    effect: str
+    row: str
+    consulted: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Case:
+    state: Wire  # in the enumerated (finer) spec's states
+    event: Wire
+    a: Outcome
+    b: Outcome
+
+    @property
+    def differs_in(self) -> tuple[str, ...]:
+        parts = [
+            ("state", self.a.state != self.b.state),
+            ("effect", self.a.effect != self.b.effect),
+            ("consulted", self.a.consulted != self.b.consulted),
+        ]
+        return tuple(name for name, differs in parts if differs)
+
+
+@dataclass
+class Group:
+    row_a: str
+    row_b: str
+    count: int = 0
+    differs_in: set[str] = field(default_factory=set)
+    example: Case | None = None
+    trace: tuple[Wire, ...] | None = None  # events from the initial state; the last differs
+
+
+@dataclass
+class SpecDiff:
+    a: Spec
+    b: Spec
+    cases: int
+    projection: str  # human description, "" when the states are the same
+    groups: list[Group]
+    enumerated: Spec  # whose states the cases (and traces) are written in
+
+    @property
+    def differing(self) -> int:
+        return sum(g.count for g in self.groups)
+
+    @property
+    def same(self) -> bool:
+        return not self.groups
+
+
+def _drop_projection(spec: Spec) -> Projection:
+    assert spec.refines is not None
+    drops = {(axis, tag): set(fields) for axis, tag, fields in spec.refines.drop}
+    tags = {a.name: a.tag for a in spec.axes if hasattr(a, "tag")}
+
+    def project(state: Mapping[str, Any]) -> Wire:
+        out: Wire = {}
+        for name, value in state.items():
+            if isinstance(value, dict) and name in tags:
+                gone = drops.get((name, value[tags[name]]), set())
+                out[name] = {k: v for k, v in value.items() if k not in gone}
+            else:
+                out[name] = value
+        return out
+
+    return project
+
+
+def _same_events(a: Spec, b: Spec) -> None:
+    names_a = [e.name for e in a.events]
+    names_b = [e.name for e in b.events]
+    if sorted(names_a) != sorted(names_b):
+        only_a = sorted(set(names_a) - set(names_b))
+        only_b = sorted(set(names_b) - set(names_a))
+        raise DiffError(
+            f"{a.id} and {b.id} have different events "
+            f"(only in {a.id}: {', '.join(only_a) or '-'}; "
+            f"only in {b.id}: {', '.join(only_b) or '-'})"
+        )
+    for ea in a.events:
+        eb = b.event(ea.name)
+        assert eb is not None
+        if _payload(ea) != _payload(eb):
+            raise DiffError(
+                f"event {ea.name!r} carries different fields or facts in {a.id} and {b.id}"
+            )
+
+
+def _payload(event: Event) -> tuple[object, ...]:
+    return (
+        tuple((f.name, _type_sig(f.type)) for f in event.fields),
+        tuple((f.name, _type_sig(f.type), f.lazy) for f in event.facts),
+    )
+
+
+def _type_sig(t: FieldType) -> object:
+    if isinstance(t, EnumType):
+        return ("enum", t.values)
+    if isinstance(t, IdType):
+        return ("id", t.abstraction)
+    return "bool"
+
+
+def _plan(a: Spec, b: Spec) -> tuple[Spec, Projection, str]:
+    """Which spec's states to enumerate and how they project onto the other's."""
+    identity: Projection = dict
+    keys_a = {state_key(a, s) for s in all_states(a)} if _shape(a) == _shape(b) else None
+    if keys_a is not None and keys_a == {state_key(b, s) for s in all_states(b)}:
+        return a, identity, ""
+    for fine, coarse in ((b, a), (a, b)):
+        if fine.refines is not None and fine.refines.spec == coarse.id:
+            project = _drop_projection(fine)
+            coarse_keys = {state_key(coarse, s) for s in all_states(coarse)}
+            stray = [
+                s for s in all_states(fine) if state_key(coarse, project(s)) not in coarse_keys
+            ]
+            if stray:
+                raise DiffError(
+                    f"{fine.id}'s projection onto {coarse.id} leaves "
+                    f"{render_state(fine, stray[0])} outside {coarse.id}'s states"
+                )
+            dropped = ", ".join(f"{ax}.{tag}.{'/'.join(fs)}" for ax, tag, fs in fine.refines.drop)
+            how = f"dropping {dropped}" if dropped else "states as they are"
+            return fine, project, f"{fine.id} refines {coarse.id}; its states project by {how}"
+    raise DiffError(
+        f"{a.id} and {b.id} have different states and neither declares that it refines the "
+        f"other (add `refines: {{spec: {a.id}, drop: ...}}` to {b.id})"
+    )
+
+
+def _shape(spec: Spec) -> tuple[str, ...]:
+    return tuple(a.name for a in spec.axes)
+
+
+def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+    _same_events(a, b)
+    fine, project, how = _plan(a, b)
+    events = all_events(fine)
+
+    def outcome(spec: Spec, state: Mapping[str, Any], event: Wire) -> Outcome:
+        on = state if spec is fine else project(state)
+        step = interpret.step(spec, on, event)
+        post = project(step.state) if spec is fine else step.state
+        return Outcome(post, step.effect, step.row, step.consulted)
+
+    def case(state: Wire, event: Wire) -> Case:
+        return Case(state, event, outcome(a, state, event), outcome(b, state, event))
+
+    groups: dict[tuple[str, str], Group] = {}
+    total = 0
+    for state in all_states(fine):
+        for event in events:
+            total += 1
+            c = case(state, event)
+            if not c.differs_in:
+                continue
+            g = groups.setdefault((c.a.row, c.b.row), Group(c.a.row, c.b.row))
+            g.count += 1
+            g.differs_in.update(c.differs_in)
+            if g.example is None:
+                g.example = c
+    _shortest_traces(fine, events, case, groups)
+    ordered = sorted(groups.values(), key=lambda g: (_row_index(a, g.row_a), g.row_b))
+    return SpecDiff(a, b, total, how, ordered, fine)
+
+
+def _row_index(spec: Spec, row: str) -> int:
+    return next((i for i, r in enumerate(spec.rows) if r.id == row), len(spec.rows))
+
+
+def _shortest_traces(
+    fine: Spec,
+    events: list[Wire],
+    case: Callable[[Wire, Wire], Case],
+    groups: dict[tuple[str, str], Group],
+) -> None:
+    """Breadth-first over the states both specs agree on; the first differing step of each
+    group ends its trace (and replaces the group's example, so the two match)."""
+    start = interpret.initial_state(fine)
+    seen = {state_key(fine, start)}
+    queue: deque[tuple[Wire, tuple[Wire, ...]]] = deque([(start, ())])
+    missing = set(groups)
+    while queue and missing:
+        state, path = queue.popleft()
+        for event in events:
+            c = case(state, event)
+            key = (c.a.row, c.b.row)
+            if c.differs_in and key in missing:
+                missing.discard(key)
+                groups[key].trace = (*path, event)
+                groups[key].example = c
+            if "state" in c.differs_in:
+                continue  # the specs part ways here; later steps compare different states
+            nxt = interpret.step(fine, state, event).state
+            k = state_key(fine, nxt)
+            if k not in seen:
+                seen.add(k)
+                queue.append((nxt, (*path, event)))
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def _outcome_text(spec: Spec, o: Outcome) -> str:
+    reads = f", reading {list(o.consulted)}" if o.consulted else ""
+    return f"`{render_state(spec, o.state)}` / `{o.effect}`{reads}"
+
+
+def render_markdown(d: SpecDiff, *, heading: str = "#") -> str:
+    coarse = d.a if d.enumerated is d.b else d.b
+    out = [f"{heading} Differences: {d.a.id} → {d.b.id}", ""]
+    if d.projection:
+        out += [f"{d.projection}.", ""]
+    if d.same:
+        out.append(f"The two specs agree on all {d.cases} cases of their shared abstraction.")
+        return "\n".join(out) + "\n"
+    out += [
+        f"{d.differing} of {d.cases} cases differ, in {len(d.groups)} group(s) by the pair of "
+        f"rows that fired (row in {d.a.id} → row in {d.b.id}).",
+        "",
+    ]
+    for g in d.groups:
+        assert g.example is not None
+        c = g.example
+        out += [
+            f"{heading}# `{g.row_a}` → `{g.row_b}` ({g.count} case(s); differs in "
+            f"{', '.join(sorted(g.differs_in))})",
+            "",
+            f"- case: `{render_state(d.enumerated, c.state)}` + `{render_event(c.event)}`",
+            f"- {d.a.id}: {_outcome_text(coarse, c.a)}",
+            f"- {d.b.id}: {_outcome_text(coarse, c.b)}",
+        ]
+        if g.trace is None:
+            out.append("- not reachable from the initial state along steps the specs agree on")
+        else:
+            steps = " → ".join(f"`{render_event(e)}`" for e in g.trace)
+            out.append(f"- shortest trace from the initial state: {steps}")
+        out.append("")
+    return "\n".join(out)
+
+
+def to_json(d: SpecDiff) -> dict[str, Any]:
+    def outcome(o: Outcome) -> dict[str, Any]:
+        return {
+            "state": o.state,
+            "effect": o.effect,
+            "row": o.row,
+            "consulted": list(o.consulted),
+        }
+
+    groups = []
+    for g in d.groups:
+        assert g.example is not None
+        groups.append(
+            {
+                "row_a": g.row_a,
+                "row_b": g.row_b,
+                "count": g.count,
+                "differs_in": sorted(g.differs_in),
+                "example": {
+                    "state": g.example.state,
+                    "event": g.example.event,
+                    "a": outcome(g.example.a),
+                    "b": outcome(g.example.b),
+                },
+                "trace": list(g.trace) if g.trace is not None else None,
+            }
+        )
+    return {
+        "a": d.a.id,
+        "b": d.b.id,
+        "projection": d.projection or None,
+        "cases": d.cases,
+        "differing": d.differing,
+        "groups": groups,
+    }
