@@ -1,4 +1,4 @@
-"""History records for handoff: extraction, literal search and UTF-16 reads with the seed's limits."""
+"""History records for handoff: extraction, literal search and UTF-16 reads (seed limits)."""
 
 from __future__ import annotations
 
