@@ -51,7 +51,7 @@ def wrong_run(
 def test_a_conforming_implementation_exits_0(serve_cmd: str, tmp_path: Path) -> None:
     done = cli("--impl", serve_cmd, "--examples", "5", "--quiet", cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "conforms: 2 spec(s)" in done.stdout
+    assert "conforms: 3 spec(s)" in done.stdout
     assert not (tmp_path / "pi-context-conformance").exists()  # no bundle without failures
 
 

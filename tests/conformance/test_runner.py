@@ -43,9 +43,13 @@ def wrong_report(spec26: Spec, broken_cmd: Callable[[str], str]) -> ConformanceR
 def test_the_reference_server_conforms_to_both_specs(serve_report: ConformanceReport) -> None:
     assert serve_report.ok, rep.render_text(serve_report)
     assert serve_report.protocol == 1
-    assert [r.spec.id for r in serve_report.specs] == ["reset-control@0.25", "reset-control@0.26"]
+    assert [r.spec.id for r in serve_report.specs] == [
+        "handoff@0.6",
+        "reset-control@0.25",
+        "reset-control@0.26",
+    ]
     cases = {r.spec.id: r.exhaustive_checked for r in serve_report.specs}
-    assert cases == {"reset-control@0.25": 1184, "reset-control@0.26": 9212}
+    assert cases == {"reset-control@0.25": 1184, "reset-control@0.26": 9212, "handoff@0.6": 1254}
     for result in serve_report.specs:
         assert result.stateful_examples >= 25 and result.stateful_steps > 0
         assert all(t.checked > 0 and t.failed == 0 for t in result.rows.values())
@@ -53,7 +57,7 @@ def test_the_reference_server_conforms_to_both_specs(serve_report: ConformanceRe
             t.checked for t in result.rows.values()
         )
     text = rep.render_text(serve_report)
-    assert "conforms: 2 spec(s)" in text
+    assert "conforms: 3 spec(s)" in text
 
 
 def test_the_flipped_cell_is_caught_at_its_row_only(wrong_report: ConformanceReport) -> None:

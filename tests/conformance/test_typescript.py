@@ -60,7 +60,11 @@ def test_each_module_exports_the_seeds_api(spec25: Spec, spec26: Spec) -> None:
 def test_the_binding_conforms_to_both_specs(ts_adapter: str) -> None:
     report = run_conformance(ts_adapter, examples=20, timeout=30, show=False)
     assert report.ok, [r.problems for r in report.specs]
-    assert [r.spec.id for r in report.specs] == ["reset-control@0.25", "reset-control@0.26"]
+    assert [r.spec.id for r in report.specs] == [
+        "handoff@0.6",
+        "reset-control@0.25",
+        "reset-control@0.26",
+    ]
     assert all(t.failed == 0 and t.checked > 0 for r in report.specs for t in r.rows.values())
 
 
@@ -116,7 +120,7 @@ def test_the_adapter_keeps_serving_and_reports_reads_in_order(ts_adapter: str) -
         "effect": "none",
         "consulted": ["aborted", "queued"],
     }
-    assert replies[5]["specs"] == ["reset-control@0.25", "reset-control@0.26"]
+    assert replies[5]["specs"] == ["handoff@0.6", "reset-control@0.25", "reset-control@0.26"]
 
 
 def test_a_binding_generated_from_a_mutated_spec_is_rejected(

@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        page = outputs.SOURCE_ROOT / docs_path(spec.version)
-        changed = outputs.write({str(docs_path(spec.version)): render_markdown(report)})
+        page = outputs.SOURCE_ROOT / docs_path(spec.version, spec.name)
+        changed = outputs.write({str(docs_path(spec.version, spec.name)): render_markdown(report)})
         # the reference page links the mutation report when it exists
         changed += outputs.write(outputs.render_outputs(list(committed.values()), ["docs"]))
         print(f"wrote {page}" if changed else f"{page} is up to date")

@@ -36,11 +36,11 @@ def _docs(specs: list[Spec]) -> dict[str, str]:
 
     out: dict[str, str] = {}
     for spec in specs:
-        mutation = SOURCE_ROOT / "docs" / "reset-control" / f"mutation-{spec.version}.md"
+        mutation = SOURCE_ROOT / "docs" / spec.name / f"mutation-{spec.version}.md"
         summary = None
         if mutation.is_file():
             summary = f"See [the mutation report](mutation-{spec.version}.md)."
-        out[f"docs/reset-control/{spec.version}.md"] = render(spec, mutation=summary)
+        out[f"docs/{spec.name}/{spec.version}.md"] = render(spec, mutation=summary)
     return out
 
 

@@ -460,4 +460,17 @@ SCENARIOS_026: tuple[Scenario, ...] = (
     ),
 )
 
-SCENARIOS: dict[str, tuple[Scenario, ...]] = {V25: SCENARIOS_025, V26: SCENARIOS_026}
+
+def _other_families() -> dict[str, tuple[Scenario, ...]]:
+    # Other spec families keep their scenarios in their own modules (imported here, after
+    # Scenario and Expect exist, so they can build on them).
+    from pi_context.statemachine.handoff_scenarios import SCENARIOS_HANDOFF_06, V_HANDOFF
+
+    return {V_HANDOFF: SCENARIOS_HANDOFF_06}
+
+
+SCENARIOS: dict[str, tuple[Scenario, ...]] = {
+    V25: SCENARIOS_025,
+    V26: SCENARIOS_026,
+    **_other_families(),
+}
