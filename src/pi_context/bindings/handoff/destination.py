@@ -87,8 +87,21 @@ def create_destination(
     if path is None:
         raise HandoffError("storage_failed", "the destination has no file")
     data = b"".join(encode_line(v) for v in [dest.header, *dest.entries])
+    if os.path.lexists(path):
+        raise HandoffError("storage_failed", f"the destination {path} already exists")
     try:
         create_exclusive(path, data, sync=True)
         return Session.open(path, durability=Durability.ALWAYS)
-    except SessionError as exc:
+    except (SessionError, OSError) as exc:
+        # Never leave a torn destination behind: this call created the file, so remove it.
+        remove_destination(path)
         raise HandoffError("storage_failed", f"cannot create the destination: {exc}") from None
+
+
+def remove_destination(path: Path) -> None:
+    """Remove a destination file this handoff created (best effort; it never held user data)."""
+    try:
+        if path.is_file():
+            path.unlink()
+    except OSError:
+        pass

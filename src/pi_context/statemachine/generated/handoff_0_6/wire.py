@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: bc5ae9d897c75c321607b47313a1281098debbc6a525beb7ae512cad5b3fc492
+# spec-sha256: 0df9f42d1daeb7e3ab0258155b99398d2671225363048b017a0ff298019af90f
 
 from __future__ import annotations
 
