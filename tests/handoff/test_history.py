@@ -163,3 +163,20 @@ def test_records_from_a_real_branch() -> None:
     s = new_session()
     s.append_message(user("hello"))
     assert extract_records(s.branch())[0].text == "hello"
+
+
+def test_tool_call_text_follows_javascript_string_conversion() -> None:
+    from pi_context.bindings.handoff.history import content_text
+
+    blocks = [
+        {"type": "toolCall", "name": "read", "arguments": {"path": "a", "n": 1.5}},
+        {"type": "toolCall", "arguments": None},
+        {"type": "toolCall", "name": None},
+        {"type": "text", "text": "tail"},
+    ]
+    assert content_text(blocks).split("\n") == [
+        'Tool call read: {"path":"a","n":1.5}',
+        "Tool call undefined: null",
+        "Tool call null: undefined",
+        "tail",
+    ]

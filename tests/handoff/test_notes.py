@@ -331,3 +331,13 @@ def test_memory_status() -> None:
     assert status["coverage"]["pendingUserMessages"] == 1
     lost = NoteState(2, state.notes, through_entry_id="elsewhere")
     assert memory_status(s.branch(), lost).to_json()["coverage"]["pendingMessages"] is None
+
+
+def test_error_codes_map() -> None:
+    from pi_context.bindings.handoff.errors import CODES, Cancelled, error_code
+
+    assert error_code(HandoffError("stale_scope", "x")) == "stale_scope"
+    assert error_code(Cancelled()) == "aborted"
+    assert error_code(ValueError("x")) == "operation_failed"
+    assert {"aborted", "operation_failed", "storage_failed", "handoff_binding"} <= CODES
+    assert str(HandoffError("invalid_note", "bad key")) == "invalid_note: bad key"

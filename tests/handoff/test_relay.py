@@ -324,3 +324,19 @@ def test_any_byte_of_the_receipt_is_refused(tmp_path: Path) -> None:
         changed = Session.open(target, readonly=True)
         code = _code(inherited_records, changed)
         assert code in {"handoff_binding", "handoff_source_changed", "handoff_unavailable"}
+
+
+def test_any_byte_of_the_parent_path_is_refused(tmp_path: Path) -> None:
+    source, dest, _, _ = bound_pair(tmp_path)
+    assert source.path is not None and dest.path is not None
+    parent = str(source.path)
+    rng = random.Random(4)
+    spots = [i for i, c in enumerate(parent) if c.isalnum()]
+    for i in rng.sample(spots, min(60, len(spots))):
+        c = parent[i]
+        pool = "0123456789" if c.isdigit() else "abcdefghijklmnopqrstuvwxyz"
+        forged = parent[:i] + rng.choice([p for p in pool if p != c.lower()]) + parent[i + 1 :]
+        changed = _rewrite_receipt(
+            dest, tmp_path, lambda d: None, lambda h, f=forged: h.update(parentSession=f)
+        )
+        assert _code(inherited_records, changed) == "handoff_binding", forged

@@ -410,3 +410,32 @@ def test_a_second_handoff_while_one_runs_is_refused(world: World) -> None:
     [busy] = inner
     assert busy.outcome == "failed" and busy.code == "handoff_unavailable"
     assert busy.rows == ["start.busy"] and busy.stages == []
+
+
+def test_a_crashing_generator_is_operation_failed(world: World) -> None:
+    def crash(request: NotesRequest) -> list[dict[str, Any]]:
+        raise KeyError("boom")
+
+    result = world.run(generator=crash)
+    assert result.outcome == "failed" and result.code == "operation_failed"
+    assert "KeyError" in result.message
+    check_invariants(world, result)
+
+
+def test_a_torn_destination_write_is_removed(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fault injection: the disk fails half-way through writing the destination."""
+    from pi_context.bindings.session import store
+
+    real = store._write_all
+
+    def torn(fd: int, data: bytes) -> None:
+        if b"context-memory-handoff-in" in data:
+            real(fd, data[: len(data) // 2])
+            raise OSError(28, "No space left on device")
+        real(fd, data)
+
+    monkeypatch.setattr(store, "_write_all", torn)
+    result = world.run()
+    assert result.outcome == "failed" and result.code == "storage_failed"
+    assert result.stages[-1] == "switching"
+    check_invariants(world, result)

@@ -80,7 +80,10 @@ def content_text(content: Any) -> str:
         elif kind == "toolCall":
             arguments = block.get("arguments")
             shown = "undefined" if "arguments" not in block else encode(arguments)
-            parts.append(f"Tool call {_js_string(block.get('name', 'undefined'))}: {shown}")
+            name = block.get("name")
+            # String(name): a missing name is "undefined", null is "null".
+            label = "undefined" if "name" not in block else "null" if name is None else name
+            parts.append(f"Tool call {_js_string(label)}: {shown}")
         elif kind == "image":
             parts.append("[Image content is not indexed]")
     return "\n".join(parts)

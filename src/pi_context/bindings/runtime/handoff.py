@@ -299,6 +299,9 @@ class _Run:
         except HandoffError as exc:
             self.error = exc
             return False
+        except Exception as exc:  # noqa: BLE001 - a host callback's bug fails the stage, named
+            self.error = HandoffError("operation_failed", f"{type(exc).__name__}: {exc}")
+            return False
 
     def read_source(self) -> None:
         session = self.source
