@@ -15,7 +15,7 @@ def test_exhaustive_agreement(gens: dict[str, Generated]) -> None:
         result = check_exhaustive(gen, show=False)
         assert result.mismatches == []
         counts[spec_id] = result.cases
-    assert counts == {"reset-control@0.25": 1184, "reset-control@0.26": 9212, "handoff@0.6": 1254}
+    assert counts == {"reset-control@0.25": 1184, "reset-control@0.26": 9212, "handoff@0.6": 399}
 
 
 def test_all_eight_025_combinations_are_reachable(specs: dict[str, Spec]) -> None:

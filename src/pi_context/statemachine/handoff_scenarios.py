@@ -18,7 +18,11 @@ TERMINAL = ("idle", "done", "failed", "cancelled")
 
 
 def st(stage: str = "idle", offer: str = "none", active: str = "source") -> Wire:
-    return {"stage": stage, "offer": offer, "active": active}
+    """A state on the wire; only the end stages record the offer and the open session (the
+    running stages imply them)."""
+    if stage in ("failed", "cancelled"):
+        return {"handoff": {"stage": stage, "offer": offer, "active": active}}
+    return {"handoff": {"stage": stage}}
 
 
 def ev(kind: str, **facts: bool) -> Wire:

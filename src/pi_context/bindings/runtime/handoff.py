@@ -427,7 +427,7 @@ class _Run:
             self.result.message = "A handoff is already running; this request changed nothing."
             self.runtime.notify("warning", self.result.message)
             return
-        stage = self.state.stage
+        stage = self.state.handoff.stage
         self.result.outcome = stage if stage in ("done", "failed", "cancelled") else "failed"
         code = error_code(self.error) if self.error is not None else None
         if effect in ("abandon-destination", "return-to-source") and self.created is not None:
@@ -487,10 +487,10 @@ async def run_handoff(runtime: Runtime, options: HandoffOptions) -> HandoffResul
     effect = run.step(ht.StartEvent(ht.StartFacts(available)))
     while True:
         try:
-            if run.state.stage in STAGES and effect != "busy":
-                run.result.stages.append(run.state.stage)
+            if run.state.handoff.stage in STAGES and effect != "busy":
+                run.result.stages.append(run.state.handoff.stage)
                 if options.on_stage is not None:
-                    options.on_stage(run.state.stage)
+                    options.on_stage(run.state.handoff.stage)
                 run.check_cancel()
             event = await run.perform(effect)
         except Cancelled:

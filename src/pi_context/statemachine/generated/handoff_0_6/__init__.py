@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 0df9f42d1daeb7e3ab0258155b99398d2671225363048b017a0ff298019af90f
+# spec-sha256: 03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 0df9f42d1daeb7e3ab0258155b99398d2671225363048b017a0ff298019af90f
+# spec-sha256: 03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444
 
 from __future__ import annotations
 
@@ -20,15 +20,30 @@ def _present(value: _T | None) -> _T:
     return value
 
 
-_STATE_PREPARING__NONE__SOURCE = t.State("preparing", "none", "source")
-_STATE_FAILED__NONE__SOURCE = t.State("failed", "none", "source")
+_HANDOFF_IDLE = t.HandoffIdle()
+_HANDOFF_PREPARING = t.HandoffPreparing()
+_HANDOFF_GENERATING = t.HandoffGenerating()
+_HANDOFF_QUALITY = t.HandoffQuality()
+_HANDOFF_SAVING = t.HandoffSaving()
+_HANDOFF_SWITCHING = t.HandoffSwitching()
+_HANDOFF_VALIDATING = t.HandoffValidating()
+_HANDOFF_CONTINUING = t.HandoffContinuing()
+_HANDOFF_DONE = t.HandoffDone()
+_STATE_PREPARING = t.State(_HANDOFF_PREPARING)
+_STATE_GENERATING = t.State(_HANDOFF_GENERATING)
+_STATE_QUALITY = t.State(_HANDOFF_QUALITY)
+_STATE_SAVING = t.State(_HANDOFF_SAVING)
+_STATE_SWITCHING = t.State(_HANDOFF_SWITCHING)
+_STATE_VALIDATING = t.State(_HANDOFF_VALIDATING)
+_STATE_CONTINUING = t.State(_HANDOFF_CONTINUING)
+_STATE_DONE = t.State(_HANDOFF_DONE)
 
 
 def _start(state: t.State, event: t.StartEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # start.available: A handoff starts from the open session, which becomes its source.
     if (
-        state.stage
+        state.handoff.stage
         in (
             "idle",
             "done",
@@ -37,15 +52,15 @@ def _start(state: t.State, event: t.StartEvent) -> tuple[t.State, t.Effect, str]
         )
         and facts.available
     ):
-        return _STATE_PREPARING__NONE__SOURCE, "read-source", "start.available"
+        return _STATE_PREPARING, "read-source", "start.available"
     # start.unavailable: An unsaved session or no model cannot hand off (handoff_unavailable).
-    if state.stage in (
+    if state.handoff.stage in (
         "idle",
         "done",
         "failed",
         "cancelled",
     ):
-        return _STATE_FAILED__NONE__SOURCE, "fail", "start.unavailable"
+        return t.State(t.HandoffFailed(offer="none", active="source")), "fail", "start.unavailable"
     # start.busy: One handoff at a time; a second request changes nothing.
     return state, "busy", "start.busy"
 
@@ -53,11 +68,15 @@ def _start(state: t.State, event: t.StartEvent) -> tuple[t.State, t.Effect, str]
 def _source_read(state: t.State, event: t.SourceReadEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # source_read.ok: A source whose saved branch matches memory can be distilled.
-    if state.stage == "preparing" and facts.ok:
-        return t.State("generating", state.offer, state.active), "generate-notes", "source_read.ok"
+    if state.handoff.stage == "preparing" and facts.ok:
+        return _STATE_GENERATING, "generate-notes", "source_read.ok"
     # source_read.changed: A source that changed on disk is never handed off (handoff_source_changed and kin).
-    if state.stage == "preparing":
-        return t.State("failed", state.offer, state.active), "fail", "source_read.changed"
+    if state.handoff.stage == "preparing":
+        return (
+            t.State(t.HandoffFailed(offer="none", active="source")),
+            "fail",
+            "source_read.changed",
+        )
     # source_read.stray: A report for another stage is ignored.
     return state, "none", "source_read.stray"
 
@@ -65,11 +84,15 @@ def _source_read(state: t.State, event: t.SourceReadEvent) -> tuple[t.State, t.E
 def _notes_generated(state: t.State, event: t.NotesGeneratedEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # notes_generated.ok: Notes in hand, the relay can be assembled and checked.
-    if state.stage == "generating" and facts.ok:
-        return t.State("quality", state.offer, state.active), "check-quality", "notes_generated.ok"
+    if state.handoff.stage == "generating" and facts.ok:
+        return _STATE_QUALITY, "check-quality", "notes_generated.ok"
     # notes_generated.empty: Without task notes there is nothing to hand off (empty_checkpoint, invalid notes).
-    if state.stage == "generating":
-        return t.State("failed", state.offer, state.active), "fail", "notes_generated.empty"
+    if state.handoff.stage == "generating":
+        return (
+            t.State(t.HandoffFailed(offer="none", active="source")),
+            "fail",
+            "notes_generated.empty",
+        )
     # notes_generated.stray: A report for another stage is ignored.
     return state, "none", "notes_generated.stray"
 
@@ -77,11 +100,15 @@ def _notes_generated(state: t.State, event: t.NotesGeneratedEvent) -> tuple[t.St
 def _quality_checked(state: t.State, event: t.QualityCheckedEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # quality_checked.ok: A relay within budget is offered on the source.
-    if state.stage == "quality" and facts.ok:
-        return t.State("saving", state.offer, state.active), "save-offer", "quality_checked.ok"
+    if state.handoff.stage == "quality" and facts.ok:
+        return _STATE_SAVING, "save-offer", "quality_checked.ok"
     # quality_checked.over-budget: A relay over budget never leaves the source (handoff_budget).
-    if state.stage == "quality":
-        return t.State("failed", state.offer, state.active), "fail", "quality_checked.over-budget"
+    if state.handoff.stage == "quality":
+        return (
+            t.State(t.HandoffFailed(offer="none", active="source")),
+            "fail",
+            "quality_checked.over-budget",
+        )
     # quality_checked.stray: A report for another stage is ignored.
     return state, "none", "quality_checked.stray"
 
@@ -89,18 +116,22 @@ def _quality_checked(state: t.State, event: t.QualityCheckedEvent) -> tuple[t.St
 def _offer_saved(state: t.State, event: t.OfferSavedEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # offer_saved.verified: Only an offer proven on disk, on an unchanged branch, allows the switch.
-    if state.stage == "saving" and facts.written and facts.verified:
-        return (
-            t.State("switching", "verified", state.active),
-            "create-destination",
-            "offer_saved.verified",
-        )
+    if state.handoff.stage == "saving" and facts.written and facts.verified:
+        return _STATE_SWITCHING, "create-destination", "offer_saved.verified"
     # offer_saved.unverified: An offer that is not on disk as written, or a source that moved, stops the handoff (storage_failed, stale_scope).
-    if state.stage == "saving" and facts.written:
-        return t.State("failed", "unverified", state.active), "fail", "offer_saved.unverified"
+    if state.handoff.stage == "saving" and facts.written:
+        return (
+            t.State(t.HandoffFailed(offer="unverified", active="source")),
+            "fail",
+            "offer_saved.unverified",
+        )
     # offer_saved.unwritten: The append failed; nothing else is written.
-    if state.stage == "saving":
-        return t.State("failed", state.offer, state.active), "fail", "offer_saved.unwritten"
+    if state.handoff.stage == "saving":
+        return (
+            t.State(t.HandoffFailed(offer="none", active="source")),
+            "fail",
+            "offer_saved.unwritten",
+        )
     # offer_saved.stray: A report for another stage (or a second save) is ignored.
     return state, "none", "offer_saved.stray"
 
@@ -110,16 +141,12 @@ def _destination_created(
 ) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # destination_created.ok: The host opens the new session only once its file is complete; then it is re-verified.
-    if state.stage == "switching" and facts.created:
+    if state.handoff.stage == "switching" and facts.created:
+        return _STATE_VALIDATING, "verify-destination", "destination_created.ok"
+    # destination_created.failed: A destination that could not be completed is removed; the host stays on the source (storage_failed).
+    if state.handoff.stage == "switching":
         return (
-            t.State("validating", state.offer, "destination"),
-            "verify-destination",
-            "destination_created.ok",
-        )
-    # destination_created.failed: A destination that could not be completed is removed; the host stays on the source (handoff_setup_failed).
-    if state.stage == "switching":
-        return (
-            t.State("failed", state.offer, "source"),
+            t.State(t.HandoffFailed(offer="verified", active="source")),
             "abandon-destination",
             "destination_created.failed",
         )
@@ -132,16 +159,12 @@ def _destination_verified(
 ) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # destination_verified.ok: A verified destination continues the work.
-    if state.stage == "validating" and facts.ok:
-        return (
-            t.State("continuing", state.offer, state.active),
-            "send-continuation",
-            "destination_verified.ok",
-        )
+    if state.handoff.stage == "validating" and facts.ok:
+        return _STATE_CONTINUING, "send-continuation", "destination_verified.ok"
     # destination_verified.failed: A destination that fails verification is removed; the host returns to the source (handoff_setup_failed).
-    if state.stage == "validating":
+    if state.handoff.stage == "validating":
         return (
-            t.State("failed", state.offer, "source"),
+            t.State(t.HandoffFailed(offer="verified", active="source")),
             "return-to-source",
             "destination_verified.failed",
         )
@@ -152,39 +175,53 @@ def _destination_verified(
 def _continued(state: t.State, event: t.ContinuedEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # continued.ok: The handoff is complete.
-    if state.stage == "continuing" and facts.ok:
-        return t.State("done", state.offer, state.active), "none", "continued.ok"
+    if state.handoff.stage == "continuing" and facts.ok:
+        return _STATE_DONE, "none", "continued.ok"
     # continued.failed: The destination is complete and verified; only the continuation failed (continuation_failed).
-    if state.stage == "continuing":
-        return t.State("failed", state.offer, state.active), "fail-continuation", "continued.failed"
+    if state.handoff.stage == "continuing":
+        return (
+            t.State(t.HandoffFailed(offer="verified", active="destination")),
+            "fail-continuation",
+            "continued.failed",
+        )
     # continued.stray: A report for another stage is ignored.
     return state, "none", "continued.stray"
 
 
 def _cancel(state: t.State, event: t.CancelEvent) -> tuple[t.State, t.Effect, str]:
-    # cancel.before-save: Cancelled before anything was written, the source is untouched (aborted).
-    if state.stage in (
+    # cancel.before-switch: Cancelled before the offer was written, the source is untouched (aborted).
+    if state.handoff.stage in (
         "preparing",
         "generating",
         "quality",
+        "saving",
     ):
-        return t.State("cancelled", state.offer, state.active), "none", "cancel.before-save"
-    # cancel.saving: A cancel during the save stops before any switch; the source keeps at most the offer.
-    if state.stage == "saving":
-        return t.State("cancelled", state.offer, state.active), "none", "cancel.saving"
-    # cancel.switching: A cancelled switch removes the unfinished destination and stays on the source (switch_cancelled).
-    if state.stage == "switching":
         return (
-            t.State("cancelled", state.offer, "source"),
+            t.State(t.HandoffCancelled(offer="none", active="source")),
+            "none",
+            "cancel.before-switch",
+        )
+    # cancel.switching: A cancelled switch removes the unfinished destination and stays on the source (switch_cancelled).
+    if state.handoff.stage == "switching":
+        return (
+            t.State(t.HandoffCancelled(offer="verified", active="source")),
             "abandon-destination",
             "cancel.switching",
         )
-    # cancel.validating: Cancelled before the destination was verified, the host returns to the source.
-    if state.stage == "validating":
-        return t.State("cancelled", state.offer, "source"), "return-to-source", "cancel.validating"
+    # cancel.validating: Cancelled before the destination was verified, the host returns to the source and removes it.
+    if state.handoff.stage == "validating":
+        return (
+            t.State(t.HandoffCancelled(offer="verified", active="source")),
+            "return-to-source",
+            "cancel.validating",
+        )
     # cancel.continuing: The destination is complete and verified; cancelling only skips the continuation prompt.
-    if state.stage == "continuing":
-        return t.State("cancelled", state.offer, state.active), "none", "cancel.continuing"
+    if state.handoff.stage == "continuing":
+        return (
+            t.State(t.HandoffCancelled(offer="verified", active="destination")),
+            "none",
+            "cancel.continuing",
+        )
     # cancel.idle: Nothing is running.
     return state, "none", "cancel.idle"
 

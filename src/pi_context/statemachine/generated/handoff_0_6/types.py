@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 0df9f42d1daeb7e3ab0258155b99398d2671225363048b017a0ff298019af90f
+# spec-sha256: 03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444
 
 from __future__ import annotations
 
@@ -11,38 +11,133 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "handoff@0.6"
-SPEC_SHA256 = "0df9f42d1daeb7e3ab0258155b99398d2671225363048b017a0ff298019af90f"
+SPEC_SHA256 = "03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444"
+
+Offer: TypeAlias = Literal[
+    "none", "unverified", "verified"
+]  # The relay offer on the source — absent, written but not proven on disk, or re-read and verified.
+Side: TypeAlias = Literal["source", "destination"]  # Which session the host has open.
 
 
-Stage: TypeAlias = Literal[
-    "idle",
-    "preparing",
-    "generating",
-    "quality",
-    "saving",
-    "switching",
-    "validating",
-    "continuing",
-    "done",
-    "failed",
-    "cancelled",
-]
-"""Where the handoff stands; done, failed and cancelled are terminal until the next start."""
+@dataclass(frozen=True, slots=True)
+class HandoffIdle:
+    """``handoff`` in phase ``idle``."""
 
-Offer: TypeAlias = Literal["none", "unverified", "verified"]
-"""The relay offer on the source — absent, written but not proven on disk, or re-read and verified."""
+    stage: ClassVar[Literal["idle"]] = "idle"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
 
-Active: TypeAlias = Literal["source", "destination"]
-"""Which session the host has open."""
+
+@dataclass(frozen=True, slots=True)
+class HandoffPreparing:
+    """``handoff`` in phase ``preparing``."""
+
+    stage: ClassVar[Literal["preparing"]] = "preparing"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffGenerating:
+    """``handoff`` in phase ``generating``."""
+
+    stage: ClassVar[Literal["generating"]] = "generating"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffQuality:
+    """``handoff`` in phase ``quality``."""
+
+    stage: ClassVar[Literal["quality"]] = "quality"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffSaving:
+    """``handoff`` in phase ``saving``."""
+
+    stage: ClassVar[Literal["saving"]] = "saving"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffSwitching:
+    """``handoff`` in phase ``switching``."""
+
+    stage: ClassVar[Literal["switching"]] = "switching"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffValidating:
+    """``handoff`` in phase ``validating``."""
+
+    stage: ClassVar[Literal["validating"]] = "validating"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffContinuing:
+    """``handoff`` in phase ``continuing``."""
+
+    stage: ClassVar[Literal["continuing"]] = "continuing"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffDone:
+    """``handoff`` in phase ``done``."""
+
+    stage: ClassVar[Literal["done"]] = "done"
+    offer: ClassVar[None] = None
+    active: ClassVar[None] = None
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffFailed:
+    """``handoff`` in phase ``failed``."""
+
+    stage: ClassVar[Literal["failed"]] = "failed"
+    offer: Offer
+    active: Side
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffCancelled:
+    """``handoff`` in phase ``cancelled``."""
+
+    stage: ClassVar[Literal["cancelled"]] = "cancelled"
+    offer: Offer
+    active: Side
+
+
+Handoff: TypeAlias = (
+    HandoffIdle
+    | HandoffPreparing
+    | HandoffGenerating
+    | HandoffQuality
+    | HandoffSaving
+    | HandoffSwitching
+    | HandoffValidating
+    | HandoffContinuing
+    | HandoffDone
+    | HandoffFailed
+    | HandoffCancelled
+)
 
 
 @dataclass(frozen=True, slots=True)
 class State:
     """One reset-control state."""
 
-    stage: Stage
-    offer: Offer
-    active: Active
+    handoff: Handoff
 
 
 Effect: TypeAlias = Literal[
@@ -300,7 +395,7 @@ EventType: TypeAlias = Literal[
 LAZY_ORDER: dict[str, tuple[str, ...]] = {}
 
 
-INITIAL_STATE = State(stage="idle", offer="none", active="source")
+INITIAL_STATE = State(handoff=HandoffIdle())
 
 
 def initial_state() -> State:

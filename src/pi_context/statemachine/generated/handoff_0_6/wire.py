@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 0df9f42d1daeb7e3ab0258155b99398d2671225363048b017a0ff298019af90f
+# spec-sha256: 03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444
 
 from __future__ import annotations
 
@@ -25,43 +25,115 @@ __all__ = [
 
 def state_to_wire(state: t.State) -> dict[str, Any]:
     return {
-        "stage": state.stage,
-        "offer": state.offer,
-        "active": state.active,
+        "handoff": _handoff_to_wire(state.handoff),
     }
+
+
+def _handoff_to_wire(value: t.Handoff) -> dict[str, Any]:
+    if isinstance(value, t.HandoffIdle):
+        return {"stage": "idle"}
+    if isinstance(value, t.HandoffPreparing):
+        return {"stage": "preparing"}
+    if isinstance(value, t.HandoffGenerating):
+        return {"stage": "generating"}
+    if isinstance(value, t.HandoffQuality):
+        return {"stage": "quality"}
+    if isinstance(value, t.HandoffSaving):
+        return {"stage": "saving"}
+    if isinstance(value, t.HandoffSwitching):
+        return {"stage": "switching"}
+    if isinstance(value, t.HandoffValidating):
+        return {"stage": "validating"}
+    if isinstance(value, t.HandoffContinuing):
+        return {"stage": "continuing"}
+    if isinstance(value, t.HandoffDone):
+        return {"stage": "done"}
+    if isinstance(value, t.HandoffFailed):
+        return {"stage": "failed", "offer": value.offer, "active": value.active}
+    if isinstance(value, t.HandoffCancelled):
+        return {"stage": "cancelled", "offer": value.offer, "active": value.active}
+    raise TypeError(f"not a handoff value: {value!r}")
+
+
+def _handoff_from_wire(obj: object, path: str) -> t.Handoff:
+    tags = (
+        "idle",
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
+        "done",
+        "failed",
+        "cancelled",
+    )
+    m = want_object(obj, path, required=("stage",))
+    tag = want_enum(m["stage"], f"{path}.stage", tags)
+    if tag == "idle":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffIdle()
+    if tag == "preparing":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffPreparing()
+    if tag == "generating":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffGenerating()
+    if tag == "quality":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffQuality()
+    if tag == "saving":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffSaving()
+    if tag == "switching":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffSwitching()
+    if tag == "validating":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffValidating()
+    if tag == "continuing":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffContinuing()
+    if tag == "done":
+        want_object(obj, path, exact=("stage",))
+        return t.HandoffDone()
+    if tag == "failed":
+        want_object(
+            obj,
+            path,
+            exact=(
+                "stage",
+                "offer",
+                "active",
+            ),
+        )
+        return t.HandoffFailed(
+            offer=want_enum(m["offer"], f"{path}.offer", ("none", "unverified", "verified")),
+            active=want_enum(m["active"], f"{path}.active", ("source", "destination")),
+        )
+    if tag == "cancelled":
+        want_object(
+            obj,
+            path,
+            exact=(
+                "stage",
+                "offer",
+                "active",
+            ),
+        )
+        return t.HandoffCancelled(
+            offer=want_enum(m["offer"], f"{path}.offer", ("none", "unverified", "verified")),
+            active=want_enum(m["active"], f"{path}.active", ("source", "destination")),
+        )
+    raise AssertionError(tag)
 
 
 def state_from_wire(obj: object, path: str = "state") -> t.State:
     """Parse a wire state; a wrong shape raises WireError naming the path."""
-    m = want_object(
-        obj,
-        path,
-        exact=(
-            "stage",
-            "offer",
-            "active",
-        ),
-    )
+    m = want_object(obj, path, exact=("handoff",))
     return t.State(
-        stage=want_enum(
-            m["stage"],
-            f"{path}.stage",
-            (
-                "idle",
-                "preparing",
-                "generating",
-                "quality",
-                "saving",
-                "switching",
-                "validating",
-                "continuing",
-                "done",
-                "failed",
-                "cancelled",
-            ),
-        ),
-        offer=want_enum(m["offer"], f"{path}.offer", ("none", "unverified", "verified")),
-        active=want_enum(m["active"], f"{path}.active", ("source", "destination")),
+        handoff=_handoff_from_wire(m["handoff"], f"{path}.handoff"),
     )
 
 
