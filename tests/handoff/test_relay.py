@@ -340,3 +340,12 @@ def test_any_byte_of_the_parent_path_is_refused(tmp_path: Path) -> None:
             dest, tmp_path, lambda d: None, lambda h, f=forged: h.update(parentSession=f)
         )
         assert _code(inherited_records, changed) == "handoff_binding", forged
+
+
+def test_source_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    assert _code(read_source, fifo) == "handoff_source_unavailable"  # and no hang
+    assert _code(read_source, tmp_path) == "handoff_source_unavailable"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from typing import Any
 import pytest
 
 from pi_context.bindings.runtime.handoff import HandoffResult
-from pi_context.bindings.tools import ToolContext, all_tools
+from pi_context.bindings.tools import ToolContext, ToolError, all_tools
 
 from .test_runtime_handoff import World, make_world
 
@@ -25,7 +26,11 @@ def done(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[World, Handof
 
 
 def call(name: str, path: Path | None, **args: Any) -> tuple[bool, Any]:
-    result = all_tools()[name].run(ToolContext(session_path=path), args)
+    """Run a tool as a host does: a ToolError is a named error the model sees."""
+    try:
+        result = all_tools()[name].run(ToolContext(session_path=path), args)
+    except ToolError as exc:
+        return True, json.loads(str(exc))
     return result.is_error, json.loads(result.text)
 
 
@@ -123,3 +128,71 @@ def test_session_report_errors(tmp_path: Path) -> None:
     junk.write_text("[1,2]\n")
     out = _cli(str(junk))
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_report_on_a_consistent_but_malformed_packet(done: tuple[World, HandoffResult]) -> None:
+    """A forged offer and receipt that agree with each other (seal included) but carry
+    nonsense notes: the report names the problem instead of crashing."""
+    from pi_context.bindings.handoff.relay import entry_digest
+
+    w, result = done
+    assert result.destination is not None
+    forged_state = {"version": 2, "notes": "not a list"}
+
+    def rewrite(path: Path, change: Any) -> list[dict[str, Any]]:
+        lines = [json.loads(x) for x in path.read_text().splitlines()]
+        for line in lines:
+            change(line)
+        path.write_text(
+            "".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines)
+        )
+        return lines
+
+    offers: list[dict[str, Any]] = []
+
+    def forge_offer(line: dict[str, Any]) -> None:
+        if line.get("customType") == "context-memory-handoff-out":
+            line["data"]["state"] = forged_state
+            offers.append(line)
+
+    def forge_receipt(line: dict[str, Any]) -> None:
+        if line.get("customType") == "context-memory-handoff-in":
+            line["data"]["packet"]["state"] = forged_state
+            line["data"]["offerDigest"] = entry_digest(offers[0])
+
+    rewrite(w.source_path, forge_offer)
+    rewrite(result.destination, forge_receipt)
+    out = _cli(str(result.destination), "--json")
+    assert "Traceback" not in out.stderr
+    assert json.loads(out.stdout)["handoff"]["verdict"] == "invalid_checkpoint"
+    assert out.returncode == 1
+
+
+def test_report_and_tools_never_crash_on_corrupted_files(
+    done: tuple[World, HandoffResult],
+) -> None:
+    """Any byte of the source or the destination replaced by any byte: the report and the
+    handoff-scope tools answer (or name the problem); nothing raises."""
+    import random
+
+    from pi_context.bindings.handoff.report import session_report
+    from pi_context.bindings.session import SessionError
+
+    w, result = done
+    assert result.destination is not None
+    rng = random.Random(5)
+    originals = {p: p.read_bytes() for p in (w.source_path, result.destination)}
+    for _ in range(150):
+        path = rng.choice(list(originals))
+        data = bytearray(originals[path])
+        for _ in range(rng.randint(1, 3)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        path.write_bytes(bytes(data))
+        with contextlib.suppress(SessionError):
+            session_report(result.destination)
+        error, payload = call(
+            "context_history_search", result.destination, query="API", scope="handoff"
+        )
+        assert isinstance(payload, dict)
+        path.write_bytes(originals[path])
+    assert session_report(result.destination)["handoff"]["verdict"] == "verified"

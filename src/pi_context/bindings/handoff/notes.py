@@ -255,7 +255,7 @@ def read_state(data: Any, records: Sequence[HistoryRecord]) -> NoteState:
         )
     boundaries = {r.id for r in records if r.role != "summary"}
     for name in ("throughEntryId", "notesThroughEntryId"):
-        if name in data and data[name] not in boundaries:
+        if name in data and (not isinstance(data[name], str) or data[name] not in boundaries):
             raise HandoffError(
                 "invalid_checkpoint",
                 f"{name} {data[name]!r} is not an archived message of the current branch",

@@ -79,6 +79,10 @@ def _read_capped(path: Path, cancelled: CancelCheck | None) -> bytes:
     chunks: list[bytes] = []
     size = 0
     try:
+        if not path.is_file():  # a FIFO or device could block or never end
+            raise HandoffError(
+                "handoff_source_unavailable", f"the handoff source {path} is not a regular file"
+            )
         with path.open("rb") as handle:
             while chunk := handle.read(_CHUNK):
                 if cancelled is not None:

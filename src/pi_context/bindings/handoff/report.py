@@ -46,7 +46,16 @@ def session_report(path: Path) -> dict[str, Any]:
             packet = grant["packet"]
             parent_id = packet["source"]["sessionId"]
             indexed = {r.id for r in parent_records}
-            cited = [s for n in packet["state"]["notes"] for s in n.get("sourceIds", [])]
+            notes = (
+                packet.get("state", {}).get("notes")
+                if isinstance(packet.get("state"), dict)
+                else None
+            )
+            if not isinstance(notes, list) or not all(
+                isinstance(n, dict) and isinstance(n.get("sourceIds"), list) for n in notes
+            ):
+                raise HandoffError("invalid_checkpoint", "the packet's notes are malformed")
+            cited = [s for n in notes for s in n["sourceIds"]]
             verdict = "verified" if all(s in indexed for s in cited) else "invalid_citations"
             handoff = {
                 "verdict": verdict,
@@ -59,11 +68,15 @@ def session_report(path: Path) -> dict[str, Any]:
                 "inheritedRecords": len(parent_records),
             }
             before = _source_notes_before(grant)
-            if before is not None:
-                after = read_state(packet["state"], parent_records)
-                moved = check_quality(before, after, parent_records)
-                quality["missingActive"] = moved.missing_active
-                quality["changedActive"] = moved.changed_active
+            if before is not None and verdict == "verified":
+                try:
+                    after = read_state(packet["state"], parent_records)
+                except HandoffError:
+                    after = None
+                if after is not None:
+                    moved = check_quality(before, after, parent_records)
+                    quality["missingActive"] = moved.missing_active
+                    quality["changedActive"] = moved.changed_active
         except HandoffError as exc:
             handoff = {"verdict": exc.code, "message": exc.message}
     quality["sources"] = handoff["verdict"]
