@@ -135,7 +135,7 @@ Handoff: TypeAlias = (
 
 @dataclass(frozen=True, slots=True)
 class State:
-    """One reset-control state."""
+    """One handoff state."""
 
     handoff: Handoff
 
