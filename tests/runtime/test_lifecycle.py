@@ -520,6 +520,8 @@ def test_every_tool_exports_a_json_schema(env, kit):
         "notes_search",
         "wipe_memory",
         "get_context_remaining",
+        "context_history_search",
+        "context_history_read",
     }
     for name, schema in schemas.items():
         assert schema["parameters"]["type"] == "object", name

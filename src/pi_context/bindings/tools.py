@@ -21,6 +21,7 @@ TOOL_MODULES: tuple[str, ...] = (
     "pi_context.bindings.history.tools",
     "pi_context.bindings.notes.tools",
     "pi_context.bindings.runtime.tools",
+    "pi_context.bindings.handoff.tools",
 )
 
 

@@ -32,6 +32,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    parser.add_argument(
+        "--handoff",
+        action="store_true",
+        help="end the run with /handoff to a fresh session (see docs/handoff.md)",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -60,5 +65,25 @@ def run(args: argparse.Namespace) -> int:
     except DemoError as exc:
         print(f"pi-context demo: {exc}", file=sys.stderr)
         return 1
-    print(summary_json(report) if args.json else format_table(report))
-    return 0
+    if not args.handoff:
+        print(summary_json(report) if args.json else format_table(report))
+        return 0
+    from pi_context.bindings.runtime.handoff_demo import format_handoff, run_handoff_demo
+
+    progress("handing off to a fresh session")
+    handed = run_handoff_demo(report, directory.absolute() / "project")
+    if args.json:
+        import json
+
+        body = json.loads(summary_json(report))
+        body["handoff"] = {
+            "result": handed.result.outcome,
+            "code": handed.result.code,
+            "destination": str(handed.result.destination),
+            "packet": handed.result.packet,
+            "report": handed.report,
+        }
+        print(json.dumps(body, ensure_ascii=False))
+    else:
+        print(format_table(report) + format_handoff(handed))
+    return 0 if handed.result.ok else 1

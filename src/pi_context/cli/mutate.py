@@ -93,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
             )
             return 2
         assert root is not None
-        page = root / docs_path(spec.version)
-        changed = outputs.write({str(docs_path(spec.version)): render_markdown(report)}, root)
+        rel = docs_path(spec.version, spec.name)
+        page = root / rel
+        changed = outputs.write({str(rel): render_markdown(report)}, root)
         # the reference page links the mutation report when it exists
         changed += outputs.write(outputs.render_outputs(list(committed.values()), ["docs"]), root)
         print(f"wrote {page}" if changed else f"{page} is up to date")

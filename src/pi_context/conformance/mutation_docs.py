@@ -14,8 +14,9 @@ from pi_context.conformance.mutate import CATEGORIES, MutationReport, Outcome
 DOCS_DIR = Path("docs") / "reset-control"
 
 
-def docs_path(version: str) -> Path:
-    return DOCS_DIR / f"mutation-{version}.md"
+def docs_path(version: str, spec_name: str = "reset-control") -> Path:
+    """Each spec family keeps its pages in ``docs/<family>/``."""
+    return DOCS_DIR.parent / spec_name / f"mutation-{version}.md"
 
 
 def _cell(text: str) -> str:

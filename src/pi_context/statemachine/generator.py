@@ -134,7 +134,7 @@ def types_module(spec: Spec) -> str:
         "",
         "@dataclass(frozen=True, slots=True)",
         "class State:",
-        '    """One reset-control state."""',
+        f'    """One {spec.name} state."""',
         "",
     ]
     for axis in spec.axes:
@@ -585,7 +585,7 @@ def _initial_shape(spec: Spec) -> tuple[str, ...]:
 
 
 def init_module(spec: Spec) -> str:
-    out = _header(spec, "Generated reset-control package")
+    out = _header(spec, f"Generated {spec.name} package")
     out += [
         "from .reducer import reduce, step",
         "from .types import *  # noqa: F403",

@@ -38,7 +38,7 @@ def _docs(specs: list[Spec]) -> dict[str, str]:
     by_id = {s.id: s for s in specs}
     out: dict[str, str] = {}
     for spec in specs:
-        mutation = SOURCE_ROOT / "docs" / "reset-control" / f"mutation-{spec.version}.md"
+        mutation = SOURCE_ROOT / "docs" / spec.name / f"mutation-{spec.version}.md"
         summary = None
         if mutation.is_file():
             summary = f"See [the mutation report](mutation-{spec.version}.md)."
@@ -47,7 +47,7 @@ def _docs(specs: list[Spec]) -> dict[str, str]:
         if base is not None:
             differences = render_markdown(diff_specs(base, spec), heading="##")
             differences += "\n" + restored_invariants(base, spec)
-        out[f"docs/reset-control/{spec.version}.md"] = render(
+        out[f"docs/{spec.name}/{spec.version}.md"] = render(
             spec, mutation=summary, differences=differences
         )
     return out

@@ -934,9 +934,18 @@ SCENARIOS_027: tuple[Scenario, ...] = tuple(
     ),
 )
 
+def _other_families() -> dict[str, tuple[Scenario, ...]]:
+    # Other spec families keep their scenarios in their own modules (imported here, after
+    # Scenario and Expect exist, so they can build on them).
+    from pi_context.statemachine.handoff_scenarios import SCENARIOS_HANDOFF_06, V_HANDOFF
+
+    return {V_HANDOFF: SCENARIOS_HANDOFF_06}
+
+
 SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     V25: SCENARIOS_025 + UPSTREAM_025,
     V26: SCENARIOS_026 + UPSTREAM_026,
     VP: PROPOSAL_SCENARIOS,
     V27: SCENARIOS_027,
+    **_other_families(),
 }

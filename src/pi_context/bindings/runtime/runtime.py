@@ -25,7 +25,7 @@ import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pi_context.bindings.notes.homes import NotesHomes, notes_root
 from pi_context.bindings.notes.snapshot import NotesSnapshot, load_snapshot
@@ -61,7 +61,10 @@ from .boot import BootInput, render_boot
 from .budget import Budget, Policy, Usage, countdown, resolve_policy
 from .commands import CommandResult, CompactDecision, WaitForIdle
 from .composer import Composed, ResetBuild, compose
-from .control import COMMITS, DEFAULT_SPEC, Control, Step, is_duplicate, reset_cause
+
+if TYPE_CHECKING:
+    from .handoff import HandoffOptions, HandoffResult
+from .control import COMMITS, DEFAULT_SPEC, Control, Facts, Step, is_duplicate, reset_cause
 from .overflow import is_context_overflow
 from .protocol import (
     ALREADY_PENDING_STATUS,
@@ -665,6 +668,12 @@ class Runtime:
     def pi_context_command(self, argument: str = "") -> CommandResult:
         """``/pi-context on|off|status``."""
         return commands.pi_context_command(self, argument)
+
+    async def handoff_command(self, options: HandoffOptions) -> HandoffResult:
+        """``/handoff``: continue in a fresh session through a verified relay (see ``handoff``)."""
+        from .handoff import run_handoff
+
+        return await run_handoff(self, options)
 
     def before_compact(self) -> CompactDecision:
         """``/compact`` (and native compaction): cancelled while enabled or on a marked branch."""

@@ -1,0 +1,46 @@
+"""``pi-context session report FILE [--json]``: memory status, handoff binding, quality.
+
+Registered as a sub-command of ``session`` (which ``cli/session.py`` defines; this module's
+name sorts after it, so the parser exists when this one registers).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pi_context.bindings.session import SessionError
+from pi_context.bindings.session.jsonl import encode
+
+
+def register(subparsers: Any) -> None:
+    session = subparsers.choices.get("session")
+    if session is None:
+        return
+    sub = next(a for a in session._actions if isinstance(a, argparse._SubParsersAction))
+    report = sub.add_parser(
+        "report",
+        help="memory status, handoff binding verdict and quality counts of a session",
+        description=(
+            "Report a session's saved task notes and their coverage, whether its handoff "
+            "binding to the source session verifies end to end, and quality counts. Exits 1 "
+            "when a handoff binding is refused, 2 when the file is not a readable session."
+        ),
+    )
+    report.add_argument("file", type=Path, help="Pi session JSONL file")
+    report.add_argument("--json", action="store_true", help="print the report as JSON")
+    report.set_defaults(handler=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from pi_context.bindings.handoff.report import render_report, report_exit_code, session_report
+
+    try:
+        report = session_report(args.file)
+    except SessionError as exc:
+        print(f"pi-context session report: {exc}", file=sys.stderr)
+        return 2
+    sys.stdout.write(encode(report) + "\n" if args.json else render_report(report))
+    return report_exit_code(report)
