@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.notes.homes import SCOPES, HomeUnavailableError, notes_root
+from pi_context.bindings.notes.jail import JailError
 from pi_context.bindings.notes.migrate import apply, plan
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
@@ -69,7 +70,7 @@ def run_migrate(args: argparse.Namespace) -> int:
         if args.apply:
             try:
                 done = apply(item)
-            except (OSError, UnicodeDecodeError) as exc:
+            except (OSError, UnicodeDecodeError, JailError) as exc:
                 failed += 1
                 print(f"failed {shown}: {exc}", file=sys.stderr)
                 continue
