@@ -34,7 +34,8 @@ LOCK_DIR = ".pi-notes-locks"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old is swept even if its writer's pid looks alive (pid reuse)."""
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = DIR_FLAGS
 # O_NONBLOCK: opening a FIFO planted in a home must not hang the reader.
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
@@ -185,14 +186,15 @@ def walk_dirs(root_fd: int, parts: list[str], *, create: bool, shown: str) -> in
 
 
 def read_file(
-    dir_fd: int, name: str, *, shown: str, limit: int | None = None
+    dir_fd: int, name: str, *, shown: str, limit: int | None = None, exact: bool = False
 ) -> tuple[bytes, os.stat_result]:
     """The bytes (up to ``limit``) and ``fstat`` of regular file ``name`` in ``dir_fd``.
 
     Raises ``FileNotFoundError`` when absent; ``JailError`` for a link, a hard-linked file or
-    anything that is not a regular file.
+    anything that is not a regular file. ``exact`` skips the NFC spelling lookup (the caller
+    has the on-disk name from a listing).
     """
-    actual = _actual_name(dir_fd, name)
+    actual = name if exact else _actual_name(dir_fd, name)
     try:
         fd = os.open(actual, _READ_FLAGS, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -367,6 +369,23 @@ def sweep_tree(dir_fd: int, max_depth: int) -> int:
         finally:
             os.close(child)
     return removed
+
+
+def sweep_home(root: Path, parts: tuple[str, ...], max_depth: int = 128) -> int:
+    """``sweep_tree`` of the home ``root/parts`` (opened without following links)."""
+    root_fd = open_root(root, create=False)
+    if root_fd is None:
+        return 0
+    try:
+        home_fd = walk_dirs(root_fd, list(parts), create=False, shown=str(root))
+    finally:
+        os.close(root_fd)
+    if home_fd is None:
+        return 0
+    try:
+        return sweep_tree(home_fd, max_depth)
+    finally:
+        os.close(home_fd)
 
 
 def _is_dir(entry: os.DirEntry[str]) -> bool:

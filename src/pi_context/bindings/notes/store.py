@@ -396,12 +396,14 @@ class NoteStore:
         """(bytes, mtime ms) of a walked file, or why it is refused; raises if it vanished."""
         limit = HEAD_BYTES if head_only else None
         try:
-            data, info = jail.read_file(item.dir_fd, item.name, shown=item.path, limit=limit)
+            data, info = jail.read_file(
+                item.dir_fd, item.name, shown=item.path, limit=limit, exact=True
+            )
         except jail.JailError as exc:
             return Refused(scope, item.path, exc.message)
         if head_only and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
             try:  # a long metadata block: read the whole file
-                data, info = jail.read_file(item.dir_fd, item.name, shown=item.path)
+                data, info = jail.read_file(item.dir_fd, item.name, shown=item.path, exact=True)
             except jail.JailError as exc:
                 return Refused(scope, item.path, exc.message)
         return data, _mtime_ms(info)
