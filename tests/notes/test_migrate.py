@@ -94,7 +94,8 @@ def test_the_store_refuses_legacy_notes_until_the_command_migrates_them(notes: N
 
 
 def test_migrate_without_a_root_is_a_clean_no_op(tmp_path: Path) -> None:
-    result = cli("notes", "migrate", "--notes-home", str(tmp_path / "absent"))
+    absent = str(tmp_path / "absent")
+    result = cli("notes", "migrate", "--notes-home", absent, "--from", absent + "-old")
     assert result.returncode == 0 and "nothing to migrate" in result.stdout
     assert not (tmp_path / "absent").exists()
 

@@ -128,7 +128,7 @@ def run_migrate(args: argparse.Namespace) -> int:
 
 def run_metadata(args: argparse.Namespace, root: Path, progress: Callable[[str], None]) -> int:
     if not root.is_dir():
-        print(f"pi-context notes migrate: no notes root at {root}; no metadata to migrate")
+        print(f"pi-context notes migrate: no notes root at {root}; nothing to migrate")
         return 0
     found = plan(root, progress)
     verb = "migrating" if args.apply else "would migrate"
