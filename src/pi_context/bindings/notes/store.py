@@ -31,6 +31,7 @@ from pi_context.bindings.notes.address import (
     NoteAddressError,
     note_path,
 )
+from pi_context.bindings.notes.cache import CACHE, MAX_FILE_BYTES, Stamp
 from pi_context.bindings.notes.errors import (
     EditError,
     HomeReadError,
@@ -174,6 +175,17 @@ def _mtime_ms(info: os.stat_result) -> int:
     return info.st_mtime_ns // 1_000_000
 
 
+def _stamp(info: os.stat_result) -> Stamp:
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_nlink,
+    )
+
+
 def lock_name(path: str) -> str:
     """The lock file (inside the home's lock folder) serializing writers of note ``path``."""
     return hashlib.sha256(path.encode("utf-8")).hexdigest()[:40] + ".lock"
@@ -202,8 +214,7 @@ class _Walked:
     dir_fd: int
     name: str
     size: int
-    mtime_ns: int
-    ino: int
+    stamp: Stamp
 
 
 class NoteStore:
@@ -389,24 +400,36 @@ class NoteStore:
                 )
                 continue
             seen.add(shown)
-            yield _Walked(shown, fd, name, info.st_size, info.st_mtime_ns, info.st_ino)
+            yield _Walked(shown, fd, name, info.st_size, _stamp(info))
         return folders
 
-    def _head(self, scope: str, item: _Walked, head_only: bool) -> tuple[bytes, int] | Refused:
-        """(bytes, mtime ms) of a walked file, or why it is refused; raises if it vanished."""
-        limit = HEAD_BYTES if head_only else None
+    def _parsed(
+        self, scope: str, home: str, item: _Walked, head_only: bool
+    ) -> tuple[str, ParsedNote] | Refused:
+        """(text, parsed) of a walked file, from the cache when its stamp still matches.
+
+        ``head_only`` may return just the head of a large file. Raises ``FileNotFoundError``
+        if the file vanished.
+        """
+        cached = CACHE.get(home, item.path, item.stamp)
+        if cached is not None:
+            return cached.text, cached.parsed
+        whole = not head_only or item.size <= MAX_FILE_BYTES
+        limit = None if whole else HEAD_BYTES
         try:
             data, info = jail.read_file(
                 item.dir_fd, item.name, shown=item.path, limit=limit, exact=True
             )
+            if not whole and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
+                # a long metadata block: read the whole file
+                data, info = jail.read_file(item.dir_fd, item.name, shown=item.path, exact=True)
         except jail.JailError as exc:
             return Refused(scope, item.path, exc.message)
-        if head_only and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
-            try:  # a long metadata block: read the whole file
-                data, info = jail.read_file(item.dir_fd, item.name, shown=item.path, exact=True)
-            except jail.JailError as exc:
-                return Refused(scope, item.path, exc.message)
-        return data, _mtime_ms(info)
+        text = _decode(data)
+        parsed = parse_note(text, _mtime_ms(info))
+        if len(data) == info.st_size and _stamp(info) == item.stamp:
+            CACHE.put(home, item.path, item.stamp, text, parsed)
+        return text, parsed
 
     def _usable(self, scope: str, path: str, parsed: ParsedNote | None) -> Refused | None:
         try:
@@ -421,17 +444,16 @@ class NoteStore:
         """Metadata of every note in one home, reading only the head of each file."""
         records: list[NoteRecord] = []
         refused: list[Refused] = []
+        home = str(self.home(scope))
         for item in self._walk(scope, refused):
             try:
-                got = self._head(scope, item, head_only=True)
+                got = self._parsed(scope, home, item, head_only=True)
             except FileNotFoundError:
                 continue  # removed between listing and opening
             if isinstance(got, Refused):
                 refused.append(got)
                 continue
-            data, mtime = got
-            text = _decode(data)
-            parsed = parse_note(text, mtime)
+            text, parsed = got
             problem = self._usable(scope, item.path, parsed)
             if problem is not None:
                 refused.append(problem)
@@ -455,21 +477,20 @@ class NoteStore:
         """
         notes: list[Note] = []
         refused: list[Refused] = []
+        home = str(self.home(scope))
         for item in self._walk(scope, refused):
             if accept is not None and not accept(item.path):
                 continue
             try:
-                got = self._head(scope, item, head_only=False)
+                got = self._parsed(scope, home, item, head_only=False)
             except FileNotFoundError:
                 continue
             if isinstance(got, Refused):
                 refused.append(got)
                 continue
-            data, mtime = got
-            text = _decode(data)
+            text, parsed = got
             if contains is not None and not any(literal in text for literal in contains):
                 continue
-            parsed = parse_note(text, mtime)
             problem = self._usable(scope, item.path, parsed)
             if problem is not None:
                 refused.append(problem)
