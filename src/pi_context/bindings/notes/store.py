@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Generator, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 from pi_context.bindings.notes import jail
@@ -173,6 +174,16 @@ def _read_exactly(fd: int, size: int) -> bytes:
 
 def _mtime_ms(info: os.stat_result) -> int:
     return info.st_mtime_ns // 1_000_000
+
+
+@lru_cache(maxsize=1 << 17)
+def _path_problem(path: str) -> str | None:
+    """Why a listed path is not addressable (pure, so a listing of 50k notes asks once each)."""
+    try:
+        note_path(path)
+    except NoteAddressError as exc:
+        return str(exc)
+    return None
 
 
 def _stamp(info: os.stat_result) -> Stamp:
@@ -432,10 +443,9 @@ class NoteStore:
         return text, parsed
 
     def _usable(self, scope: str, path: str, parsed: ParsedNote | None) -> Refused | None:
-        try:
-            note_path(path)
-        except NoteAddressError as exc:
-            return Refused(scope, path, f"not addressable as a note: {exc}")
+        problem = _path_problem(path)
+        if problem is not None:
+            return Refused(scope, path, f"not addressable as a note: {problem}")
         if parsed is not None and parsed.legacy_keys:
             return Refused(scope, path, _legacy_reason(parsed))
         return None
