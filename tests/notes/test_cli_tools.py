@@ -42,7 +42,7 @@ def test_write_edit_read_list_search_through_the_cli(tmp_path: Path, session_fil
     )
     assert wrote.returncode == 0, wrote.stdout + wrote.stderr
     assert json.loads(wrote.stdout)["created"] is True
-    assert (root / "sessions" / "cli-session-1" / "plan" / "步骤.md").is_file()
+    assert (root / "pi" / "session" / "cli-session-1" / "plan" / "步骤.md").is_file()
 
     edited = tool(
         "notes_edit",

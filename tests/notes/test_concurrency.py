@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from pi_context.bindings.notes import store as store_module
-from pi_context.bindings.notes.durable import TEMP_PREFIX
 from pi_context.bindings.notes.frontmatter import parse_note
 from pi_context.bindings.notes.homes import NotesHomes
+from pi_context.bindings.notes.jail import TEMP_PREFIX
 from pi_context.bindings.notes.store import NoteStore
 from pi_context.bindings.notes.tools import notes_edit
 from pi_context.bindings.tools import ToolContext
@@ -50,7 +50,7 @@ def ctx(root: Path) -> ToolContext:
 
 def stress_worker(root: str, index: int, barrier: Barrier, pause: float, unlocked: bool) -> None:
     if unlocked:  # control experiment only: take the lock away
-        store_module.file_lock = lambda _path: contextlib.nullcontext()  # type: ignore[assignment]
+        store_module.jail.file_lock = lambda *_a, **_k: contextlib.nullcontext()  # type: ignore[assignment]
     store = make_store(Path(root))
     barrier.wait()
     for round_ in range(ROUNDS):

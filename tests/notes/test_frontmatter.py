@@ -95,7 +95,7 @@ def test_render_then_parse_restores_meta_and_body(meta: NoteMeta, body: str) -> 
 def test_an_empty_body_ends_with_the_blank_separator() -> None:
     text = render_note(NoteMeta.new(0), "")
     assert text.endswith("---\n\n")
-    assert text.startswith("---\norigin: self\nstale: false\n")
+    assert text.startswith("---\norigin: self\nstatus: active\nstale: false\n")
 
 
 def test_malformed_values_fall_back_and_are_reported() -> None:
@@ -129,7 +129,8 @@ def test_unknown_lines_survive_a_rewrite_and_legacy_keys_are_reported() -> None:
     parsed = parse_note(text, fallback_ms=0)
     assert parsed.meta.origin == "human"
     assert parsed.legacy_keys == ("created_at",)
-    assert parsed.extra_lines == ("status: active", "created_at: x", "# a comment")
+    assert parsed.meta.status == "active", "status is a known key, as in the extension"
+    assert parsed.extra_lines == ("created_at: x", "# a comment")
     again = parse_note(render_note(parsed.meta, "new", parsed.extra_lines), 0)
     assert again.extra_lines == parsed.extra_lines
     assert again.body == "new"

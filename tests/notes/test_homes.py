@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -11,75 +12,91 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pi_context.bindings.notes.homes import (
+    AGENT_ENV_VAR,
     ENV_VAR,
     HomeUnavailableError,
     NotesHomes,
+    agent_slug,
+    model_slug,
     notes_root,
-    project_slug,
+    project_key,
     session_id_from_file,
-    slug,
+    slugify,
 )
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 
-SAFE = re.compile(r"[A-Za-z0-9._-]+")
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 @given(st.text(max_size=80))
-def test_slugs_are_safe_names(value: str) -> None:
-    name = slug(value)
-    assert SAFE.fullmatch(name) and name not in (".", "..") and not name.startswith(".")
-    assert len(name) <= 64 + 11
+def test_slugs_have_the_extension_shape(value: str) -> None:
+    assert SLUG.fullmatch(slugify(value))
 
 
-@given(st.text(max_size=30), st.text(max_size=30))
-def test_slugs_are_injective(a: str, b: str) -> None:
-    if a != b:
-        assert slug(a) != slug(b)
+def test_slug_cases_match_the_extension() -> None:
+    assert slugify("Claude Sonnet 4.5") == "claude-sonnet-4-5"
+    assert slugify("--") == "root", "an empty slug is root"
+    assert model_slug("anthropic/claude-x") == "claude-x", "the provider prefix goes"
+    assert model_slug(None) == "default"
+    assert agent_slug("Planner", {}) == "planner"
+    assert agent_slug("pi", {AGENT_ENV_VAR: "Reviewer"}) == "reviewer", "PI_NOTES_AGENT wins"
 
 
-def test_slug_cases() -> None:
-    assert slug("0190f1a2-aaaa-7bbb") == "0190f1a2-aaaa-7bbb", "a clean id is kept readable"
-    assert re.fullmatch(r"anthropic-claude-x-[0-9a-f]{10}", slug("anthropic/claude-x"))
-    assert re.fullmatch(r"x-[0-9a-f]{10}", slug(".."))
-    assert slug("a-0123456789") != "a-0123456789", "a name shaped like a hashed slug is hashed"
+def test_project_key_is_name_and_sha1_of_the_repository_root(tmp_path: Path) -> None:
+    repo = tmp_path / "my-app"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "deep").mkdir(parents=True)
+    digest = hashlib.sha1(str(repo).encode()).hexdigest()[:8]
+    assert project_key(repo) == f"my-app-{digest}"
+    assert project_key(repo / "src" / "deep") == f"my-app-{digest}", "the git root, not cwd"
+    # A linked worktree points at <main>/.git/worktrees/<name> and shares the main key.
+    tree = tmp_path / "elsewhere" / "wt"
+    tree.mkdir(parents=True)
+    (tree / ".git").write_text(f"gitdir: {repo}/.git/worktrees/wt\n", encoding="utf-8")
+    assert project_key(tree) == f"my-app-{digest}"
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert project_key(plain) == f"plain-{hashlib.sha1(str(plain).encode()).hexdigest()[:8]}"
 
 
 def test_projects_with_the_same_name_get_different_homes(tmp_path: Path) -> None:
     one, two = tmp_path / "a" / "app", tmp_path / "b" / "app"
     one.mkdir(parents=True)
     two.mkdir(parents=True)
-    assert project_slug(one).startswith("app-") and project_slug(two).startswith("app-")
-    assert project_slug(one) != project_slug(two)
+    assert project_key(one).startswith("app-") and project_key(two).startswith("app-")
+    assert project_key(one) != project_key(two)
 
 
 def test_layout_under_the_root(tmp_path: Path) -> None:
-    homes = NotesHomes(tmp_path, "sess-1", tmp_path, "pi", "m1")
-    assert homes.home("session") == tmp_path / "sessions" / "sess-1"
+    homes = NotesHomes(tmp_path, "sess-1", tmp_path, "pi", "openai/m1")
+    assert homes.home("session") == tmp_path / "pi" / "session" / "sess-1"
     assert homes.home("human") == tmp_path / "human"
     assert homes.home("agent") == tmp_path / "agents" / "pi"
     assert homes.home("model") == tmp_path / "models" / "m1"
-    assert homes.home("project").parent == tmp_path / "projects"
+    assert homes.home("project") == tmp_path / "project" / project_key(tmp_path)
     assert homes.available() == ("session", "project", "human", "agent", "model")
 
 
 def test_missing_identity_makes_only_that_home_unavailable(tmp_path: Path) -> None:
     homes = NotesHomes(tmp_path, None, tmp_path, "pi", None)
-    assert homes.available() == ("project", "human", "agent")
+    assert homes.available() == ("project", "human", "agent", "model")
+    assert homes.home("model") == tmp_path / "models" / "default", "as the extension does"
     with pytest.raises(HomeUnavailableError, match="no session id"):
         homes.home("session")
-    with pytest.raises(HomeUnavailableError, match="no model id"):
-        homes.home("model")
     with pytest.raises(HomeUnavailableError, match="unknown scope 'global'"):
         homes.home("global")
+    for bad in ("..", "a/b", "a:b", "a\\b"):
+        with pytest.raises(HomeUnavailableError, match="cannot name a folder"):
+            NotesHomes(tmp_path, bad, tmp_path, "pi", None).home("session")
 
 
 def test_root_precedence(tmp_path: Path) -> None:
     explicit = tmp_path / "explicit"
     assert notes_root(explicit, {ENV_VAR: "/elsewhere"}) == explicit
     assert notes_root(None, {ENV_VAR: str(tmp_path / "env")}) == tmp_path / "env"
-    assert notes_root(None, {}) == Path.home() / ".pi" / "agent" / "notes"
-    assert notes_root(None, {ENV_VAR: ""}) == Path.home() / ".pi" / "agent" / "notes"
+    assert notes_root(None, {}) == Path.home() / ".agents" / "notes"
+    assert notes_root(None, {ENV_VAR: ""}) == Path.home() / ".agents" / "notes"
 
 
 def test_session_id_comes_from_the_session_header(tmp_path: Path) -> None:
@@ -116,7 +133,7 @@ def test_session_file_problems_surface_only_on_the_session_home(tmp_path: Path) 
     good = tmp_path / "good.jsonl"
     good.write_text('\n{"type":"session","version":3,"id":"abc-1","cwd":"/"}\n', encoding="utf-8")
     homes = homes_for(ToolContext(session_path=good, notes_home=tmp_path, cwd=tmp_path))
-    assert homes.home("session") == tmp_path / "sessions" / "abc-1"
+    assert homes.home("session") == tmp_path / "pi" / "session" / "abc-1"
     missing = homes_for(ToolContext(session_path=tmp_path / "nope", notes_home=tmp_path))
     with pytest.raises(HomeUnavailableError, match="cannot read session file"):
         missing.home("session")

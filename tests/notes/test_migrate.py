@@ -45,7 +45,7 @@ def test_migration_renames_keys_and_keeps_the_body_byte_for_byte(body: str) -> N
     assert parsed.body == body
     assert parsed.meta.access_count == 4
     assert parsed.meta.updated_at == 1_700_000_000_010
-    assert parsed.extra_lines == ("status: active",)
+    assert parsed.extra_lines == () and parsed.meta.status == "active"
     assert migrate_text(rewrite.text) is None, "migration is idempotent"
 
 
@@ -94,7 +94,8 @@ def test_the_store_refuses_legacy_notes_until_the_command_migrates_them(notes: N
 
 
 def test_migrate_without_a_root_is_a_clean_no_op(tmp_path: Path) -> None:
-    result = cli("notes", "migrate", "--notes-home", str(tmp_path / "absent"))
+    absent = str(tmp_path / "absent")
+    result = cli("notes", "migrate", "--notes-home", absent, "--from", absent + "-old")
     assert result.returncode == 0 and "nothing to migrate" in result.stdout
     assert not (tmp_path / "absent").exists()
 
@@ -114,6 +115,6 @@ def test_notes_homes_prints_each_scope(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = dict(line.split(None, 1) for line in result.stdout.splitlines())
-    assert lines["session"] == str(tmp_path / "sessions" / "sess-9")
+    assert lines["session"] == str(tmp_path / "pi" / "session" / "sess-9")
     assert lines["human"] == str(tmp_path / "human")
-    assert lines["model"].startswith("(unavailable: the model home is unavailable")
+    assert lines["model"] == str(tmp_path / "models" / "default")

@@ -98,7 +98,7 @@ def test_missing_homes_and_identities_are_normal(notes: Notes, tmp_path: Path) -
     assert empty.loaded == ("session", "project", "human", "agent", "model")
     anonymous = notes.other(session_id=None, model_id=None)
     partial = load_snapshot(anonymous.store())
-    assert partial.unavailable == ("session", "model") and partial.complete
+    assert partial.unavailable == ("session",) and partial.complete, "model falls back to default"
 
 
 def test_legacy_notes_are_left_out_with_a_migration_notice(notes: Notes) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.bindings.notes.durable import TEMP_PREFIX, atomic_write
 from pi_context.bindings.notes.homes import NotesHomes
+from pi_context.bindings.notes.jail import TEMP_PREFIX, replace_file
 from pi_context.bindings.notes.store import (
     HomeReadError,
     NoteConflictError,
@@ -76,26 +76,36 @@ def test_a_file_symlink_out_of_the_home_is_refused(store: NoteStore, tmp_path: P
     (home / "leak.md").symlink_to(outside)
     with pytest.raises(PathEscapeError):
         store.read("human", "leak.md")
-    with pytest.raises(NoteConflictError, match="symbolic link"):
+    with pytest.raises(PathEscapeError, match="symbolic link"):
         store.write("human", "leak.md", "overwrite")
     assert outside.read_text(encoding="utf-8") == "secret"
 
 
-def test_a_symlink_inside_the_home_can_be_read(store: NoteStore) -> None:
+def test_a_symlink_inside_the_home_is_not_followed_either(store: NoteStore) -> None:
+    # Any link may be re-pointed outside between a check and a use, so none is followed.
     store.write("human", "real/a.md", "body")
     (store.home("human") / "alias").symlink_to(store.home("human") / "real")
-    assert store.read("human", "alias/a.md").body == "body"
+    with pytest.raises(PathEscapeError, match="alias is a symbolic link"):
+        store.read("human", "alias/a.md")
+    assert [r.path for r in store.scan("human").records] == ["real/a.md"]
 
 
 def test_a_note_cannot_also_be_a_folder(store: NoteStore) -> None:
-    store.write("human", "a", "file")
-    with pytest.raises(NoteConflictError, match="runs through the note 'a'"):
-        store.write("human", "a/b.md", "x")
-    store.write("human", "dir/b.md", "x")
+    store.write("human", "a.md", "file")
+    with pytest.raises(NoteConflictError, match="a note cannot also be a folder"):
+        store.write("human", "a.md/b.md", "x")
+    store.write("human", "dir.md/b.md", "x")
     with pytest.raises(NoteConflictError, match="folder of notes"):
-        store.write("human", "dir", "x")
+        store.write("human", "dir.md", "x")
     with pytest.raises(NoteNotFoundError):
-        store.read("human", "dir")
+        store.read("human", "dir.md")
+
+
+def test_a_path_without_md_names_the_same_markdown_file(store: NoteStore) -> None:
+    store.write("human", "plan/today", "one")
+    assert store.read("human", "plan/today.md").body == "one"
+    assert (store.home("human") / "plan" / "today.md").is_file()
+    assert [r.path for r in store.scan("human").records] == ["plan/today.md"]
 
 
 def test_temp_and_lock_files_are_invisible(store: NoteStore) -> None:
@@ -108,10 +118,13 @@ def test_temp_and_lock_files_are_invisible(store: NoteStore) -> None:
 
 
 def test_atomic_write_leaves_no_temp_behind(tmp_path: Path) -> None:
-    target = tmp_path / "n.md"
-    atomic_write(target, b"one")
-    atomic_write(target, b"two")
-    assert target.read_bytes() == b"two"
+    fd = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        replace_file(fd, "n.md", b"one", shown="n.md")
+        replace_file(fd, "n.md", b"two", shown="n.md")
+    finally:
+        os.close(fd)
+    assert (tmp_path / "n.md").read_bytes() == b"two"
     assert sorted(os.listdir(tmp_path)) == ["n.md"]
 
 

@@ -539,7 +539,7 @@ def test_tool_arguments_are_validated_with_clear_errors(env, kit):
     assert note.is_error
     written = rt.call_tool("notes_write", {"path": "plan.md", "content": "step one"})
     assert not written.is_error
-    assert (env.notes / "sessions").is_dir()
+    assert (env.notes / "pi" / "session").is_dir()
 
 
 def test_registry_tools_reach_the_live_runtime_of_their_session(env, kit):

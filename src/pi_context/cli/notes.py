@@ -1,19 +1,23 @@
-"""``pi-context notes``: inspect the notes homes and migrate legacy note metadata.
+"""``pi-context notes``: inspect the notes homes, migrate old notes, sweep temp files.
 
-``pi-context notes migrate`` previews (dry run) which notes under the notes root still carry
-legacy snake_case metadata; ``--apply`` rewrites them. ``pi-context notes homes`` prints where
-each scope's home is for a given identity.
+``pi-context notes migrate`` previews (dry run) what it would do: move notes from the earlier
+``~/.pi/agent/notes`` layout into the shared ``~/.agents/notes`` layout, and rename legacy
+snake_case metadata; ``--apply`` does it. ``pi-context notes homes`` prints where each scope's
+home is for a given identity. ``pi-context notes sweep`` removes temp files of killed writers.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.notes.homes import SCOPES, HomeUnavailableError, notes_root
-from pi_context.bindings.notes.migrate import apply, plan
+from pi_context.bindings.notes.jail import JailError, sweep_home
+from pi_context.bindings.notes.migrate import apply, homes_under, plan
+from pi_context.bindings.notes.relayout import apply_move, legacy_root, plan_layout
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 
@@ -37,6 +41,25 @@ def register(subparsers: Any) -> None:
         ),
     )
     migrate.add_argument("--notes-home", type=Path, help="notes root (default: PI_NOTES_HOME)")
+    migrate.add_argument(
+        "--from",
+        dest="old_root",
+        type=Path,
+        help="the earlier layout's root to move notes from (default: ~/.pi/agent/notes)",
+    )
+    migrate.add_argument(
+        "--project",
+        type=Path,
+        action="append",
+        default=[],
+        help="a project directory whose old project home should move (repeatable; cwd is tried)",
+    )
+    migrate.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        help="a model id whose old hashed model home should move (repeatable)",
+    )
     migrate.add_argument("--apply", action="store_true", help="rewrite (default: preview only)")
     migrate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     migrate.set_defaults(handler=run_migrate)
@@ -49,17 +72,64 @@ def register(subparsers: Any) -> None:
     homes.add_argument("--cwd", type=Path, default=None, help="project root (default: cwd)")
     homes.set_defaults(handler=run_homes)
 
+    sweep = actions.add_parser("sweep", help="remove temp files left by killed note writers")
+    sweep.add_argument("--notes-home", type=Path, help="notes root (default: PI_NOTES_HOME)")
+    sweep.set_defaults(handler=run_sweep)
+
+
+def run_layout(args: argparse.Namespace, root: Path, progress: Callable[[str], None]) -> int:
+    """Move notes out of the earlier layout; returns how many moves failed."""
+    old_root = (args.old_root or legacy_root()).absolute()
+    if not old_root.is_dir():
+        return 0
+    projects = [*args.project, Path.cwd()]
+    found = plan_layout(old_root, root, projects, args.model, progress)
+    verb = "moving" if args.apply else "would move"
+    failed = 0
+    for item in found.files:
+        assert item.move.new is not None
+        old = "/".join((*item.move.old, item.old_path))
+        new = "/".join((*item.move.new, item.new_path))
+        outcome = ""
+        if args.apply:
+            try:
+                outcome = apply_move(found, item)
+            except JailError as exc:
+                failed += 1
+                print(f"left {old_root}/{old}: {exc.message}", file=sys.stderr)
+                continue
+        note = f" ({outcome})" if outcome and outcome != "moved" else ""
+        print(f"{verb} {old_root}/{old} -> {root}/{new}{note}")
+    for where, why in found.left:
+        print(f"left {old_root}/{where}: {why}", file=sys.stderr)
+    moved = len(found.files) - failed
+    if args.apply:
+        print(f"moved {moved} of {len(found.files)} notes from {old_root} to {root}")
+    else:
+        print(f"{len(found.files)} notes under {old_root} would move to {root}")
+    return failed + (1 if args.apply and found.left else 0)
+
 
 def run_migrate(args: argparse.Namespace) -> int:
     root = notes_root(args.notes_home)
-    if not root.is_dir():
-        print(f"pi-context notes migrate: no notes root at {root}; nothing to migrate")
-        return 0
 
     def progress(line: str) -> None:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
+    try:
+        layout_failed = run_layout(args, root, progress)
+    except JailError as exc:
+        print(f"pi-context notes migrate: {exc.message}", file=sys.stderr)
+        return 1
+    status = run_metadata(args, root, progress)
+    return 1 if layout_failed or status else 0
+
+
+def run_metadata(args: argparse.Namespace, root: Path, progress: Callable[[str], None]) -> int:
+    if not root.is_dir():
+        print(f"pi-context notes migrate: no notes root at {root}; nothing to migrate")
+        return 0
     found = plan(root, progress)
     verb = "migrating" if args.apply else "would migrate"
     failed = 0
@@ -69,7 +139,7 @@ def run_migrate(args: argparse.Namespace) -> int:
         if args.apply:
             try:
                 done = apply(item)
-            except (OSError, UnicodeDecodeError) as exc:
+            except (OSError, UnicodeDecodeError, JailError) as exc:
                 failed += 1
                 print(f"failed {shown}: {exc}", file=sys.stderr)
                 continue
@@ -105,4 +175,16 @@ def run_homes(args: argparse.Namespace) -> int:
             print(f"{scope:<8} {homes.home(scope)}")
         except HomeUnavailableError as exc:
             print(f"{scope:<8} (unavailable: {exc})")
+    return 0
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    root = notes_root(args.notes_home)
+    removed = 0
+    for home in homes_under(root):
+        try:
+            removed += sweep_home(root, home.relative_to(root).parts)
+        except JailError as exc:
+            print(f"skipped {home}: {exc.message}", file=sys.stderr)
+    print(f"removed {removed} stale temp file(s) under {root}")
     return 0

@@ -8,6 +8,7 @@ home can never leave that home. The physical containment check (symlinks) lives 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 MAX_PATH_BYTES = 1024
@@ -18,6 +19,9 @@ MAX_SEGMENT_BYTES = 255
 
 RESERVED_PREFIX = ".pi-notes"
 """Segments starting with this name the store's own temp and lock files; notes cannot use it."""
+
+NOTE_SUFFIX = ".md"
+"""Notes are Markdown files: a path without this suffix gains it (``a/b`` is ``a/b.md``)."""
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
@@ -33,8 +37,29 @@ def _utf8_len(text: str) -> int:
         raise NoteAddressError("path is not valid Unicode (it contains a lone surrogate)") from exc
 
 
+def note_path(value: object) -> str:
+    """The canonical form of a note path: validated, NFC, ending in ``.md``.
+
+    ``a/b`` and ``a/b.md`` name one file, as in the TypeScript extension; NFC and NFD spellings
+    of a name are one note.
+    """
+    path = validate_path(value)
+    canonical = path if path.endswith(NOTE_SUFFIX) else path + NOTE_SUFFIX
+    last = canonical.rsplit("/", 1)[-1]
+    if _utf8_len(last) > MAX_SEGMENT_BYTES:
+        raise NoteAddressError(
+            f"note file name {last[:40]!r}… is longer than {MAX_SEGMENT_BYTES} UTF-8 bytes"
+        )
+    return canonical
+
+
 def validate_path(value: object) -> str:
-    """Return ``value`` if it is a safe virtual note path, else raise ``NoteAddressError``."""
+    """``value`` in NFC if it is a safe virtual note path, else raise ``NoteAddressError``."""
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value = unicodedata.normalize("NFC", value)
+        except UnicodeError as exc:  # pragma: no cover - normalize accepts any str
+            raise NoteAddressError("path is not valid Unicode") from exc
     if not isinstance(value, str) or value == "":
         raise NoteAddressError("path must be a non-empty virtual relative path")
     if "\0" in value:
@@ -94,6 +119,7 @@ def compile_glob(pattern: object) -> GlobPattern:
     """Compile a note glob or raise ``NoteAddressError`` naming the problem."""
     if not isinstance(pattern, str) or pattern == "":
         raise NoteAddressError("invalid pattern: it must be a non-empty string")
+    pattern = unicodedata.normalize("NFC", pattern)  # paths are compared in NFC
     for bad, what in (("\0", "a NUL character"), ("\\", "a backslash")):
         if bad in pattern:
             raise NoteAddressError(f"invalid pattern: it contains {what}")

@@ -2,6 +2,7 @@
 
     ---
     origin: self
+    status: active
     stale: false
     createdAt: 2026-03-01T09:15:02.117+01:00
     updatedAt: 2026-03-01T09:20:40.003+01:00
@@ -11,7 +12,10 @@
 
     body text…
 
-Keys are camelCase. Timestamps are local ISO 8601 with an explicit numeric offset (never
+Keys are camelCase, in the order the TypeScript extension writes them (``origin``,
+``status``, ``stale``, the timestamps, ``accessCount``, then any other key), so a note is the
+same file whichever side wrote it. Timestamps are local ISO 8601 with an explicit numeric
+offset (never
 ``Z``) and milliseconds, so a human reads local time and a parser recovers the exact instant.
 Parsing never fails: a missing or malformed value falls back to a finite value (the caller
 passes the file's mtime) and is reported in ``malformed``. Lines this module does not know are
@@ -22,6 +26,7 @@ migrate`` renames them.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -40,7 +45,26 @@ LEGACY_KEYS: dict[str, str] = {
 LEGACY_DROPPED_KEYS = frozenset({"scope"})
 """Older releases also wrote the scope; the home directory is the scope now, so it is dropped."""
 
-KNOWN_KEYS = ("origin", "stale", "createdAt", "updatedAt", "lastAccessed", "accessCount")
+KNOWN_KEYS = (
+    "origin",
+    "status",
+    "stale",
+    "createdAt",
+    "updatedAt",
+    "lastAccessed",
+    "accessCount",
+)
+STATUS_DEFAULT = "active"
+_BARE = re.compile(r"[A-Za-z0-9_.+\-:/]+")
+_YAML_WORDS = frozenset({"true", "false", "null", "yes", "no", "on", "off", "~"})
+
+
+def yaml_scalar(value: str) -> str:
+    """A metadata value as the extension writes it: bare when safe, else JSON-quoted."""
+    if _BARE.fullmatch(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}")
@@ -91,6 +115,7 @@ class NoteMeta:
     updated_at: int
     last_accessed: int
     access_count: int
+    status: str = STATUS_DEFAULT
 
     @staticmethod
     def new(now_ms: int, *, stale: bool = False, origin: str = ORIGIN_DEFAULT) -> NoteMeta:
@@ -175,6 +200,8 @@ def parse_note(text: str, fallback_ms: int) -> ParsedNote:
     def timestamp(key: str, default: int) -> int:
         raw = values.get(key)
         parsed = None if raw is None else parse_iso(_unquote(raw))
+        if parsed is None and raw is not None and raw.strip().isascii() and raw.strip().isdigit():
+            parsed = int(raw.strip())  # the extension also accepts epoch milliseconds
         if parsed is None or not MIN_MS <= parsed <= MAX_MS:
             malformed.append(key)
             return default
@@ -192,7 +219,8 @@ def parse_note(text: str, fallback_ms: int) -> ParsedNote:
         malformed.append("accessCount")
         count = 0
     origin = _unquote(values.get("origin", ORIGIN_DEFAULT)) or ORIGIN_DEFAULT
-    meta = NoteMeta(origin, stale_raw == "true", created, updated, accessed, count)
+    status = _unquote(values.get("status", STATUS_DEFAULT)) or STATUS_DEFAULT
+    meta = NoteMeta(origin, stale_raw == "true", created, updated, accessed, count, status)
     return ParsedNote(meta, body, header_chars, True, tuple(legacy), tuple(malformed), tuple(extra))
 
 
@@ -205,6 +233,7 @@ def render_header(meta: NoteMeta, extra_lines: tuple[str, ...] = ()) -> str:
     lines = [
         FENCE,
         f"origin: {_origin_value(meta.origin)}",
+        f"status: {_origin_value(meta.status)}",
         f"stale: {'true' if meta.stale else 'false'}",
         f"createdAt: {local_iso(meta.created_at)}",
         f"updatedAt: {local_iso(meta.updated_at)}",

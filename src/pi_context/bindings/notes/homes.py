@@ -1,16 +1,18 @@
-"""The notes root and its five homes, resolved from the host's identity.
+"""The notes root and its five homes, laid out exactly as the TypeScript extension does.
 
-Layout under the root (``PI_NOTES_HOME``, default ``~/.pi/agent/notes``)::
+Layout under the root (``PI_NOTES_HOME``, default ``~/.agents/notes``), shared with
+pi-context 0.26's note store so a Python host and the extension see one memory::
 
-    sessions/<session-id slug>/     session: this Pi session only
-    projects/<name>-<hash>/         project: every session whose project root is this directory
-    human/                          human: the person, across every project and agent
-    agents/<agent slug>/            agent: this agent name, across projects
-    models/<model slug>/            model: this model id, across projects
+    pi/session/<session id>/   session: this Pi session only
+    project/<name>-<sha1 8>/   project: the git repository (or directory) of the work
+    human/                     human: the person, across every project and agent
+    agents/<agent slug>/       agent: ``PI_NOTES_AGENT`` (else the host's agent name)
+    models/<model slug>/       model: the model id without its provider prefix, or ``default``
 
-Slugs keep ``[A-Za-z0-9._-]``; anything else (or an over-long name) is replaced and a short
-hash of the original is appended, so two different identities never share a directory and
-no identity can name ``..`` or an absolute path.
+Slugs are lowercase ``[a-z0-9]`` runs joined by single dashes (empty becomes ``root``). The
+project key is the base name of the repository root plus the first 8 hex digits of the SHA-1
+of its absolute path; every linked git worktree of one repository shares the main checkout's
+key. A session id must be one plain directory name or the session home is unavailable.
 """
 
 from __future__ import annotations
@@ -25,10 +27,11 @@ from pathlib import Path
 
 SCOPES: tuple[str, ...] = ("session", "project", "human", "agent", "model")
 ENV_VAR = "PI_NOTES_HOME"
-SLUG_MAX_CHARS = 64
+AGENT_ENV_VAR = "PI_NOTES_AGENT"
+DEFAULT_MODEL_SLUG = "default"
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-_HASHED = re.compile(r"-[0-9a-f]{10}$")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_BAD_COMPONENT = re.compile(r"[\\/\0:]")
 
 
 class HomeUnavailableError(ValueError):
@@ -36,11 +39,11 @@ class HomeUnavailableError(ValueError):
 
 
 def default_root() -> Path:
-    return Path.home() / ".pi" / "agent" / "notes"
+    return Path.home() / ".agents" / "notes"
 
 
 def notes_root(explicit: Path | None = None, environ: Mapping[str, str] | None = None) -> Path:
-    """The notes root: ``explicit``, else ``$PI_NOTES_HOME``, else ``~/.pi/agent/notes``."""
+    """The notes root: ``explicit``, else ``$PI_NOTES_HOME``, else ``~/.agents/notes``."""
     env = os.environ if environ is None else environ
     chosen = (
         explicit if explicit is not None else (Path(env[ENV_VAR]) if env.get(ENV_VAR) else None)
@@ -49,28 +52,62 @@ def notes_root(explicit: Path | None = None, environ: Mapping[str, str] | None =
     return root.absolute()
 
 
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+def slugify(value: str) -> str:
+    """The extension's home-name form: lowercase ``[a-z0-9]`` runs joined by ``-``."""
+    cleaned = _NOT_SLUG.sub("-", value.lower()).strip("-")
+    return cleaned or "root"
 
 
-def _clean(value: str) -> str:
-    return _UNSAFE.sub("-", value).strip(".-")[:SLUG_MAX_CHARS].strip(".-")
+def model_slug(model_id: str | None) -> str:
+    """The model home's name: the id after its last ``/`` (the provider prefix goes)."""
+    if not model_id:
+        return DEFAULT_MODEL_SLUG
+    return slugify(model_id.rsplit("/", 1)[-1] or model_id)
 
 
-def slug(value: str) -> str:
-    """A directory name for ``value``: readable, filesystem-safe and injective."""
-    cleaned = _clean(value)
-    # A clean value is used as is unless it looks like a hashed slug itself, which keeps
-    # the mapping injective: every hashed slug ends in the hash of its own original.
-    if cleaned == value and cleaned and not _HASHED.search(cleaned):
-        return cleaned
-    return f"{cleaned or 'x'}-{_digest(value)}"
+def agent_slug(agent_name: str, environ: Mapping[str, str] | None = None) -> str:
+    """``PI_NOTES_AGENT`` when set (what the extension reads), else the host's agent name."""
+    env = os.environ if environ is None else environ
+    return slugify(env.get(AGENT_ENV_VAR) or agent_name)
 
 
-def project_slug(project_root: Path) -> str:
-    """The project's directory: its base name for humans, a hash of its full path for identity."""
-    resolved = str(project_root.resolve())
-    return f"{_clean(Path(resolved).name) or 'root'}-{_digest(resolved)}"
+def _repository_root(directory: Path) -> Path:
+    """The main checkout behind ``directory/.git`` (a linked worktree resolves to it)."""
+    marker = directory / ".git"
+    if marker.is_dir():
+        return directory
+    try:
+        pointer = marker.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return directory
+    found = re.search(r"^gitdir:\s*(.+)$", pointer, re.M)
+    if not found:
+        return directory
+    target = Path(os.path.normpath(directory / found.group(1).strip()))
+    parts = target.parts
+    # <main>/.git/worktrees/<name>: every worktree of one repository shares one key.
+    if len(parts) >= 3 and parts[-2] == "worktrees" and parts[-3] == ".git":
+        return Path(*parts[:-3])
+    return directory
+
+
+def git_root(cwd: Path) -> Path | None:
+    current = Path(os.path.abspath(cwd))
+    while True:
+        if os.path.lexists(current / ".git"):
+            return _repository_root(current)
+        if current.parent == current:
+            return None
+        current = current.parent
+
+
+def project_key(cwd: Path) -> str:
+    """``<base name>-<sha1 of the absolute root, 8 hex>`` of the repository root (or ``cwd``)."""
+    absolute = Path(os.path.abspath(cwd))
+    root = git_root(absolute) or absolute
+    text = str(root)
+    digest = hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{root.name}-{digest}"
 
 
 def session_id_from_file(path: Path) -> str:
@@ -101,6 +138,15 @@ def session_id_from_file(path: Path) -> str:
     )
 
 
+def _session_component(session_id: str) -> str | None:
+    """Why ``session_id`` cannot be a directory name, or ``None`` when it can."""
+    if session_id in (".", "..") or _BAD_COMPONENT.search(session_id):
+        return "it is not one plain directory name"
+    if len(session_id.encode("utf-8", "surrogatepass")) > 255:
+        return "it is longer than 255 bytes"
+    return None
+
+
 @dataclass(frozen=True)
 class NotesHomes:
     """Where each scope's notes live for one host identity."""
@@ -113,7 +159,8 @@ class NotesHomes:
     session_error: str | None = None
     """Why the session id could not be read, when a session file was given but is unusable."""
 
-    def home(self, scope: str) -> Path:
+    def parts(self, scope: str) -> tuple[str, ...]:
+        """The home's folders below the root (each one plain name)."""
         if scope == "session":
             if not self.session_id:
                 if self.session_error:
@@ -124,26 +171,33 @@ class NotesHomes:
                     "the session home is unavailable: this host has no session id "
                     "(pass --session FILE to the CLI)"
                 )
-            return self.root / "sessions" / slug(self.session_id)
-        if scope == "project":
-            return self.root / "projects" / project_slug(self.project_root)
-        if scope == "human":
-            return self.root / "human"
-        if scope == "agent":
-            return self.root / "agents" / slug(self.agent_name or "pi")
-        if scope == "model":
-            if not self.model_id:
+            problem = _session_component(self.session_id)
+            if problem:
                 raise HomeUnavailableError(
-                    "the model home is unavailable: this host has no model id "
-                    "(pass --model ID to the CLI)"
+                    f"the session home is unavailable: session id {self.session_id[:80]!r} "
+                    f"cannot name a folder ({problem})"
                 )
-            return self.root / "models" / slug(self.model_id)
+            return ("pi", "session", self.session_id)
+        if scope == "project":
+            return ("project", project_key(self.project_root))
+        if scope == "human":
+            return ("human",)
+        if scope == "agent":
+            return ("agents", agent_slug(self.agent_name))
+        if scope == "model":
+            return ("models", model_slug(self.model_id))
         raise HomeUnavailableError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
+
+    def home(self, scope: str) -> Path:
+        return self.root.joinpath(*self.parts(scope))
 
     def available(self) -> tuple[str, ...]:
         """The scopes this identity can address, in canonical order."""
-        return tuple(
-            scope
-            for scope in SCOPES
-            if (scope != "session" or self.session_id) and (scope != "model" or self.model_id)
-        )
+        out: list[str] = []
+        for scope in SCOPES:
+            try:
+                self.parts(scope)
+            except HomeUnavailableError:
+                continue
+            out.append(scope)
+        return tuple(out)

@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from pi_context.bindings.notes import jail
 from pi_context.bindings.notes.address import RESERVED_PREFIX
-from pi_context.bindings.notes.durable import LOCK_DIR, atomic_write, file_lock
 from pi_context.bindings.notes.frontmatter import FENCE, LEGACY_DROPPED_KEYS, LEGACY_KEYS
-from pi_context.bindings.notes.store import lock_path
+from pi_context.bindings.notes.store import lock_name
 
-HOME_GROUPS = ("sessions", "projects", "agents", "models")
+HOME_GROUPS = ("pi/session", "project", "agents", "models")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*:")
 
 
@@ -70,10 +70,12 @@ def migrate_text(text: str) -> Rewrite | None:
 def homes_under(root: Path) -> list[Path]:
     """Every home directory under the notes root, in a stable order."""
     homes: list[Path] = []
-    if (root / "human").is_dir():
+    if (root / "human").is_dir() and not (root / "human").is_symlink():
         homes.append(root / "human")
     for group in HOME_GROUPS:
         directory = root / group
+        if directory.is_symlink():
+            continue
         if directory.is_dir():
             found = (p for p in directory.iterdir() if p.is_dir() and not p.is_symlink())
             homes.extend(sorted(found))
@@ -133,11 +135,29 @@ def plan(root: Path, progress: Callable[[str], None] | None = None) -> Plan:
 
 
 def apply(item: Planned) -> Rewrite | None:
-    """Rewrite one planned note under its lock, re-reading it first (it may have changed)."""
-    (item.home / LOCK_DIR).mkdir(exist_ok=True)
-    with file_lock(lock_path(item.home, item.path)):
-        text = item.file.read_bytes().decode("utf-8")
-        rewrite = migrate_text(text)
-        if rewrite is not None:
-            atomic_write(item.file, rewrite.text.encode("utf-8"))
-        return rewrite
+    """Rewrite one planned note under its lock, re-reading it first (it may have changed).
+
+    The home is reopened by descriptor (links refused), exactly as the store writes.
+    Raises ``jail.JailError`` or ``UnicodeDecodeError`` naming what went wrong.
+    """
+    home_fd = jail.open_root(item.home, create=False)
+    if home_fd is None:
+        raise jail.JailError("missing", f"{item.home} vanished")
+    parts = item.path.split("/")
+    try:
+        with jail.file_lock(home_fd, lock_name(item.path), shown=str(item.home)):
+            dir_fd = jail.walk_dirs(home_fd, parts[:-1], create=False, shown=str(item.home))
+            if dir_fd is None:
+                raise jail.JailError("missing", f"{item.path} vanished")
+            try:
+                data, _info = jail.read_file(dir_fd, parts[-1], shown=item.path)
+                rewrite = migrate_text(data.decode("utf-8"))
+                if rewrite is not None:
+                    jail.replace_file(
+                        dir_fd, parts[-1], rewrite.text.encode("utf-8"), shown=item.path
+                    )
+                return rewrite
+            finally:
+                os.close(dir_fd)
+    finally:
+        os.close(home_fd)

@@ -1,5 +1,10 @@
 """Read and mutate notes inside their homes.
 
+All filesystem access goes through ``jail``: every component below the notes root is opened
+relative to an open directory with ``O_NOFOLLOW``, so no symbolic link (planted, or swapped in
+mid-call) and no hard link leads a read or a write out of its home, and every operating-system
+failure surfaces as a named ``NoteError``.
+
 Reads take no lock: every write replaces a whole file atomically, so a reader sees one
 complete version. Every mutation is a read-modify-write performed under the note's
 cross-process lock, so concurrent writers never lose each other's updates.
@@ -11,26 +16,58 @@ others.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
-import stat
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
-from pi_context.bindings.notes.address import RESERVED_PREFIX, NoteAddressError, validate_path
-from pi_context.bindings.notes.durable import (
-    LOCK_DIR,
-    atomic_write,
-    ensure_dirs,
-    file_lock,
-    make_dirs,
+from pi_context.bindings.notes import jail
+from pi_context.bindings.notes.address import (
+    NOTE_SUFFIX,
+    RESERVED_PREFIX,
+    NoteAddressError,
+    note_path,
 )
-from pi_context.bindings.notes.frontmatter import NoteMeta, ParsedNote, parse_note, render_note
-from pi_context.bindings.notes.homes import NotesHomes
+from pi_context.bindings.notes.cache import CACHE, MAX_FILE_BYTES, Stamp
+from pi_context.bindings.notes.errors import (
+    EditError,
+    HomeReadError,
+    InvalidPathError,
+    LegacyNoteError,
+    LinkedNoteError,
+    NoteConflictError,
+    NoteError,
+    NoteNotFoundError,
+    NoteTooLargeError,
+    PathEscapeError,
+    UnsafeHomeError,
+)
+from pi_context.bindings.notes.frontmatter import (
+    NoteMeta,
+    ParsedNote,
+    parse_note,
+    render_note,
+    yaml_scalar,
+)
+from pi_context.bindings.notes.homes import NotesHomes, project_key
+
+__all__ = [
+    "EditError",
+    "HomeReadError",
+    "InvalidPathError",
+    "LegacyNoteError",
+    "LinkedNoteError",
+    "NoteConflictError",
+    "NoteError",
+    "NoteNotFoundError",
+    "NoteTooLargeError",
+    "PathEscapeError",
+    "UnsafeHomeError",
+]
 
 NOTE_MAX_BYTES = 1_000_000
 """Largest note body, in UTF-8 bytes."""
@@ -43,48 +80,6 @@ MIGRATE_HINT = "run `pi-context notes migrate` to preview and `--apply` to renam
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-class NoteError(Exception):
-    """A named note failure: ``message`` is what the model sees, ``fields`` what it echoes."""
-
-    def __init__(self, message: str, **fields: object) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fields = fields
-
-
-class NoteNotFoundError(NoteError):
-    def __init__(self, scope: str, path: str) -> None:
-        super().__init__("note not found", path=path, scope=scope)
-
-
-class InvalidPathError(NoteError):
-    pass
-
-
-class PathEscapeError(NoteError):
-    pass
-
-
-class LegacyNoteError(NoteError):
-    pass
-
-
-class NoteTooLargeError(NoteError):
-    pass
-
-
-class NoteConflictError(NoteError):
-    pass
-
-
-class EditError(NoteError):
-    pass
-
-
-class HomeReadError(NoteError):
-    """A real failure reading a home (not its absence)."""
 
 
 @dataclass(frozen=True)
@@ -181,14 +176,56 @@ def _mtime_ms(info: os.stat_result) -> int:
     return info.st_mtime_ns // 1_000_000
 
 
-def lock_path(home: Path, path: str) -> Path:
-    """The lock file serializing writers of note ``path`` in ``home`` (any process)."""
-    digest = hashlib.sha256(path.encode("utf-8")).hexdigest()[:40]
-    return home / LOCK_DIR / f"{digest}.lock"
+@lru_cache(maxsize=1 << 17)
+def _path_problem(path: str) -> str | None:
+    """Why a listed path is not addressable (pure, so a listing of 50k notes asks once each)."""
+    try:
+        note_path(path)
+    except NoteAddressError as exc:
+        return str(exc)
+    return None
 
 
-def _within(child: str, parent: str) -> bool:
-    return child == parent or child.startswith(parent.rstrip(os.sep) + os.sep)
+def _stamp(info: os.stat_result) -> Stamp:
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_nlink,
+    )
+
+
+def lock_name(path: str) -> str:
+    """The lock file (inside the home's lock folder) serializing writers of note ``path``."""
+    return hashlib.sha256(path.encode("utf-8")).hexdigest()[:40] + ".lock"
+
+
+MAX_WALK_DEPTH = 128
+"""Folders nested deeper than this are not listed (a hostile tree cannot exhaust descriptors)."""
+
+
+def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
+    """A jail refusal on the way to one note, as the store's named error."""
+    if exc.kind == "symlink":
+        return PathEscapeError(f"path escapes its home: {exc.message}", path=path, scope=scope)
+    if exc.kind == "linked":
+        return LinkedNoteError(exc.message, path=path, scope=scope)
+    if exc.kind == "conflict":
+        return NoteConflictError(exc.message, path=path, scope=scope)
+    return NoteError(exc.message, path=path, scope=scope)
+
+
+@dataclass
+class _Walked:
+    """One candidate note met by a home walk; ``dir_fd`` is valid only while it is yielded."""
+
+    path: str
+    dir_fd: int
+    name: str
+    size: int
+    stamp: Stamp
 
 
 class NoteStore:
@@ -203,129 +240,212 @@ class NoteStore:
     def home(self, scope: str) -> Path:
         return self.homes.home(scope)
 
-    def _target(self, scope: str, path: str) -> tuple[Path, Path]:
-        """(home, home/path) after validating ``path``; raises for a malformed path."""
+    def _canonical(self, path: str) -> str:
         try:
-            validate_path(path)
+            return note_path(path)
         except NoteAddressError as exc:
             raise InvalidPathError(str(exc), path=path) from exc
-        home = self.home(scope)
-        return home, home.joinpath(*path.split("/"))
-
-    def _check_inside(self, home: Path, target: Path, scope: str, path: str) -> None:
-        real_home = os.path.realpath(home)
-        real_target = os.path.realpath(target)
-        if not _within(real_target, real_home) or real_target == real_home:
-            raise PathEscapeError(
-                "path escapes its home (a symbolic link points outside it)", path=path, scope=scope
-            )
 
     def physical_path(self, scope: str, path: str) -> Path:
-        """Where the note ``path`` of ``scope`` lives (validated; it may not exist)."""
-        return self._target(scope, path)[1]
+        """Where the note ``path`` of ``scope`` lives (for display; I/O never uses it)."""
+        return self.home(scope).joinpath(*self._canonical(path).split("/"))
+
+    def _home_fd(self, scope: str, *, create: bool) -> int | None:
+        """An open descriptor of the scope's home, or ``None`` when it does not exist."""
+        parts = list(self.homes.parts(scope))
+        root = self.homes.root
+        try:
+            root_fd = jail.open_root(root, create=create)
+            if root_fd is None:
+                return None
+            try:
+                return jail.walk_dirs(root_fd, parts, create=create, shown=str(root))
+            finally:
+                os.close(root_fd)
+        except jail.JailError as exc:
+            if exc.kind == "symlink":
+                raise UnsafeHomeError(
+                    f"the {scope} home is not trusted: {exc.message}", scope=scope
+                ) from exc
+            raise NoteError(exc.message, scope=scope) from exc
+
+    @contextmanager
+    def _note_dir(self, scope: str, path: str, *, create: bool) -> Iterator[tuple[int, str] | None]:
+        """(open folder of the note, file name), or ``None`` when a folder is absent."""
+        home_fd = self._home_fd(scope, create=create)
+        if home_fd is None:
+            yield None
+            return
+        parts = path.split("/")
+        try:
+            try:
+                dir_fd = jail.walk_dirs(home_fd, parts[:-1], create=create, shown="")
+            except jail.JailError as exc:
+                if exc.kind == "conflict":
+                    raise NoteConflictError(
+                        f"{exc.message}: a note cannot also be a folder", path=path, scope=scope
+                    ) from exc
+                raise _note_error(exc, scope, path) from exc
+        finally:
+            os.close(home_fd)
+        if dir_fd is None:
+            yield None
+            return
+        try:
+            yield dir_fd, parts[-1]
+        finally:
+            os.close(dir_fd)
 
     # --- reads --------------------------------------------------------------------------
 
-    def _read_file(self, scope: str, path: str, target: Path) -> Note:
+    def _read_in(self, scope: str, path: str, dir_fd: int, name: str) -> Note | None:
         try:
-            with open(target, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                if not stat.S_ISREG(info.st_mode):
-                    raise NoteNotFoundError(scope, path)
-                data = handle.read()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError) as exc:
-            raise NoteNotFoundError(scope, path) from exc
-        except OSError as exc:
-            raise NoteError(
-                f"cannot read note: {exc.strerror or exc}", path=path, scope=scope
-            ) from exc
+            data, info = jail.read_file(dir_fd, name, shown=path)
+        except FileNotFoundError:
+            return None
+        except jail.JailError as exc:
+            if exc.kind == "conflict" and "folder" in exc.message:
+                return None  # a folder of notes is not a note
+            raise _note_error(exc, scope, path) from exc
         text = _decode(data)
         return Note(scope, path, text, parse_note(text, _mtime_ms(info)))
 
     def read(self, scope: str, path: str, *, allow_legacy: bool = False) -> Note:
         """The note at ``path``; ``NoteNotFoundError`` if absent, ``LegacyNoteError`` if old."""
-        home, target = self._target(scope, path)
-        if not os.path.lexists(target):
+        path = self._canonical(path)
+        with self._note_dir(scope, path, create=False) as located:
+            note = None if located is None else self._read_in(scope, path, *located)
+        if note is None:
             raise NoteNotFoundError(scope, path)
-        self._check_inside(home, target, scope, path)
-        note = self._read_file(scope, path, target)
         if note.parsed.legacy_keys and not allow_legacy:
             raise LegacyNoteError(_legacy_reason(note.parsed), path=path, scope=scope)
         return note
 
-    def _walk(self, scope: str) -> Iterator[tuple[str, str]]:
-        """(virtual path, file) for every regular file of the home; raises ``HomeReadError``.
+    def _walk(self, scope: str, refused: list[Refused]) -> Iterator[_Walked]:
+        """Every ``.md`` regular file of the home, by descriptor; raises ``HomeReadError``.
 
-        Order is unspecified (callers sort); plain strings keep a 10,000-note walk cheap.
+        Links are never followed (a folder swapped for a link mid-walk is skipped), names are
+        reported in NFC, and a second spelling of one name in a folder is refused. At most one
+        descriptor per folder level is open. Order is unspecified (callers sort).
         """
-        stack: list[tuple[str, str]] = [(os.fspath(self.home(scope)), "")]
-        while stack:
-            directory, prefix = stack.pop()
-            try:
-                with os.scandir(directory) as entries:
-                    listed = list(entries)
-            except FileNotFoundError:
-                continue  # a missing home is empty; a directory removed mid-walk is gone
-            except OSError as exc:
-                raise HomeReadError(
-                    f"cannot read the {scope} home: {exc.strerror or exc}",
-                    scope=scope,
-                    home=directory,
-                ) from exc
-            for entry in listed:
-                name = entry.name
-                if name.startswith(RESERVED_PREFIX):
-                    continue  # the store's own temp and lock files
+        try:
+            home_fd = self._home_fd(scope, create=False)
+        except NoteError as exc:
+            message = f"cannot read the {scope} home: {exc.message}"
+            raise HomeReadError(message, scope=scope) from exc
+        if home_fd is None:
+            return
+        # Frames of (open folder, its virtual prefix, sub-folder names still to visit).
+        stack: list[tuple[int, str, list[str]]] = []
+        try:
+            folders = yield from self._files(scope, home_fd, "", refused)
+            stack.append((home_fd, "", folders))
+            home_fd = -1  # the stack owns it now
+            while stack:
+                fd, prefix, pending = stack[-1]
+                if not pending:
+                    stack.pop()
+                    os.close(fd)
+                    continue
+                name = pending.pop()
+                shown = prefix + jail.nfc(name)
+                if len(stack) > MAX_WALK_DEPTH:
+                    refused.append(Refused(scope, shown + "/", "nested too deeply to list"))
+                    continue
                 try:
-                    if entry.is_symlink():
-                        continue  # listing never follows links out of (or around) a home
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append((entry.path, prefix + name + "/"))
-                    elif entry.is_file(follow_symlinks=False):
-                        yield prefix + name, entry.path
-                except OSError as exc:
+                    child = jail.open_dir(fd, name, create=False, shown=shown)
+                except jail.JailError as exc:
+                    if exc.kind in ("symlink", "conflict"):
+                        continue  # swapped for a link or a file since it was listed
                     raise HomeReadError(
-                        f"cannot read the {scope} home: {exc.strerror or exc}",
-                        scope=scope,
-                        home=directory,
+                        f"cannot read the {scope} home: {exc.message}", scope=scope
                     ) from exc
-
-    def _open_home_file(self, scope: str, file: str, head_only: bool) -> tuple[bytes, int, int]:
-        """(bytes, total size, mtime ms), or raise FileNotFoundError if it vanished.
-
-        Raw ``os`` calls: a buffered file object costs more than the read for small notes.
-        """
-        try:
-            fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise
-        except OSError as exc:
-            raise HomeReadError(
-                f"cannot read the {scope} home: {exc.strerror or exc}",
-                scope=scope,
-                home=os.path.dirname(file),
-            ) from exc
-        try:
-            info = os.fstat(fd)
-            want = info.st_size if not head_only else min(info.st_size, HEAD_BYTES)
-            data = _read_exactly(fd, want)
-            if head_only and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
-                data += _read_exactly(fd, info.st_size - len(data))  # a long metadata block
-        except OSError as exc:
-            raise HomeReadError(
-                f"cannot read the {scope} home: {exc.strerror or exc}",
-                scope=scope,
-                home=os.path.dirname(file),
-            ) from exc
+                if child is None:
+                    continue  # removed since it was listed
+                try:
+                    below = yield from self._files(scope, child, shown + "/", refused)
+                except BaseException:
+                    os.close(child)
+                    raise
+                stack.append((child, shown + "/", below))
         finally:
-            os.close(fd)
-        return data, info.st_size, _mtime_ms(info)
+            if home_fd >= 0:
+                os.close(home_fd)
+            for fd, _prefix, _pending in stack:
+                os.close(fd)
+
+    def _files(
+        self, scope: str, fd: int, prefix: str, refused: list[Refused]
+    ) -> Generator[_Walked, None, list[str]]:
+        """Yield the notes of one open folder; return its sub-folder names."""
+        try:
+            with os.scandir(fd) as listing:
+                entries = list(listing)
+        except OSError as exc:
+            raise HomeReadError(
+                f"cannot read the {scope} home: {exc.strerror or exc}", scope=scope
+            ) from exc
+        folders: list[str] = []
+        seen: set[str] = set()
+        # Exact NFC spellings first, so a later NFD twin is the one refused.
+        entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
+        for entry in entries:
+            name = entry.name
+            if name.startswith(RESERVED_PREFIX):
+                continue  # the store's own temp files and lock folder
+            try:
+                if entry.is_symlink():
+                    continue  # listing never follows links
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(name)
+                    continue
+                if not name.endswith(NOTE_SUFFIX) or not entry.is_file(follow_symlinks=False):
+                    continue  # notes are .md files; other files are not notes
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # vanished since it was listed
+            shown = prefix + jail.nfc(name)
+            if shown in seen:
+                refused.append(
+                    Refused(scope, shown, "another spelling (NFC/NFD) of this name is the note")
+                )
+                continue
+            seen.add(shown)
+            yield _Walked(shown, fd, name, info.st_size, _stamp(info))
+        return folders
+
+    def _parsed(
+        self, scope: str, home: str, item: _Walked, head_only: bool
+    ) -> tuple[str, ParsedNote] | Refused:
+        """(text, parsed) of a walked file, from the cache when its stamp still matches.
+
+        ``head_only`` may return just the head of a large file. Raises ``FileNotFoundError``
+        if the file vanished.
+        """
+        cached = CACHE.get(home, item.path, item.stamp)
+        if cached is not None:
+            return cached.text, cached.parsed
+        whole = not head_only or item.size <= MAX_FILE_BYTES
+        limit = None if whole else HEAD_BYTES
+        try:
+            data, info = jail.read_file(
+                item.dir_fd, item.name, shown=item.path, limit=limit, exact=True
+            )
+            if not whole and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
+                # a long metadata block: read the whole file
+                data, info = jail.read_file(item.dir_fd, item.name, shown=item.path, exact=True)
+        except jail.JailError as exc:
+            return Refused(scope, item.path, exc.message)
+        text = _decode(data)
+        parsed = parse_note(text, _mtime_ms(info))
+        if len(data) == info.st_size and _stamp(info) == item.stamp:
+            CACHE.put(home, item.path, item.stamp, text, parsed)
+        return text, parsed
 
     def _usable(self, scope: str, path: str, parsed: ParsedNote | None) -> Refused | None:
-        try:
-            validate_path(path)
-        except NoteAddressError as exc:
-            return Refused(scope, path, f"not addressable as a note: {exc}")
+        problem = _path_problem(path)
+        if problem is not None:
+            return Refused(scope, path, f"not addressable as a note: {problem}")
         if parsed is not None and parsed.legacy_keys:
             return Refused(scope, path, _legacy_reason(parsed))
         return None
@@ -334,19 +454,24 @@ class NoteStore:
         """Metadata of every note in one home, reading only the head of each file."""
         records: list[NoteRecord] = []
         refused: list[Refused] = []
-        for path, file in self._walk(scope):
+        home = str(self.home(scope))
+        for item in self._walk(scope, refused):
             try:
-                data, size, mtime = self._open_home_file(scope, file, head_only=True)
+                got = self._parsed(scope, home, item, head_only=True)
             except FileNotFoundError:
                 continue  # removed between listing and opening
-            text = _decode(data)
-            parsed = parse_note(text, mtime)
-            problem = self._usable(scope, path, parsed)
+            if isinstance(got, Refused):
+                refused.append(got)
+                continue
+            text, parsed = got
+            problem = self._usable(scope, item.path, parsed)
             if problem is not None:
                 refused.append(problem)
                 continue
             header_bytes = len(text[: parsed.header_chars].encode("utf-8", "surrogatepass"))
-            records.append(NoteRecord(scope, path, parsed.meta, max(0, size - header_bytes)))
+            records.append(
+                NoteRecord(scope, item.path, parsed.meta, max(0, item.size - header_bytes))
+            )
         return HomeScan(scope, tuple(records), tuple(sorted(refused, key=lambda r: r.path)))
 
     def load(
@@ -362,89 +487,77 @@ class NoteStore:
         """
         notes: list[Note] = []
         refused: list[Refused] = []
-        for path, file in self._walk(scope):
-            if accept is not None and not accept(path):
+        home = str(self.home(scope))
+        for item in self._walk(scope, refused):
+            if accept is not None and not accept(item.path):
                 continue
             try:
-                data, _size, mtime = self._open_home_file(scope, file, head_only=False)
+                got = self._parsed(scope, home, item, head_only=False)
             except FileNotFoundError:
                 continue
-            text = _decode(data)
+            if isinstance(got, Refused):
+                refused.append(got)
+                continue
+            text, parsed = got
             if contains is not None and not any(literal in text for literal in contains):
                 continue
-            parsed = parse_note(text, mtime)
-            problem = self._usable(scope, path, parsed)
+            problem = self._usable(scope, item.path, parsed)
             if problem is not None:
                 refused.append(problem)
                 continue
             if contains is not None and not any(literal in parsed.body for literal in contains):
                 continue  # the literal was only in the metadata block
-            notes.append(Note(scope, path, text, parsed))
+            notes.append(Note(scope, item.path, text, parsed))
         return HomeLoad(scope, tuple(notes), tuple(refused))
 
     # --- writes -------------------------------------------------------------------------
 
     @contextmanager
-    def locked(self, scope: str, path: str) -> Iterator[Path]:
-        """Hold ``path``'s cross-process lock, creating the home and parents; yield the file.
+    def locked(self, scope: str, path: str) -> Iterator[tuple[int, str]]:
+        """Hold ``path``'s cross-process lock, creating the home and parents.
 
-        Filesystem failures inside the block surface as a ``NoteError`` naming the note.
+        Yields (open folder of the note, file name). Stale temp files of killed writers in
+        that folder are swept first. Filesystem failures surface as a ``NoteError``.
         """
-        home, target = self._target(scope, path)
-        try:
-            ensure_dirs(home / LOCK_DIR)
-            with file_lock(lock_path(home, path)):
-                self._prepare_parent(home, target, scope, path)
-                yield target
-        except NoteError:
-            raise
-        except OSError as exc:
-            raise NoteError(
-                f"cannot write note: {exc.strerror or exc}", path=path, scope=scope
-            ) from exc
+        with ExitStack() as stack:
+            try:
+                home_fd = self._home_fd(scope, create=True)
+            except NoteError as exc:
+                kind = UnsafeHomeError if isinstance(exc, UnsafeHomeError) else NoteError
+                raise kind(f"cannot write note: {exc.message}", path=path, scope=scope) from exc
+            assert home_fd is not None
+            try:
+                stack.enter_context(jail.file_lock(home_fd, lock_name(path), shown=scope))
+            except jail.JailError as exc:
+                raise UnsafeHomeError(
+                    f"cannot lock the note: {exc.message}", path=path, scope=scope
+                ) from exc
+            finally:
+                os.close(home_fd)
+            located = stack.enter_context(self._note_dir(scope, path, create=True))
+            assert located is not None
+            jail.sweep_temps(located[0])
+            yield located
 
-    def _prepare_parent(self, home: Path, target: Path, scope: str, path: str) -> None:
-        """Create the note's directories inside the home, refusing links out and file clashes."""
-        real_home = os.path.realpath(home)
-        parts = path.split("/")
-        current = home
-        for index, part in enumerate(parts[:-1]):
-            current = current / part
-            if os.path.lexists(current):
-                if not _within(os.path.realpath(current), real_home):
-                    raise PathEscapeError(
-                        "path escapes its home (a symbolic link points outside it)",
-                        path=path,
-                        scope=scope,
-                    )
-                if not current.is_dir():
-                    clash = "/".join(parts[: index + 1])
-                    raise NoteConflictError(
-                        f"path runs through the note {clash!r}; a note cannot also be a folder",
-                        path=path,
-                        scope=scope,
-                    )
-            else:
-                make_dirs(current.parent, (part,))
-        if os.path.islink(target):
-            raise NoteConflictError(
-                "path is a symbolic link; notes are only written as regular files",
-                path=path,
-                scope=scope,
-            )
-        if target.is_dir():
-            raise NoteConflictError("path is a folder of notes, not a note", path=path, scope=scope)
-
-    def _current(self, scope: str, path: str, target: Path) -> Note | None:
-        if not os.path.lexists(target):
-            return None
-        note = self._read_file(scope, path, target)
-        if note.parsed.legacy_keys:
+    def _current(self, scope: str, path: str, dir_fd: int, name: str) -> Note | None:
+        note = self._read_in(scope, path, dir_fd, name)
+        if note is not None and note.parsed.legacy_keys:
             raise LegacyNoteError(_legacy_reason(note.parsed), path=path, scope=scope)
+        if note is None:
+            try:
+                jail.existing_kind(dir_fd, name, path)
+            except jail.JailError as exc:
+                raise _note_error(exc, scope, path) from exc
         return note
 
     def _commit(
-        self, scope: str, path: str, target: Path, meta: NoteMeta, body: str, extra: tuple[str, ...]
+        self,
+        scope: str,
+        path: str,
+        where: tuple[int, str],
+        meta: NoteMeta,
+        body: str,
+        extra: tuple[str, ...],
     ) -> Note:
         size = len(_utf8(body, "content"))
         if size > NOTE_MAX_BYTES:
@@ -455,7 +568,10 @@ class NoteStore:
                 size_bytes=size,
             )
         text = render_note(meta, body, extra)
-        atomic_write(target, text.encode("utf-8"))
+        try:
+            jail.replace_file(where[0], where[1], text.encode("utf-8"), shown=path)
+        except jail.JailError as exc:
+            raise _note_error(exc, scope, path) from exc
         return Note(scope, path, text, parse_note(text, meta.updated_at))
 
     def _next_meta(self, previous: Note | None, stale: bool | None, changed: bool) -> NoteMeta:
@@ -472,14 +588,21 @@ class NoteStore:
             access_count=meta.access_count + 1,
         )
 
+    def _new_extra(self, scope: str) -> tuple[str, ...]:
+        # The extension records the owning project on every new session note.
+        if scope != "session":
+            return ()
+        return (f"project: {yaml_scalar(project_key(self.homes.project_root))}",)
+
     def write(self, scope: str, path: str, content: str, *, stale: bool = False) -> WriteOutcome:
         """Create or replace the body; keeps createdAt and origin. Without ``stale`` it revives."""
+        path = self._canonical(path)
         _utf8(content, "content")
-        with self.locked(scope, path) as target:
-            previous = self._current(scope, path, target)
+        with self.locked(scope, path) as where:
+            previous = self._current(scope, path, *where)
             meta = self._next_meta(previous, stale, changed=True)
-            extra = previous.parsed.extra_lines if previous else ()
-            note = self._commit(scope, path, target, meta, content, extra)
+            extra = previous.parsed.extra_lines if previous else self._new_extra(scope)
+            note = self._commit(scope, path, where, meta, content, extra)
             return WriteOutcome(note, created=previous is None)
 
     def edit(
@@ -491,12 +614,13 @@ class NoteStore:
         stale: bool | None = None,
     ) -> WriteOutcome:
         """Apply exact-text replacements in order, all or nothing, and/or set ``stale``."""
-        with self.locked(scope, path) as target:
-            previous = self._current(scope, path, target)
+        path = self._canonical(path)
+        with self.locked(scope, path) as where:
+            previous = self._current(scope, path, *where)
             if previous is None:
                 raise NoteNotFoundError(scope, path)
             if "\ufffd" in previous.text and edits:
-                self._require_utf8(scope, path, target)
+                self._require_utf8(scope, path, where)
             body = previous.body
             for index, (old, new) in enumerate(edits):
                 count = body.count(old)
@@ -511,28 +635,43 @@ class NoteStore:
                     )
                 body = body.replace(old, new, 1)
             meta = self._next_meta(previous, stale, changed=body != previous.body)
-            note = self._commit(scope, path, target, meta, body, previous.parsed.extra_lines)
+            note = self._commit(scope, path, where, meta, body, previous.parsed.extra_lines)
             return WriteOutcome(note, created=False, applied=len(edits))
 
     def update(self, scope: str, path: str, change: Callable[[str | None], str]) -> Note:
         """Generic read-modify-write of the body under the lock (``None`` when absent)."""
-        with self.locked(scope, path) as target:
-            previous = self._current(scope, path, target)
+        path = self._canonical(path)
+        with self.locked(scope, path) as where:
+            previous = self._current(scope, path, *where)
             body = change(previous.body if previous else None)
             meta = self._next_meta(previous, None, changed=True)
-            extra = previous.parsed.extra_lines if previous else ()
-            return self._commit(scope, path, target, meta, body, extra)
+            extra = previous.parsed.extra_lines if previous else self._new_extra(scope)
+            return self._commit(scope, path, where, meta, body, extra)
 
-    def _require_utf8(self, scope: str, path: str, target: Path) -> None:
+    def _require_utf8(self, scope: str, path: str, where: tuple[int, str]) -> None:
         # An edit rewrites the body; a file that was not UTF-8 would silently lose bytes.
         try:
-            target.read_bytes().decode("utf-8")
+            data, _info = jail.read_file(where[0], where[1], shown=path)
+            data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise NoteError(
                 "note is not valid UTF-8; rewrite it with notes_write instead of editing",
                 path=path,
                 scope=scope,
             ) from exc
-        except OSError as exc:
-            if exc.errno != errno.ENOENT:
-                raise
+        except FileNotFoundError:
+            return
+        except jail.JailError as exc:
+            raise _note_error(exc, scope, path) from exc
+
+    # --- maintenance --------------------------------------------------------------------
+
+    def sweep(self, scope: str) -> int:
+        """Remove stale temp files of killed writers from every folder of one home."""
+        home_fd = self._home_fd(scope, create=False)
+        if home_fd is None:
+            return 0
+        try:
+            return jail.sweep_tree(home_fd, MAX_WALK_DEPTH)
+        finally:
+            os.close(home_fd)

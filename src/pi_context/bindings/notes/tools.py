@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
-from pi_context.bindings.notes.address import NoteAddressError, compile_glob, validate_path
+from pi_context.bindings.notes.address import NoteAddressError, compile_glob, note_path
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
@@ -101,7 +101,7 @@ def _check_keys(args: Args, allowed: Sequence[str]) -> None:
 def _path(args: Args) -> str:
     value = args.get("path")
     try:
-        return validate_path(value)
+        return note_path(value)
     except NoteAddressError as exc:
         raise _fail(str(exc), path=value) from exc
 
@@ -540,6 +540,25 @@ _CURSOR = {
 }
 
 
+def _guarded(
+    run: Callable[[ToolContext, Args], ToolResult],
+) -> Callable[[ToolContext, Args], ToolResult]:
+    """Any filesystem failure the store did not name still reaches the model as a named error."""
+
+    def guarded(ctx: ToolContext, args: Args) -> ToolResult:
+        try:
+            return run(ctx, args)
+        except NoteError as exc:
+            return _error_result(exc.message, exc.fields, _echo(args, ("path", "scope")))
+        except OSError as exc:
+            message = f"notes filesystem error: {exc.strerror or exc}"
+            return _error_result(message, {}, _echo(args, ("path", "scope")))
+
+    guarded.__name__ = run.__name__
+    guarded.__doc__ = run.__doc__
+    return guarded
+
+
 def _schema(properties: dict[str, JSONValue], required: Sequence[str]) -> dict[str, JSONValue]:
     return {
         "type": "object",
@@ -568,7 +587,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path", "content"),
         ),
-        run=notes_write,
+        run=_guarded(notes_write),
         sequential=True,
     ),
     Tool(
@@ -599,7 +618,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path",),
         ),
-        run=notes_edit,
+        run=_guarded(notes_edit),
         sequential=True,
     ),
     Tool(
@@ -627,7 +646,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path",),
         ),
-        run=notes_read,
+        run=_guarded(notes_read),
     ),
     Tool(
         name="notes_list",
@@ -649,7 +668,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             (),
         ),
-        run=notes_list,
+        run=_guarded(notes_list),
     ),
     Tool(
         name="notes_search",
@@ -698,6 +717,6 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("query",),
         ),
-        run=notes_search,
+        run=_guarded(notes_search),
     ),
 )
