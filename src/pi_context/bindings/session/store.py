@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Problem, SessionError
-from .jsonl import JSONLineError, js_trim, js_truthy, parse
+from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
 
 BOM = b"\xef\xbb\xbf"
 
@@ -81,46 +81,58 @@ def _parse_raw(data: bytes) -> RawFile:
         raw.problems.append(
             Problem("bom", 1, "line starts with a UTF-8 byte-order mark; Pi cannot parse it")
         )
-    try:
-        lines = data.decode("utf-8").split("\n")
-        bad_utf8: set[int] = set()
-    except UnicodeDecodeError:
-        byte_lines = data.split(b"\n")
-        lines = []
-        bad_utf8 = set()
-        for number, chunk in enumerate(byte_lines, 1):
-            try:
-                lines.append(chunk.decode("utf-8"))
-            except UnicodeDecodeError:
-                lines.append(chunk.decode("utf-8", "replace"))
-                bad_utf8.add(number)
-    raw.unterminated = lines[-1] != ""
+    lines = data.split(b"\n")
+    raw.unterminated = lines[-1] != b""
     last = len(lines)
-    for number, line in enumerate(lines, 1):
-        torn = number == last and raw.unterminated
-        if number in bad_utf8 and not torn:
-            raw.problems.append(
+    values, problems = raw.values, raw.problems
+    for number, chunk in enumerate(lines, 1):
+        try:
+            value = FAST_DECODE(chunk)  # the common case: one well-formed line
+        except FAST_DECODE_ERRORS:
+            parsed = parse_chunk(chunk, number, number == last and raw.unterminated, problems)
+            if parsed is _SKIPPED:
+                continue
+            value = parsed
+        if js_truthy(value):
+            values.append((number, value))
+        else:
+            problems.append(
+                Problem("not-an-object", number, f"skipped JSON {_text(chunk).strip()!r}")
+            )
+    return raw
+
+
+_SKIPPED: Any = object()
+
+
+def _text(chunk: bytes) -> str:
+    return chunk.decode("utf-8", "replace")
+
+
+def parse_chunk(chunk: bytes, number: int, torn: bool, problems: list[Problem]) -> Any:
+    """The careful path for one line the fast decoder refused, as Pi's loader treats it: bad
+    UTF-8 decoded with replacement (and reported), blank lines skipped, an unparsable last line
+    without a newline is a torn tail, any other unparsable line is reported and skipped."""
+    try:
+        line = chunk.decode("utf-8")
+    except UnicodeDecodeError:
+        line = _text(chunk)
+        if not torn:
+            problems.append(
                 Problem("invalid-utf8", number, "invalid UTF-8 bytes decoded as U+FFFD")
             )
-        if not js_trim(line):
-            continue
-        try:
-            value = parse(line)
-        except JSONLineError as exc:
-            if torn:
-                raw.problems.append(
-                    Problem(
-                        "torn-tail", number, f"incomplete last line skipped ({len(line)} chars)"
-                    )
-                )
-            else:
-                raw.problems.append(Problem("invalid-json", number, f"skipped: {exc}"))
-            continue
-        if js_truthy(value):
-            raw.values.append((number, value))
+    if not js_trim(line):
+        return _SKIPPED
+    try:
+        return parse(line)
+    except JSONLineError as exc:
+        if torn:
+            problems.append(
+                Problem("torn-tail", number, f"incomplete last line skipped ({len(line)} chars)")
+            )
         else:
-            raw.problems.append(Problem("not-an-object", number, f"skipped JSON {line.strip()!r}"))
-    return raw
+            problems.append(Problem("invalid-json", number, f"skipped: {exc}"))
+        return _SKIPPED
 
 
 def is_header(value: Any) -> bool:
