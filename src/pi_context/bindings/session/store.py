@@ -90,7 +90,7 @@ def _parse_raw(data: bytes) -> RawFile:
             value = FAST_DECODE(chunk)  # the common case: one well-formed line
         except FAST_DECODE_ERRORS:
             parsed = parse_chunk(chunk, number, number == last and raw.unterminated, problems)
-            if parsed is _SKIPPED:
+            if parsed is SKIPPED:
                 continue
             value = parsed
         if js_truthy(value):
@@ -102,7 +102,7 @@ def _parse_raw(data: bytes) -> RawFile:
     return raw
 
 
-_SKIPPED: Any = object()
+SKIPPED: Any = object()
 
 
 def _text(chunk: bytes) -> str:
@@ -122,7 +122,7 @@ def parse_chunk(chunk: bytes, number: int, torn: bool, problems: list[Problem]) 
                 Problem("invalid-utf8", number, "invalid UTF-8 bytes decoded as U+FFFD")
             )
     if not js_trim(line):
-        return _SKIPPED
+        return SKIPPED
     try:
         return parse(line)
     except JSONLineError as exc:
@@ -132,7 +132,7 @@ def parse_chunk(chunk: bytes, number: int, torn: bool, problems: list[Problem]) 
             )
         else:
             problems.append(Problem("invalid-json", number, f"skipped: {exc}"))
-        return _SKIPPED
+        return SKIPPED
 
 
 def is_header(value: Any) -> bool:
