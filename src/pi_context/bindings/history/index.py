@@ -103,19 +103,20 @@ class View:
     positions: array[int]  # item numbers in branch order
     roles: bytearray  # role code per position
     windows: list[tuple[str, str | None, str | None, int]]  # id, created_at, marker id, start
+    ascending: bool = True  # positions in file order (the usual case): bisect finds an item
 
     def window_ends(self) -> list[int]:
         starts = [w[3] for w in self.windows]
         return [*starts[1:], len(self.positions)]
 
     def to_blob(self) -> bytes:
-        head = json.dumps([self.leaf_seq, self.windows]).encode()
+        head = json.dumps([self.leaf_seq, self.windows, self.ascending]).encode()
         return len(head).to_bytes(8, "little") + head + self.positions.tobytes() + self.roles
 
     @classmethod
     def from_blob(cls, blob: bytes) -> View:
         size = int.from_bytes(blob[:8], "little")
-        leaf_seq, windows = json.loads(blob[8 : 8 + size])
+        leaf_seq, windows, ascending = json.loads(blob[8 : 8 + size])
         rest = blob[8 + size :]
         count = len(rest) // 5
         positions = array("i")
@@ -123,7 +124,7 @@ class View:
         roles = bytearray(rest[4 * count :])
         if len(roles) != count:
             raise CorruptIndex("view arrays disagree")
-        return cls(leaf_seq, positions, roles, [tuple(w) for w in windows])
+        return cls(leaf_seq, positions, roles, [tuple(w) for w in windows], bool(ascending))
 
 
 @dataclass
@@ -235,7 +236,14 @@ class HistoryIndex:
                         meta = _meta(db)
                     if meta is None:
                         raise CorruptIndex("no metadata after an append")
-            self._load(db, meta)
+            try:
+                self._load(db, meta)
+            except CorruptIndex:
+                with self._locked():  # a writer may have been mid-update: look again, alone
+                    meta = _meta(db)
+                    if meta is None:
+                        raise
+                    self._load(db, meta)
         if meta["pending"]:
             raise Unindexable("an unterminated last line parses: the loader includes it")
         assert self.file_view is not None
@@ -253,6 +261,8 @@ class HistoryIndex:
             return False
         if (meta["dev"], meta["ino"]) != (stat.st_dev, stat.st_ino) or stat.st_size < meta["end"]:
             return False
+        if stat.st_size == meta["end"] and stat.st_mtime_ns != meta.get("mtime_ns"):
+            return False  # written in place without growing: nothing cheap can vouch for it
         if not _content_file(self.directory, meta).exists():
             return False
         return bool(_sample(fd, meta["end"]) == meta["sample"])
@@ -309,6 +319,9 @@ class HistoryIndex:
         """Index the complete lines past ``meta['end']``; update the file leaf's view."""
         start = meta["end"]
         data = _read_from(fd, start)
+        after = os.fstat(fd)
+        # The file's mtime as of the bytes read; unknown (-1) if it moved on meanwhile.
+        mtime_ns = after.st_mtime_ns if after.st_size == start + len(data) else -1
         cut = data.rfind(b"\n") + 1
         tail = data[cut:]
         body = data[:cut]
@@ -373,6 +386,10 @@ class HistoryIndex:
             out.seek(meta["committed"])
             out.write(b"".join(chunks))
             out.truncate()
+            out.flush()
+            written = os.fstat(out.fileno())
+        # Anything that writes the content file later (it is never rewritten by us) is seen.
+        meta["content_stamp"] = [written.st_size, written.st_mtime_ns, written.st_ino]
         db.execute("BEGIN IMMEDIATE")
         try:
             rebuild_view = self._breaks_branches(db, new_entries)
@@ -384,6 +401,7 @@ class HistoryIndex:
                 entries=seq,
                 items=num,
                 pending=pending,
+                mtime_ns=mtime_ns,
             )
             meta["sample"] = _sample(fd, meta["end"])
             view = self.file_view
@@ -436,10 +454,11 @@ class HistoryIndex:
             self._content.close()
             self._content = None
         path = _content_file(self.directory, meta)
-        if os.path.getsize(path) < meta["committed"]:
-            raise CorruptIndex("content file shorter than committed")
-        if meta["committed"]:
-            with open(path, "rb") as handle:
+        with open(path, "rb") as handle:
+            stat = os.fstat(handle.fileno())
+            if [stat.st_size, stat.st_mtime_ns, stat.st_ino] != meta.get("content_stamp"):
+                raise CorruptIndex("the content file was changed behind the index's back")
+            if meta["committed"]:
                 self._content = mmap.mmap(
                     handle.fileno(), meta["committed"], access=mmap.ACCESS_READ
                 )
@@ -498,7 +517,11 @@ class HistoryIndex:
                 path.reverse()
                 old_leaf = self._entry(view.leaf_seq)
                 extended = View(
-                    leaf_seq, array("i", view.positions), bytearray(view.roles), list(view.windows)
+                    leaf_seq,
+                    array("i", view.positions),
+                    bytearray(view.roles),
+                    list(view.windows),
+                    view.ascending,
                 )
                 self._extend(extended, path, old_leaf)
                 return extended
@@ -528,6 +551,8 @@ class HistoryIndex:
                 view.windows.append(
                     (entry.marker, entry.stamp, entry.entry_id, len(view.positions))
                 )
+            if entry.nitems and view.positions and view.positions[-1] >= entry.item0:
+                view.ascending = False
             for num in range(entry.item0, entry.item0 + entry.nitems):
                 view.positions.append(num)
                 view.roles.append(roles[num])
@@ -561,15 +586,15 @@ class HistoryIndex:
             return found
         for query in queries:
             needle = query.encode("utf-8", "surrogatepass")
-            at = content.find(needle)
+            # Backwards: CPython's reverse search skips far faster than its forward one.
+            at = content.rfind(needle)
             while at >= 0:
                 num = bisect_right(starts, at) - 1
-                end = starts[num + 1]
-                if at + len(needle) <= end:
+                if at + len(needle) <= starts[num + 1]:
                     found.add(num)
-                    at = content.find(needle, end)
-                else:
-                    at = content.find(needle, at + 1)
+                    at = content.rfind(needle, 0, starts[num])
+                else:  # straddles two items: look for a match starting earlier
+                    at = content.rfind(needle, 0, at + len(needle) - 1)
         return found
 
     def item(self, num: int, window_id: str, role_code: int) -> Item:

@@ -41,7 +41,6 @@ class IndexedHistory:
     def __init__(self, index: HistoryIndex, view: View) -> None:
         self.index = index
         self.view = view
-        self._sorted: bool | None = None
         self._position_of: dict[int, int] | None = None
 
     @property
@@ -67,10 +66,8 @@ class IndexedHistory:
     def positions_of(self, nums: Iterable[int]) -> list[int]:
         """Branch positions of those item numbers that are on the branch, ascending."""
         positions = self.view.positions
-        if self._sorted is None:
-            self._sorted = all(a < b for a, b in zip(positions, positions[1:], strict=False))
         out: list[int] = []
-        if self._sorted:  # the usual case: branch order is file order
+        if self.view.ascending:  # the usual case: branch order is file order
             for num in nums:
                 pos = bisect_left(positions, num)
                 if pos < len(positions) and positions[pos] == num:
