@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
@@ -39,6 +38,9 @@ from .query import (
 
 def load_history(ctx: ToolContext) -> History:
     """Project the selected branch of ``ctx.session_path`` from the file (no index)."""
+    from pi_context.bindings.session.errors import SessionError
+    from pi_context.bindings.session.session import Session
+
     if ctx.session_path is None:
         raise ToolError("history tools need a session file (pass --session FILE)")
     try:
