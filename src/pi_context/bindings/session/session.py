@@ -112,6 +112,7 @@ class Session:
         self._labels: dict[Any, Any] = {}
         self._label_stamps: dict[Any, Any] = {}
         self._leaf_id: str | None = None
+        self._branch_cache: tuple[Any, list[Entry]] | None = None
         self._flushed = False
         self._header_on_disk = True
         self._needs_rewrite = False
@@ -206,6 +207,19 @@ class Session:
         will be created at ``path``). ``readonly`` sessions refuse every append.
         """
         path = Path(os.path.abspath(path))
+        with gc_paused():  # one pause over parse and load (see gc_paused)
+            return cls._open(path, readonly, create_missing, now, uuids, durability)
+
+    @classmethod
+    def _open(
+        cls,
+        path: Path,
+        readonly: bool,
+        create_missing: bool,
+        now: Clock | None,
+        uuids: UuidSource | None,
+        durability: Durability,
+    ) -> Session:
         try:
             raw = read_raw(path)
         except FileNotFoundError:
@@ -242,8 +256,7 @@ class Session:
             durability=durability,
             readonly=readonly,
         )
-        with gc_paused():
-            session._load(raw.values, raw.problems)
+        session._load(raw.values, raw.problems)
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session
@@ -377,15 +390,26 @@ class Session:
         return entry
 
     def branch(self, leaf_id: str | None = None) -> list[Entry]:
-        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging."""
-        return tr.branch_path(self._leaf_entry(leaf_id), self._by_id)
+        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging.
+
+        The last path walked is remembered until the entries change (a later entry can change
+        any path: a duplicate id wins over its namesake, a new id can be a dangling parent)."""
+        leaf = self._leaf_entry(leaf_id)
+        key = (id(leaf), len(self._entries), len(self._by_id))
+        cached = self._branch_cache
+        if cached is not None and cached[0] == key and (not cached[1] or cached[1][-1] is leaf):
+            return list(cached[1])
+        path = tr.branch_path(leaf, self._by_id)
+        self._branch_cache = (key, path)
+        return list(path)
 
     def context_entries(self, leaf_id: str | None = None) -> list[Entry]:
         return ctx.context_entries(self.branch(leaf_id))
 
     def projection(self, leaf_id: str | None = None) -> dict[str, Any]:
         """``{"messages", "thinkingLevel", "model"}`` as Pi's ``buildSessionContext``."""
-        return ctx.projection(self.branch(leaf_id))
+        with gc_paused():
+            return ctx.projection(self.branch(leaf_id))
 
     def projection_entries(self, leaf_id: str | None = None) -> list[tuple[Entry, list[Any]]]:
         return ctx.projection_entries(self.branch(leaf_id))
