@@ -1,15 +1,19 @@
-"""Benchmark: load + branch + projection of a 100k-entry session, against the real Pi.
+"""Benchmark: load + branch + context of large sessions, ours against the real Pi.
 
-Builds one session file of ``--entries`` entries (a long conversation with side branches,
-compactions, custom messages, context edits and labels), then times, on the same file:
+For each size in ``--entries`` (default 100,000 and 400,000) it writes one session file (a long
+conversation with side branches, compactions, custom messages, labels and model changes; the
+generator writes lines directly, so it is linear), then alternates fresh processes:
 
-* ours: ``Session.open`` + ``branch()`` + ``projection()`` (best of ``--repeat``), and the peak
-  Python memory of one such load (tracemalloc, measured in a separate untimed run);
-* baseline: Pi 1.6.0 ``SessionManager.open`` + ``getBranch()`` + ``buildSessionContext()`` in
-  Node (best of ``--repeat`` in one process), with its heap growth.
+* ours: ``Session.open`` + ``branch()`` + ``projection()`` in a new Python process;
+* baseline: Pi 1.6.0 ``SessionManager.open`` + ``getBranch()`` + ``buildSessionContext()`` in a
+  new Node process.
 
-It prints the ratio ours/Pi (lower is better). Pi is npm-installed into ``.cache/pi-npm`` if
-needed. Run: ``python benchmarks/session_load.py [--entries 100000]``.
+Each side times itself from just before the open to just after the context (interpreter start
+excluded; every run is a fresh process, so nothing is warm) and reports its peak RSS. It prints
+the minimum over ``--runs`` interleaved runs and the ratios ours/Pi (time, RSS), and checks that
+both sides agree on the branch length and the number of context messages.
+
+    python benchmarks/session_load.py [--entries 100000,400000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -17,46 +21,31 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from pi_context.bindings.session import Durability, Session, seeded_uuids
-from pi_context.bindings.session.jsonl import encode
-from pi_context.bindings.session.synth import random_message, stepping_clock
+from pi_baseline import ensure_pi, pi_open
 
-REPO = Path(__file__).resolve().parents[1]
-PI_CACHE = REPO / ".cache" / "pi-npm"
-PI_PACKAGE = "@earendil-works/pi-coding-agent@1.6.0"
-SESSION_MANAGER = (
-    PI_CACHE / "node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
-)
+from pi_context.bindings.session.jsonl import encode_line, iso_from_ms
+from pi_context.bindings.session.synth import random_message
 
-NODE_SCRIPT = r"""
-const { SessionManager } = await import(process.argv[2]);
-const file = process.argv[3], repeat = Number(process.argv[4]);
-const times = [];
-let result, keep;  // keep the last manager alive so its heap is counted
-global.gc?.();
-const before = process.memoryUsage();
-for (let i = 0; i < repeat; i++) {
-  const t0 = performance.now();
-  const sm = SessionManager.open(file);
-  const branch = sm.getBranch();
-  const ctx = sm.buildSessionContext();
-  times.push(performance.now() - t0);
-  result = { branch: branch.length, messages: ctx.messages.length, entries: sm.getEntryCount() };
-  keep = sm;
-}
-const after = process.memoryUsage();
-console.log(JSON.stringify({ best_ms: Math.min(...times), times, branch: result.branch,
-  messages: result.messages, entries: result.entries,
-  heap_mb: (after.heapUsed - before.heapUsed) / 2 ** 20, rss_mb: after.rss / 2 ** 20 }));
+OURS = r"""
+import json, resource, sys, time
+from pathlib import Path
+t0 = time.perf_counter()
+from pi_context.bindings.session import Durability, Session
+t1 = time.perf_counter()
+session = Session.open(Path(sys.argv[1]), readonly=True, durability=Durability.NONE)
+branch = session.branch()
+projection = session.projection()
+t2 = time.perf_counter()
+print(json.dumps({"ms": (t2 - t1) * 1000, "import_ms": (t1 - t0) * 1000,
+    "branch": len(branch), "messages": len(projection["messages"]),
+    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
 
@@ -65,119 +54,101 @@ def log(message: str) -> None:
 
 
 def build(path: Path, entries: int, seed: int) -> None:
-    """A realistic session: mostly one long conversation, with side branches every so often."""
+    """A realistic session, written line by line (linear in the entry count)."""
     rng = random.Random(seed)
-    session = Session.in_memory(Path("/bench"), now=stepping_clock(rng), uuids=seeded_uuids(seed))
-    stamp = 1_790_000_000_000
+    ms = 1_790_000_000_000
+    ids: list[str] = []
+    kinds: list[str] = []
+    leaf: str | None = None
     main_leaf: str | None = None
-    ids: list[str] = []  # every entry id, in order (session.entries copies; keep it O(1) here)
-    while len(ids) < entries:
-        stamp += 1000
-        if len(ids) % 20_000 == 0 and ids:
-            log(f"  built {len(ids):,} entries")
-        roll = rng.random()
-        new_id: str | None = None
-        if roll < 0.80:
-            message = random_message(rng, stamp)
-            if isinstance(message.get("content"), str) and len(message["content"]) > 400:
-                message["content"] = message["content"][:400]
-            new_id = session.append_message(message)
-        elif roll < 0.90:
-            new_id = session.append_custom_message(
-                rng.choice(["pi-context/guidance", "ext/note"]),
-                "reminder " * rng.randint(1, 30),
-                False,
-            )
-        elif roll < 0.95:
-            new_id = session.append_custom(
-                "ext/state", {"n": rng.randint(0, 10**6), "f": rng.random()}
-            )
-        elif roll < 0.953 and main_leaf is None:
-            # a side branch of a few entries, then back to the main line
-            main_leaf = session.leaf_id
-            session.move_leaf(rng.choice(ids[-500:]))
-        elif roll < 0.956 and main_leaf is not None:
-            session.move_leaf(main_leaf)
-            main_leaf = None
-        elif roll < 0.9565:
-            recent = [i for i in ids[-50:] if session.get(i)["type"] == "message"]  # type: ignore[index]
-            keep = rng.choice(recent) if recent and rng.random() < 0.5 else None
-            new_id = session.append_compaction("summary " * 20, keep, rng.randint(1000, 100_000))
-        elif roll < 0.960:
-            new_id = session.append_label(rng.choice(ids), f"l{rng.randint(0, 9)}")
-        else:
-            new_id = session.append_thinking_level_change(rng.choice(["low", "high"]))
-        if new_id is not None:
-            ids.append(new_id)
-    if main_leaf is not None:
-        session.move_leaf(main_leaf)
-    session.append_message({"role": "user", "content": "last", "timestamp": stamp + 1})
-    with path.open("w", encoding="utf-8") as handle:
-        handle.write(encode(session.header) + "\n")
-        for entry in session.entries:
-            handle.write(encode(entry) + "\n")
+    counter = 0
 
+    def new_id() -> str:
+        nonlocal counter
+        counter += 1
+        return f"{rng.getrandbits(32):08x}{counter:x}"[-12:]
 
-def ours(path: Path, repeat: int) -> dict[str, Any]:
-    times, phases = [], []
-    result: dict[str, Any] = {}
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        session = Session.open(path, readonly=True, durability=Durability.NONE)
-        t1 = time.perf_counter()
-        branch = session.branch()
-        t2 = time.perf_counter()
-        projection = session.projection()
-        t3 = time.perf_counter()
-        times.append((t3 - t0) * 1000)
-        phases.append(((t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000))
-        result = {
-            "branch": len(branch),
-            "messages": len(projection["messages"]),
-            "entries": len(session.entries),
+    with path.open("wb") as out:
+        header = {
+            "type": "session",
+            "version": 3,
+            "id": "0196aaaa-0000-7000-8000-00000000beef",
+            "timestamp": iso_from_ms(ms),
+            "cwd": "/bench",
         }
-        del session, branch, projection
-    best = min(range(repeat), key=lambda i: times[i])
-    tracemalloc.start()
-    session = Session.open(path, readonly=True)
-    session.projection()
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    return {"best_ms": times[best], "phases_ms": phases[best], "peak_mb": peak / 2**20, **result}
+        out.write(encode_line(header))
+        while len(ids) < entries:
+            ms += 1000
+            if len(ids) % 50_000 == 0 and ids:
+                log(f"  wrote {len(ids):,} entries")
+            roll = rng.random()
+            entry_id = new_id()
+            base: dict[str, Any] = {"id": entry_id, "parentId": leaf, "timestamp": iso_from_ms(ms)}
+            if roll < 0.80:
+                message = random_message(rng, ms)
+                if isinstance(message.get("content"), str) and len(message["content"]) > 400:
+                    message["content"] = message["content"][:400]
+                entry = {"type": "message", **base, "message": message}
+            elif roll < 0.90:
+                entry = {
+                    "type": "custom_message",
+                    **base,
+                    "customType": rng.choice(["pi-context/guidance", "ext/note"]),
+                    "content": "reminder " * rng.randint(1, 30),
+                    "display": False,
+                }
+            elif roll < 0.95:
+                data = {"n": rng.randint(0, 10**6), "f": rng.random()}
+                entry = {"type": "custom", **base, "customType": "ext/state", "data": data}
+            elif roll < 0.953 and main_leaf is None and ids:
+                main_leaf, leaf = leaf, rng.choice(ids[-500:])  # a side branch ...
+                continue
+            elif roll < 0.956 and main_leaf is not None:
+                leaf, main_leaf = main_leaf, None  # ... and back to the main line
+                continue
+            elif roll < 0.9565:
+                recent = [i for i, k in zip(ids[-50:], kinds[-50:], strict=True) if k == "message"]
+                keep = rng.choice(recent) if recent and rng.random() < 0.5 else entry_id
+                entry = {
+                    "type": "compaction",
+                    **base,
+                    "summary": "summary " * 20,
+                    "firstKeptEntryId": keep,
+                    "tokensBefore": rng.randint(1000, 100_000),
+                }
+            elif roll < 0.960 and ids:
+                entry = {
+                    "type": "label",
+                    **base,
+                    "targetId": rng.choice(ids),
+                    "label": f"l{rng.randint(0, 9)}",
+                }
+            else:
+                entry = {
+                    "type": "thinking_level_change",
+                    **base,
+                    "thinkingLevel": rng.choice(["low", "high"]),
+                }
+            out.write(encode_line(entry))
+            ids.append(entry_id)
+            kinds.append(entry["type"])
+            leaf = entry_id
+        if main_leaf is not None:
+            last = {
+                "type": "message",
+                "id": new_id(),
+                "parentId": main_leaf,
+                "timestamp": iso_from_ms(ms + 1),
+                "message": {"role": "user", "content": "last", "timestamp": ms + 1},
+            }
+            out.write(encode_line(last))
 
 
-def ensure_pi() -> Path | None:
-    if SESSION_MANAGER.exists():
-        return SESSION_MANAGER
-    npm = shutil.which("npm")
-    if npm is None or shutil.which("node") is None:
-        return None
-    log(f"installing {PI_PACKAGE} into {PI_CACHE} ...")
-    PI_CACHE.mkdir(parents=True, exist_ok=True)
-    if not (PI_CACHE / "package.json").exists():
-        (PI_CACHE / "package.json").write_text('{"name": "pi-npm-cache", "private": true}\n')
-    subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", PI_PACKAGE],
-        cwd=PI_CACHE,
-        check=True,
+def ours(path: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-c", OURS, str(path)], capture_output=True, text=True, check=True
     )
-    return SESSION_MANAGER
-
-
-def pi(path: Path, repeat: int, module: Path) -> dict[str, Any]:
-    with tempfile.NamedTemporaryFile("w", suffix=".mjs", delete=False) as handle:
-        handle.write(NODE_SCRIPT)
-        script = handle.name
-    try:
-        result = subprocess.run(
-            ["node", "--expose-gc", script, module.as_uri(), str(path), str(repeat)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    finally:
-        Path(script).unlink()
-    data: dict[str, Any] = json.loads(result.stdout)
+    data: dict[str, Any] = json.loads(done.stdout)
     return data
 
 
@@ -185,41 +156,51 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--entries", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--entries", default="100000,400000", help="comma-separated sizes")
+    parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
+    module = ensure_pi()
+    agree = True
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.jsonl"
-        log(f"building a {args.entries:,}-entry session ...")
-        t0 = time.perf_counter()
-        build(path, args.entries, args.seed)
-        log(f"  {path.stat().st_size / 2**20:.1f} MiB in {time.perf_counter() - t0:.1f} s")
-        log("timing ours (Session.open + branch + projection) ...")
-        mine = ours(path, args.repeat)
-        module = ensure_pi()
-        print(f"session file: {args.entries:,} entries, {path.stat().st_size / 2**20:.1f} MiB")
-        load, walk, project = mine["phases_ms"]
-        print(
-            f"ours: {mine['best_ms']:.0f} ms (load {load:.0f} + branch {walk:.0f}"
-            f" + projection {project:.0f}),"
-            f" branch {mine['branch']:,} entries, {mine['messages']:,} messages,"
-            f" peak Python memory {mine['peak_mb']:.0f} MiB"
-        )
-        if module is None:
-            print("baseline: skipped (node/npm not installed)")
-            return 0
-        log("timing Pi (SessionManager.open + getBranch + buildSessionContext) ...")
-        base = pi(path, args.repeat, module)
-        same = (base["branch"], base["messages"]) == (mine["branch"], mine["messages"])
-        print(
-            f"baseline Pi SessionManager.open: {base['best_ms']:.0f} ms, branch {base['branch']:,},"
-            f" {base['messages']:,} messages, heap +{base['heap_mb']:.0f} MiB,"
-            f" rss {base['rss_mb']:.0f} MiB"
-        )
-        print(f"agree on branch and projection size: {same}")
-        print(f"ratio ours/Pi (time): {mine['best_ms'] / base['best_ms']:.2f}x")
-        return 0 if same else 1
+        for size in (int(n) for n in args.entries.split(",")):
+            path = Path(tmp) / f"bench-{size}.jsonl"
+            t0 = time.perf_counter()
+            build(path, size, args.seed)
+            mib = path.stat().st_size / 2**20
+            log(f"built {size:,} entries ({mib:.0f} MiB) in {time.perf_counter() - t0:.1f} s")
+            mine: list[dict[str, Any]] = []
+            base: list[dict[str, Any]] = []
+            for run in range(args.runs):
+                log(f"  run {run + 1}/{args.runs}")
+                mine.append(ours(path))
+                if module is not None:
+                    base.append(pi_open(path, module))
+            best = min(mine, key=lambda r: r["ms"])
+            rss = min(r["rss_mb"] for r in mine)
+            print(f"{size:,} entries, {mib:.0f} MiB:")
+            print(
+                f"  ours (Session.open + branch + projection): {best['ms']:.0f} ms,"
+                f" peak RSS {rss:.0f} MiB; branch {best['branch']:,},"
+                f" {best['messages']:,} messages"
+            )
+            if not base:
+                print("  baseline: skipped (node/npm not installed)")
+                continue
+            pi_best = min(base, key=lambda r: r["ms"])
+            pi_rss = min(r["rss_mb"] for r in base)
+            same = (pi_best["branch"], pi_best["messages"]) == (best["branch"], best["messages"])
+            agree = agree and same
+            print(
+                f"  baseline Pi (SessionManager.open + getBranch + buildSessionContext):"
+                f" {pi_best['ms']:.0f} ms, peak RSS {pi_rss:.0f} MiB;"
+                f" branch {pi_best['branch']:,}, {pi_best['messages']:,} messages"
+            )
+            print(
+                f"  ratio ours/Pi: time {best['ms'] / pi_best['ms']:.2f}x,"
+                f" RSS {rss / pi_rss:.2f}x; agree on branch and context: {same}"
+            )
+    return 0 if agree else 1
 
 
 if __name__ == "__main__":

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import json
+import importlib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pi_context.bindings.tools import ToolContext, ToolError, all_tools
+if TYPE_CHECKING:
+    from pi_context.bindings.tools import Tool
+
+# A tool family whose module is known is loaded alone: a model's history call pays for the
+# history tools' imports, not the whole registry's (start-up is most of a CLI call).
+_FAMILIES = {"history_": "pi_context.bindings.history.tools"}
 
 
 def register(subparsers: Any) -> None:
@@ -30,8 +35,24 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+def _tools(name: str | None) -> dict[str, Tool]:
+    for prefix, module_name in _FAMILIES.items():
+        if name is not None and name.startswith(prefix):
+            module = importlib.import_module(module_name)
+            family = {tool.name: tool for tool in module.TOOLS}
+            if name in family:
+                return family
+    from pi_context.bindings.tools import all_tools
+
+    return all_tools()
+
+
 def run(args: argparse.Namespace) -> int:
-    tools = all_tools()
+    import json
+
+    from pi_context.bindings.tools import ToolContext, ToolError
+
+    tools = _tools(None if args.list else args.name)
     if args.list:
         print(json.dumps([t.schema() for t in tools.values()], indent=2, ensure_ascii=False))
         return 0

@@ -1,15 +1,16 @@
 """The four read-only history tools: schemas, descriptions and adapters onto ``query``.
 
-Each call opens the session file, takes the selected branch (``ctx.leaf_id`` or the file's
-leaf) and projects it afresh, so nothing can leak between branches or go stale.
+Each call answers from the selected branch (``ctx.leaf_id`` or the file's leaf) only, through
+the history index (``index.py``), which checks itself against the file on every call, or, when
+the index cannot answer, by opening and projecting the file afresh.
 """
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
@@ -20,6 +21,9 @@ from pi_context.bindings.tool_output import (
 )
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
+from . import indexed
+from .index import CorruptIndex, HistoryIndex, Unindexable, index_enabled
+from .indexed import IndexedHistory
 from .items import ROLES, History, project_history
 from .query import (
     MAX_CHARS_PER_ITEM_MAX,
@@ -33,7 +37,10 @@ from .query import (
 
 
 def load_history(ctx: ToolContext) -> History:
-    """Project the selected branch of ``ctx.session_path`` (no cache: rebuilt on every call)."""
+    """Project the selected branch of ``ctx.session_path`` from the file (no index)."""
+    from pi_context.bindings.session.errors import SessionError
+    from pi_context.bindings.session.session import Session
+
     if ctx.session_path is None:
         raise ToolError("history tools need a session file (pass --session FILE)")
     try:
@@ -42,6 +49,31 @@ def load_history(ctx: ToolContext) -> History:
     except SessionError as exc:
         raise ToolError(f"history: cannot read the session: {exc}") from None
     return project_history(branch, session.session_id)
+
+
+Answer = Callable[[Any, Mapping[str, Any]], Any]
+
+
+def answer(ctx: ToolContext, plain: Answer, indexed: Answer, args: Mapping[str, Any]) -> Any:
+    """``indexed`` over the history index when it can answer, else ``plain`` over the file.
+
+    Both give the same bytes; the index only makes it fast. Any doubt about the index (a file
+    it does not model, a torn line the loader would keep, a cache that disagrees with the
+    file) sends the call down the unindexed path, and a corrupt cache is thrown away.
+    """
+    if ctx.session_path is not None and index_enabled():
+        try:
+            with HistoryIndex(ctx.session_path) as index:
+                try:
+                    view = index.open_view(ctx.leaf_id)
+                    return indexed(IndexedHistory(index, view), args)
+                except (CorruptIndex, sqlite3.DatabaseError, OSError):
+                    index.discard()
+        except Unindexable:
+            pass
+        except OSError:
+            pass
+    return plain(load_history(ctx), args)
 
 
 def _json_result(value: JSONValue) -> ToolResult:
@@ -57,13 +89,13 @@ def _error(exc: HistoryError) -> ToolResult:
 
 
 def _paged(
-    name: str, allowed: tuple[str, ...], run: Callable[[History, Mapping[str, Any]], JSONValue]
+    name: str, allowed: tuple[str, ...], plain: Answer, indexed: Answer
 ) -> Callable[[ToolContext, Mapping[str, Any]], ToolResult]:
     def execute(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         with gc_paused():
             try:
                 check_keys(args, allowed, name)
-                return _json_result(run(load_history(ctx), args))
+                return _json_result(answer(ctx, plain, indexed, args))
             except HistoryError as exc:
                 return _error(exc)
 
@@ -74,7 +106,7 @@ def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     with gc_paused():
         try:
             check_keys(args, READ_PARAMS, "history_read")
-            window, details = read_item(load_history(ctx), args)
+            window, details = answer(ctx, read_item, read_item, args)
         except HistoryError as exc:
             return _error(exc)
         return ToolResult(text=window.text, details=details)
@@ -169,7 +201,7 @@ HISTORY_WINDOWS = Tool(
     description="List the context windows of this session's durable history with their item "
     "counts; the current window is marked. Earlier windows stay readable after a reset.",
     parameters=_object({"limit": _LIMIT, "cursor": _CURSOR, "recent_first": _RECENT_FIRST}),
-    run=_paged("history_windows", WINDOWS_PARAMS, windows_page),
+    run=_paged("history_windows", WINDOWS_PARAMS, windows_page, indexed.windows_page),
 )
 
 HISTORY_LIST = Tool(
@@ -178,7 +210,7 @@ HISTORY_LIST = Tool(
     "reset) with their window and item ids and a content prefix. Filter by window, role or "
     "tool; page with limit and next_cursor; read an item in full with history_read.",
     parameters=_object(_FILTERS),
-    run=_paged("history_list", LIST_PARAMS, list_page),
+    run=_paged("history_list", LIST_PARAMS, list_page, indexed.list_page),
 )
 
 HISTORY_SEARCH = Tool(
@@ -200,7 +232,7 @@ HISTORY_SEARCH = Tool(
         },
         required=("query",),
     ),
-    run=_paged("history_search", SEARCH_PARAMS, search_page),
+    run=_paged("history_search", SEARCH_PARAMS, search_page, indexed.search_page),
 )
 
 HISTORY_READ = Tool(

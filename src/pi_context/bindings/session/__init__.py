@@ -1,15 +1,31 @@
 """Pi-compatible session files: read, write, navigate and project them as the real Pi does.
 
 See ``docs/sessions.md`` for the format rules followed, where this binding does better than Pi,
-and the durability policy.
+and the durability policy. The names below load on first use, so a caller that needs only one
+submodule (the history index needs ``jsonl`` and ``windows``) does not pay for the rest.
 """
 
 from __future__ import annotations
 
-from .errors import Problem, SessionError
-from .session import Session, default_session_dir, seeded_uuids, uuidv7
-from .store import Durability
-from .tree import TreeNode
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import Problem, SessionError
+    from .session import Session, default_session_dir, seeded_uuids, uuidv7
+    from .store import Durability
+    from .tree import TreeNode
+
+_HOMES = {
+    "Durability": "store",
+    "Problem": "errors",
+    "Session": "session",
+    "SessionError": "errors",
+    "TreeNode": "tree",
+    "default_session_dir": "session",
+    "seeded_uuids": "session",
+    "uuidv7": "session",
+}
 
 __all__ = [
     "Durability",
@@ -21,3 +37,12 @@ __all__ = [
     "seeded_uuids",
     "uuidv7",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

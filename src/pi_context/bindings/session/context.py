@@ -25,23 +25,24 @@ def _message_of(entry: Entry) -> dict[str, Any] | None:
 
 def context_entries(path: Sequence[Entry]) -> list[Entry]:
     """The last compaction on the path, the kept entries before it, then everything after it."""
-    compaction: Entry | None = None
-    for entry in path:
-        if entry.get("type") == "compaction":
-            compaction = entry
-    if compaction is None:
-        return list(path)
-    compaction_id = compaction.get("id")
-    index = next((i for i, e in enumerate(path) if e.get("id") == compaction_id), -1)
+    index = len(path) - 1
+    while index >= 0 and path[index].get("type") != "compaction":
+        index -= 1  # from the leaf back: only the last compaction matters
     if index < 0:
         return list(path)
+    compaction = path[index]
     result = [compaction]
     first_kept = compaction.get("firstKeptEntryId")
-    found = False
-    for entry in path[:index]:
-        if entry.get("id") == first_kept:
-            found = True
-        if found:
+    # Ids on a path are distinct, so the kept entry, if any, is found walking back from the
+    # compaction (a retain-none compaction names itself: nothing before it is kept).
+    start = -1
+    if first_kept != compaction.get("id"):
+        for back in range(index - 1, -1, -1):
+            if path[back].get("id") == first_kept:
+                start = back
+                break
+    if start >= 0:
+        for entry in path[start:index]:
             message = _message_of(entry) if entry.get("type") == "message" else None
             if not (message is not None and message.get("role") == "system"):
                 result.append(entry)
@@ -52,22 +53,32 @@ def context_entries(path: Sequence[Entry]) -> list[Entry]:
 def settings(path: Sequence[Entry]) -> dict[str, Any]:
     """``thinkingLevel`` (default "off") and ``model`` (default None) over the full path.
 
-    A key whose JS value would be ``undefined`` is left out, so encoding matches Pi.
+    A key whose JS value would be ``undefined`` is left out, so encoding matches Pi. The last
+    change of each wins, so the walk goes back from the leaf and stops once both are known.
     """
-    out: dict[str, Any] = {"thinkingLevel": "off", "model": None}
-    for entry in path:
+    thinking: Entry | None = None
+    model: dict[str, Any] | None = None
+    for index in range(len(path) - 1, -1, -1):
+        entry = path[index]
         kind = entry.get("type")
         if kind == "thinking_level_change":
-            if "thinkingLevel" in entry:
-                out["thinkingLevel"] = entry["thinkingLevel"]
-            else:
-                out.pop("thinkingLevel", None)
+            if thinking is None:
+                thinking = entry
         elif kind == "model_change":
-            out["model"] = _pick(entry, ("provider", "provider"), ("modelId", "modelId"))
-        elif kind == "message":
+            if model is None:
+                model = _pick(entry, ("provider", "provider"), ("modelId", "modelId"))
+        elif kind == "message" and model is None:
             message = _message_of(entry)
             if message is not None and message.get("role") == "assistant":
-                out["model"] = _pick(message, ("provider", "provider"), ("modelId", "model"))
+                model = _pick(message, ("provider", "provider"), ("modelId", "model"))
+        if thinking is not None and model is not None:
+            break
+    out: dict[str, Any] = {"thinkingLevel": "off", "model": model}
+    if thinking is not None:
+        if "thinkingLevel" in thinking:
+            out["thinkingLevel"] = thinking["thinkingLevel"]
+        else:
+            out.pop("thinkingLevel")
     return out
 
 

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import msgspec
+
 _MAX_SAFE_INT = 2**53
 _MAX_DEPTH = 100_000
 _ESCAPE = json.encoder.encode_basestring
@@ -254,6 +256,25 @@ def parse(text: str) -> Any:
         raise JSONLineError("nesting too deep to parse") from exc
     except ValueError as exc:  # JSONDecodeError is a ValueError
         raise JSONLineError(str(exc)) from exc
+
+
+FAST_DECODE = msgspec.json.Decoder().decode
+FAST_DECODE_ERRORS = (msgspec.DecodeError, RecursionError, ValueError, TypeError)
+
+
+def parse_line(line: bytes) -> Any:
+    """``JSON.parse`` of one raw UTF-8 line; raises JSONLineError (or UnicodeDecodeError).
+
+    msgspec parses a well-formed line several times faster than ``json`` and gives the same
+    values (exact big integers, last duplicate key wins). It refuses everything that needs care
+    (invalid UTF-8, lone surrogate escapes, a byte-order mark, NaN, numbers that overflow a
+    double, deep nesting); those lines take ``parse``, which decides exactly as before.
+    """
+    try:
+        return FAST_DECODE(line)
+    except FAST_DECODE_ERRORS:
+        pass
+    return parse(line.decode("utf-8"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -112,6 +112,7 @@ class Session:
         self._labels: dict[Any, Any] = {}
         self._label_stamps: dict[Any, Any] = {}
         self._leaf_id: str | None = None
+        self._branch_cache: tuple[Any, list[Entry]] | None = None
         self._flushed = False
         self._header_on_disk = True
         self._needs_rewrite = False
@@ -206,6 +207,19 @@ class Session:
         will be created at ``path``). ``readonly`` sessions refuse every append.
         """
         path = Path(os.path.abspath(path))
+        with gc_paused():  # one pause over parse and load (see gc_paused)
+            return cls._open(path, readonly, create_missing, now, uuids, durability)
+
+    @classmethod
+    def _open(
+        cls,
+        path: Path,
+        readonly: bool,
+        create_missing: bool,
+        now: Clock | None,
+        uuids: UuidSource | None,
+        durability: Durability,
+    ) -> Session:
         try:
             raw = read_raw(path)
         except FileNotFoundError:
@@ -242,8 +256,7 @@ class Session:
             durability=durability,
             readonly=readonly,
         )
-        with gc_paused():
-            session._load(raw.values, raw.problems)
+        session._load(raw.values, raw.problems)
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session
@@ -263,6 +276,11 @@ class Session:
         self._file_values = values
         problems_out = self.problems
         entries, lines, by_id = self._entries, self._lines, self._by_id
+        label_values: list[Entry] = []
+        # A parent cycle needs an entry whose parent was not loaded before it (a forward or
+        # dangling reference) or an id that repeats; without either the cycle walk is skipped.
+        forward: list[str] = []
+        repeats = False
         for line, value in numbered[1:]:
             if type(value) is not dict:
                 what = type(value).__name__
@@ -274,6 +292,8 @@ class Session:
             if kind == "session":
                 problems_out.append(Problem("extra-header", line, "extra session header ignored"))
                 continue
+            if kind == "label":
+                label_values.append(value)
             entry_id = value.get("id")
             if type(entry_id) is not str or not entry_id:
                 problems_out.append(
@@ -281,6 +301,7 @@ class Session:
                 )
                 continue
             if entry_id in by_id:
+                repeats = True
                 problems_out.append(
                     Problem("duplicate-id", line, f"id {entry_id} repeats; this later entry wins")
                 )
@@ -288,19 +309,23 @@ class Session:
                 problems_out.append(
                     Problem("bad-message", line, "message entry without a message object")
                 )
+            parent = value.get("parentId")
+            if type(parent) is str and parent not in by_id:
+                forward.append(parent)
             entries.append(value)
             lines.append(line)
             by_id[entry_id] = value
         if entries:
             self._leaf_id = entries[-1]["id"]
-        self._labels, self._label_stamps = tr.resolve_labels(values)
+        self._labels, self._label_stamps = tr.resolve_labels(label_values)
+        if not repeats and not any(parent in by_id for parent in forward):
+            return
         cycles = tr.find_cycles(by_id)
         if cycles:
             line_of = {id(e): ln for e, ln in zip(entries, lines, strict=True)}
             for cycle in cycles:
                 first = by_id[cycle[0]]
-                text = "parent cycle " + " -> ".join([*cycle, cycle[0]]) + "; walks stop there"
-                problems_out.append(Problem("cycle", line_of.get(id(first)), text))
+                problems_out.append(Problem("cycle", line_of.get(id(first)), _cycle_text(cycle)))
 
     # -----------------------------------------------------------------------------------------
     # state
@@ -377,15 +402,26 @@ class Session:
         return entry
 
     def branch(self, leaf_id: str | None = None) -> list[Entry]:
-        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging."""
-        return tr.branch_path(self._leaf_entry(leaf_id), self._by_id)
+        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging.
+
+        The last path walked is remembered until the entries change (a later entry can change
+        any path: a duplicate id wins over its namesake, a new id can be a dangling parent)."""
+        leaf = self._leaf_entry(leaf_id)
+        key = (id(leaf), len(self._entries), len(self._by_id))
+        cached = self._branch_cache
+        if cached is not None and cached[0] == key and (not cached[1] or cached[1][-1] is leaf):
+            return list(cached[1])
+        path = tr.branch_path(leaf, self._by_id)
+        self._branch_cache = (key, path)
+        return list(path)
 
     def context_entries(self, leaf_id: str | None = None) -> list[Entry]:
         return ctx.context_entries(self.branch(leaf_id))
 
     def projection(self, leaf_id: str | None = None) -> dict[str, Any]:
         """``{"messages", "thinkingLevel", "model"}`` as Pi's ``buildSessionContext``."""
-        return ctx.projection(self.branch(leaf_id))
+        with gc_paused():
+            return ctx.projection(self.branch(leaf_id))
 
     def projection_entries(self, leaf_id: str | None = None) -> list[tuple[Entry, list[Any]]]:
         return ctx.projection_entries(self.branch(leaf_id))
@@ -845,6 +881,21 @@ class Session:
                 clone._flushed = True
                 clone._tail_checked = True
         return clone
+
+
+CYCLE_SHOWN = 6  # ids of a long cycle shown at each end; the rest is counted
+
+
+def _cycle_text(cycle: list[str]) -> str:
+    """A cycle as a short line, however long it is (a 100k-entry cycle is one short warning)."""
+    if len(cycle) <= 2 * CYCLE_SHOWN:
+        walk = " -> ".join([*cycle, cycle[0]])
+    else:
+        hidden = len(cycle) - 2 * CYCLE_SHOWN
+        walk = " -> ".join(
+            [*cycle[:CYCLE_SHOWN], f"... {hidden} more ...", *cycle[-CYCLE_SHOWN:], cycle[0]]
+        )
+    return f"parent cycle of {len(cycle)} entries: {walk}; walks stop there"
 
 
 def _to_ms(value: int | float | datetime) -> int:

@@ -32,29 +32,38 @@ def branch_path(leaf: Entry | None, by_id: dict[str, Entry]) -> list[Entry]:
     """Root -> leaf. A missing parent ends the walk; a repeated entry (a cycle) ends it too."""
     path: list[Entry] = []
     seen: set[int] = set()
+    append, remember, get = path.append, seen.add, by_id.get
     current = leaf
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        path.append(current)
-        current = parent_of(current, by_id)
+    while current is not None:
+        key = id(current)
+        if key in seen:
+            break
+        remember(key)
+        append(current)
+        parent_id = current.get("parentId")
+        current = get(parent_id) if type(parent_id) is str and parent_id else None
     path.reverse()
     return path
 
 
 def find_cycles(by_id: dict[str, Entry]) -> list[list[str]]:
     """Every parent cycle reachable through ``by_id``, each as ids in walk order."""
+    parent_of: dict[str, Any] = {}
+    for entry_id, entry in by_id.items():
+        parent = entry.get("parentId")
+        if type(parent) is str and parent in by_id:
+            parent_of[entry_id] = parent
     state: dict[str, int] = {}  # 1 = on the current walk, 2 = finished
     cycles: list[list[str]] = []
-    for start in by_id:
+    for start in parent_of:
         if start in state:
             continue
         walk: list[str] = []
         current: Any = start
-        while current in by_id and current not in state:
+        while current is not None and current not in state:
             state[current] = 1
             walk.append(current)
-            parent = by_id[current].get("parentId")
-            current = parent if isinstance(parent, str) and parent else None
+            current = parent_of.get(current)
         if current is not None and state.get(current) == 1:
             cycles.append(walk[walk.index(current) :])
         for entry_id in walk:

@@ -1,0 +1,175 @@
+"""The four history operations answered from a ``HistoryIndex`` view.
+
+Same arguments, same checks in the same order, same rendering and paging as ``query`` (whose
+helpers this reuses), so answers are byte-identical to the unindexed tools; only selection and
+search run over the index's packed arrays instead of a freshly projected ``History``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pi_context.bindings.tool_output import JSONValue, page
+
+from .index import HistoryIndex, View
+from .items import ROLES, Item
+from .query import (
+    PROTECTED,
+    Filters,
+    HistoryError,
+    _echo,
+    _known_windows,
+    _Rendered,
+    first_match,
+    item_page,
+    parse_filters,
+    parse_max_chars,
+    parse_paging,
+    parse_queries,
+    read_item,
+    render_item,
+)
+
+_ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
+
+
+class IndexedHistory:
+    """What ``query`` needs of a ``History`` (ids, lookups), served from an index view."""
+
+    def __init__(self, index: HistoryIndex, view: View) -> None:
+        self.index = index
+        self.view = view
+        self._position_of: dict[int, int] | None = None
+
+    @property
+    def window_ids(self) -> list[str]:
+        return [window[0] for window in self.view.windows]
+
+    def window_index(self, pos: int) -> int:
+        """The window a branch position belongs to (the last window starting at or before it)."""
+        starts = [w[3] for w in self.view.windows]
+        # Empty windows share a start with the next one; the item belongs to the last of them.
+        return bisect_right(starts, pos) - 1
+
+    def item_at(self, pos: int) -> Item:
+        view = self.view
+        window_id = view.windows[self.window_index(pos)][0]
+        return self.index.item(view.positions[pos], window_id, view.roles[pos])
+
+    def find(self, item_id: str) -> Item | None:
+        """The first item on the branch with this id (ids can repeat only in a hand-edited file)."""
+        found = self.positions_of(self.index.find_ids(item_id))
+        return self.item_at(found[0]) if found else None
+
+    def positions_of(self, nums: Iterable[int]) -> list[int]:
+        """Branch positions of those item numbers that are on the branch, ascending."""
+        positions = self.view.positions
+        out: list[int] = []
+        if self.view.ascending:  # the usual case: branch order is file order
+            for num in nums:
+                pos = bisect_left(positions, num)
+                if pos < len(positions) and positions[pos] == num:
+                    out.append(pos)
+        else:
+            if self._position_of is None:
+                self._position_of = {num: pos for pos, num in enumerate(positions)}
+            out = [p for p in map(self._position_of.get, nums) if p is not None]
+        out.sort()
+        return out
+
+
+def _select(
+    history: IndexedHistory,
+    filters: Filters,
+    recent_first: bool,
+    candidates: list[int] | None = None,
+) -> list[int]:
+    """Branch positions of the filtered items in delivery order (as ``query.select``);
+    ``candidates`` (ascending positions) narrows the set first, as a search does."""
+    view = history.view
+    everything = range(len(view.positions))
+    if filters.window_id is not None:
+        ends = view.window_ends()
+        chosen = [i for i, w in enumerate(view.windows) if w[0] == filters.window_id]
+        if not chosen:
+            raise HistoryError(
+                f"unknown window_id {_echo(filters.window_id)!r}; "
+                "use one of known_windows (history_windows lists them)",
+                window_id=_echo(filters.window_id),
+                **_known_windows(history),  # type: ignore[arg-type]
+            )
+        spans = [(view.windows[i][3], ends[i]) for i in chosen]
+        if candidates is None:
+            positions = [p for start, end in spans for p in range(start, end)]
+        else:
+            positions = [p for p in candidates if any(s <= p < e for s, e in spans)]
+    else:
+        positions = list(everything if candidates is None else candidates)
+    if filters.role is not None:
+        code = _ROLE_CODE[filters.role]
+        roles = view.roles
+        positions = [p for p in positions if roles[p] == code]
+    if filters.tool_name is not None or filters.tool_namespace is not None:
+        nums = history.index.tool_names(filters.tool_name, filters.tool_namespace)
+        items = view.positions
+        positions = [p for p in positions if items[p] in nums]
+    if recent_first:
+        positions.reverse()
+    return positions
+
+
+def windows_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
+    paging = parse_paging(args)
+    view = history.view
+    ends = view.window_ends()
+    rows: list[dict[str, Any]] = []
+    last = len(view.windows) - 1
+    for index, (window_id, created_at, _marker, start) in enumerate(view.windows):
+        row: dict[str, Any] = {
+            "window_id": window_id,
+            "item_count": ends[index] - start,
+            "created_at": created_at,
+        }
+        if index == last:
+            row["current"] = True
+        rows.append(row)
+    if paging.recent_first:
+        rows.reverse()
+    return page(rows, paging.cursor, "windows", limit=paging.limit, protect=PROTECTED)
+
+
+def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
+    paging = parse_paging(args)
+    max_chars = parse_max_chars(args)
+    positions = _select(history, parse_filters(args), paging.recent_first)
+    rendered = _Rendered(
+        len(positions), lambda i: render_item(history.item_at(positions[i]), max_chars)
+    )
+    return item_page(rendered, paging)
+
+
+def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
+    queries = parse_queries(args)
+    paging = parse_paging(args)
+    max_chars = parse_max_chars(args)
+    filters = parse_filters(args)
+    _select(history, Filters(window_id=filters.window_id), False, [])  # unknown window first
+    found = history.positions_of(history.index.matches(queries))
+    hits = _select(history, filters, paging.recent_first, found)
+
+    def render(i: int) -> dict[str, Any]:
+        item = history.item_at(hits[i])
+        offset = first_match(item.content, queries)
+        if offset < 0:
+            from .index import CorruptIndex
+
+            raise CorruptIndex(f"item {item.item_id} does not hold the query the index found")
+        return render_item(item, max_chars, offset)
+
+    return item_page(_Rendered(len(hits), render), paging)
+
+
+def read(history: IndexedHistory, args: Mapping[str, Any]) -> Any:
+    return read_item(history, args)  # type: ignore[arg-type]

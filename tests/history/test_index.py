@@ -1,0 +1,423 @@
+"""The history index answers exactly as the unindexed tools do, and can never be stale.
+
+Every comparison runs the same call twice on the same file: through the index and with the
+index switched off (``PI_CONTEXT_HISTORY_INDEX=0``, which projects the file afresh). Between
+calls the file is appended to, truncated, rewritten, migrated, branched, or the cache is
+deleted or corrupted; the answers must stay identical.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pi_context.bindings.history.index import HistoryIndex, Unindexable, cache_dir_for
+from pi_context.bindings.history.items import ROLES
+from pi_context.bindings.session import Session
+from pi_context.bindings.session.jsonl import encode_line
+from pi_context.bindings.tools import ToolContext, ToolError
+
+from .conftest import TOOLS_BY_NAME
+from .test_history_properties import op, write_session
+from .test_pi_fixtures import FIXTURES
+
+Call = tuple[str, dict[str, Any]]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    cache = tmp_path_factory.mktemp("cache")
+    monkeypatch.setenv("PI_CONTEXT_CACHE_DIR", str(cache))
+    monkeypatch.delenv("PI_CONTEXT_HISTORY_INDEX", raising=False)
+    return cache
+
+
+def run(path: Path, name: str, args: dict[str, Any], leaf: str | None, indexed: bool) -> Any:
+    old = os.environ.get("PI_CONTEXT_HISTORY_INDEX")
+    os.environ["PI_CONTEXT_HISTORY_INDEX"] = "1" if indexed else "0"
+    try:
+        result = TOOLS_BY_NAME[name].run(ToolContext(session_path=path, leaf_id=leaf), args)
+    except ToolError as exc:  # a named error is an answer too, and must match
+        return ("ToolError", str(exc), True)
+    finally:
+        if old is None:
+            del os.environ["PI_CONTEXT_HISTORY_INDEX"]
+        else:
+            os.environ["PI_CONTEXT_HISTORY_INDEX"] = old
+    return (result.text, json.dumps(result.details, sort_keys=True), result.is_error)
+
+
+def same(path: Path, calls: list[Call], leaf: str | None = None) -> None:
+    for name, args in calls:
+        indexed = run(path, name, args, leaf, True)
+        plain = run(path, name, args, leaf, False)
+        assert indexed == plain, f"{name} {args} leaf={leaf}"
+
+
+def assert_indexable(path: Path, leaf: str | None = None) -> None:
+    """The index really answers (not the fallback) for this file."""
+    with HistoryIndex(path) as index:
+        index.open_view(leaf)
+
+
+def battery(path: Path, leaf: str | None = None) -> list[Call]:
+    """Calls covering every operation, filter, order and error the tools have."""
+    listed = json.loads(run(path, "history_list", {"limit": 1000}, leaf, False)[0])
+    windows = json.loads(run(path, "history_windows", {}, leaf, False)[0])["windows"]
+    items = listed["items"]
+    calls: list[Call] = [
+        ("history_windows", {}),
+        ("history_windows", {"recent_first": False, "limit": 2}),
+        ("history_list", {}),
+        ("history_list", {"recent_first": False, "max_chars_per_item": 7}),
+        ("history_list", {"cursor": 3, "limit": 2}),
+        ("history_list", {"window_id": "pcw:nope"}),
+        ("history_list", {"role": "user", "tool_name": "bash"}),
+        ("history_search", {"query": "zzz-never-there"}),
+        ("history_read", {"item_id": "nope"}),
+        ("history_read", {"item_id": "nope", "window_id": "pcw:nope"}),
+    ]
+    calls += [("history_list", {"role": role}) for role in ROLES]
+    calls += [("history_list", {"window_id": w["window_id"]}) for w in windows]
+    names = {i["tool_name"] for i in items if i["tool_name"]}
+    calls += [("history_list", {"tool_name": n}) for n in sorted(names)]
+    calls += [("history_list", {"tool_namespace": n.split("_")[0]}) for n in sorted(names)]
+    for item in items[:12]:
+        text = item["truncated_content"]
+        if text:
+            calls.append(("history_search", {"query": text[: max(1, len(text) // 3)]}))
+            calls.append(("history_search", {"query": [text[-2:], "e"], "recent_first": False}))
+        calls.append(("history_read", {"item_id": item["item_id"]}))
+        calls.append(("history_read", {"item_id": item["item_id"], "offset_chars": -3}))
+        other = windows[0]["window_id"]
+        calls.append(("history_read", {"item_id": item["item_id"], "window_id": other}))
+    return calls
+
+
+# --- equality on Pi's own sessions ----------------------------------------------------------------
+
+FIXTURE_FILES = sorted(FIXTURES.glob("*.jsonl")) if FIXTURES.is_dir() else []
+
+
+@pytest.mark.skipif(not FIXTURE_FILES, reason="the Pi session fixtures are not present")
+@pytest.mark.parametrize("name", [p.name for p in FIXTURE_FILES])
+def test_indexed_answers_equal_unindexed_on_every_fixture_and_leaf(name: str) -> None:
+    path = FIXTURES / name
+    expected = path.with_name(name.replace(".jsonl", ".expected.json"))
+    leaves: list[str | None] = [None]
+    if expected.exists():
+        views = json.loads(expected.read_text()).get("views", [])
+        leaves += [view["leafId"] for view in views if view.get("leafId")]
+    assert_indexable(path)
+    for leaf in leaves:
+        same(path, battery(path, leaf), leaf)
+
+
+# --- equality on hostile files: duplicate ids, cycles, dangling parents, junk lines -------------
+
+_IDS = ["a", "b", "c", "d", "e", "a#0"]
+_entry = st.fixed_dictionaries(
+    {
+        "kind": st.sampled_from(["user", "assistant", "compaction", "marker", "boot", "label"]),
+        "id": st.sampled_from(_IDS),
+        "parent": st.none() | st.sampled_from(_IDS),
+        "text": st.text(st.characters(exclude_categories=("Cs",)), max_size=6),
+    }
+)
+_junk = st.sampled_from([b"", b"   ", b"not json", b"[1,2]", b"0", b'"\\ud800"', b"\xff\xfe{}"])
+
+
+def _line(spec: dict[str, Any]) -> bytes:
+    base = {"id": spec["id"], "parentId": spec["parent"], "timestamp": "2026-01-01T00:00:00Z"}
+    kind, text = spec["kind"], spec["text"]
+    if kind == "user":
+        value = {"type": "message", **base, "message": {"role": "user", "content": text}}
+    elif kind == "assistant":
+        calls = [{"type": "toolCall", "id": "c", "name": "notes_read", "arguments": {"q": text}}]
+        message = {"role": "assistant", "content": [{"type": "text", "text": text}, *calls]}
+        value = {"type": "message", **base, "message": message}
+    elif kind == "compaction":
+        value = {"type": "compaction", **base, "summary": text, "firstKeptEntryId": spec["id"]}
+    elif kind == "marker":
+        data = {"windowId": f"pcw:w:{text or 'x'}"}
+        value = {"type": "custom", **base, "customType": "pi-context/reset-marker", "data": data}
+    elif kind == "boot":
+        value = {"type": "custom_message", **base, "customType": "pi-context/boot",
+                 "content": text, "display": False}  # fmt: skip
+    else:
+        value = {"type": "label", **base, "targetId": "a", "label": text}
+    return encode_line(value)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    first=st.lists(_entry | _junk, max_size=12),
+    more=st.lists(_entry | _junk, max_size=8),
+    leaf=st.none() | st.sampled_from(_IDS),
+)
+def test_indexed_answers_equal_unindexed_on_hostile_files(
+    first: list[Any], more: list[Any], leaf: str | None
+) -> None:
+    header = encode_line(
+        {"type": "session", "version": 3, "id": "0192ffff-0000-7000-8000-000000000002",
+         "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/x"}
+    )  # fmt: skip
+
+    def render(parts: list[Any]) -> bytes:
+        return b"".join(p + b"\n" if isinstance(p, bytes) else _line(p) for p in parts)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "hostile.jsonl"
+        path.write_bytes(header + render(first))
+        calls = [*battery(path, None), ("history_list", {"role": "developer"})]
+        same(path, calls)
+        same(path, calls, leaf)
+        with path.open("ab") as handle:
+            handle.write(render(more))
+        same(path, battery(path, None))
+        same(path, calls, leaf)
+
+
+# --- equality on random sessions, before and after appends ----------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(first=st.lists(op, max_size=10), more=st.lists(op, max_size=6))
+def test_indexed_answers_equal_unindexed_on_random_sessions(
+    first: list[tuple[Any, ...]], more: list[tuple[Any, ...]]
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_session(Path(tmp), first)
+        assert_indexable(path)
+        same(path, battery(path))
+        # Append through a second writer: the index catches up incrementally.
+        extra = write_session(Path(tmp) / "more", more)
+        lines = extra.read_bytes().split(b"\n")[1:]  # entries only, no header
+        with path.open("ab") as handle:
+            handle.write(b"\n".join(lines))
+        same(path, battery(path))
+
+
+# --- never stale -------------------------------------------------------------------------------
+
+
+def _session(tmp: Path, texts: list[str]) -> tuple[Session, Path]:
+    session = Session.create(Path("/tmp/idx"), session_dir=tmp)
+    for text in texts:
+        session.append_message({"role": "user", "content": text, "timestamp": 1})
+    assert session.path is not None
+    return session, Path(session.path)
+
+
+def _search(path: Path, query: str, leaf: str | None = None) -> list[str]:
+    text = run(path, "history_search", {"query": query}, leaf, True)[0]
+    return [item["item_id"] for item in json.loads(text)["items"]]
+
+
+def test_an_append_is_seen_by_the_next_call(tmp_path: Path) -> None:
+    session, path = _session(tmp_path, ["alpha", "beta"])
+    assert _search(path, "gamma") == []
+    new = session.append_message({"role": "user", "content": "gamma", "timestamp": 2})
+    assert _search(path, "gamma") == [new]
+    same(path, battery(path))
+
+
+def test_a_truncated_file_is_reindexed(tmp_path: Path) -> None:
+    session, path = _session(tmp_path, ["alpha", "beta", "gamma"])
+    assert len(_search(path, "a")) == 3
+    data = path.read_bytes()
+    path.write_bytes(data[: data.rindex(b"\n", 0, len(data) - 1) + 1])  # drop the last line
+    assert _search(path, "gamma") == []
+    same(path, battery(path))
+
+
+def test_a_rewritten_file_is_reindexed_even_at_the_same_size(tmp_path: Path) -> None:
+    _, path = _session(tmp_path, ["alpha " * 50, "needle-one", "omega " * 50])
+    assert len(_search(path, "needle-one")) == 1
+    data = path.read_bytes()
+    os.utime(path, ns=(1, 1))
+    path.write_bytes(data.replace(b"needle-one", b"needle-two"))  # same size, same inode
+    assert _search(path, "needle-one") == []
+    assert len(_search(path, "needle-two")) == 1
+    same(path, battery(path))
+
+
+def test_a_replaced_file_is_reindexed(tmp_path: Path) -> None:
+    _, path = _session(tmp_path, ["alpha"])
+    assert _search(path, "alpha")
+    _, other = _session(tmp_path / "b", ["bravo"])
+    os.replace(other, path)  # a new inode under the same name, as an atomic rewrite leaves it
+    assert _search(path, "alpha") == []
+    assert _search(path, "bravo")
+    same(path, battery(path))
+
+
+def test_a_migrated_file_is_answered_and_then_reindexed(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    lines = [
+        {"type": "session", "version": 2, "id": "0192aaaa-0000-7000-8000-000000000001",
+         "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/x"},
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "old words", "timestamp": 1}},
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "hookMessage", "customType": "x", "content": "hook", "timestamp": 2}},
+    ]  # fmt: skip
+    path.write_bytes(b"".join(encode_line(v) for v in lines))
+    with pytest.raises(Unindexable):
+        assert_indexable(path)  # a file that needs migration is answered by the loader
+    same(path, battery(path))
+    session = Session.open(path)
+    session.append_message({"role": "user", "content": "new words", "timestamp": 3})
+    assert session.backup_path is not None  # the first write migrated the file on disk
+    assert_indexable(path)
+    assert len(_search(path, "words")) == 2
+    same(path, battery(path))
+
+
+def test_a_torn_last_line_is_treated_as_the_loader_treats_it(tmp_path: Path) -> None:
+    session, path = _session(tmp_path, ["alpha"])
+    line = encode_line(
+        {"type": "message", "id": "t1", "parentId": session.leaf_id, "timestamp": "x",
+         "message": {"role": "user", "content": "torn words", "timestamp": 1}}
+    )  # fmt: skip
+    with path.open("ab") as handle:
+        handle.write(line[:20])  # a writer caught mid-line: skipped
+    assert _search(path, "torn") == []
+    same(path, battery(path))
+    with path.open("ab") as handle:
+        handle.write(line[20:-1])  # complete JSON without its newline: the loader keeps it
+    assert _search(path, "torn") == ["t1"]
+    same(path, battery(path))
+    with path.open("ab") as handle:
+        handle.write(b"\n")
+    assert _search(path, "torn") == ["t1"]
+    assert_indexable(path)
+    same(path, battery(path))
+
+
+def test_a_deleted_cache_is_rebuilt(tmp_path: Path, _cache: Path) -> None:
+    session, path = _session(tmp_path, ["alpha", "beta"])
+    assert _search(path, "beta")
+    import shutil
+
+    shutil.rmtree(_cache / "history")
+    session.append_message({"role": "user", "content": "gamma", "timestamp": 2})
+    assert _search(path, "gamma")
+    same(path, battery(path))
+
+
+def _corruptions(directory: Path) -> list[tuple[str, Any]]:
+    def garbage_db() -> None:
+        (directory / "index.sqlite").write_bytes(os.urandom(8192))
+        for extra in directory.glob("index.sqlite-*"):
+            extra.unlink()
+
+    def flip_db_middle() -> None:
+        db = directory / "index.sqlite"
+        with sqlite3.connect(db) as con:
+            con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        data = bytearray(db.read_bytes())
+        for at in range(len(data) // 3, len(data), 997):
+            data[at] ^= 0xFF
+        db.write_bytes(bytes(data))
+
+    def tamper_values() -> None:
+        with sqlite3.connect(directory / "index.sqlite") as con:
+            con.execute("UPDATE items SET item_id = 'forged', nchars = nchars + 1")
+            con.execute("UPDATE blobs SET data = zeroblob(length(data)) WHERE name = 'roles'")
+
+    def forge_rows() -> None:
+        with sqlite3.connect(directory / "index.sqlite") as con:
+            con.execute("UPDATE entries SET off = off + 3")
+
+    def scramble_content() -> None:
+        for content in directory.glob("content-*.bin"):
+            data = content.read_bytes()
+            content.write_bytes(data[::-1])
+
+    def drop_content() -> None:
+        for content in directory.glob("content-*.bin"):
+            content.unlink()
+
+    return [
+        ("garbage database", garbage_db),
+        ("flipped database bytes", flip_db_middle),
+        ("tampered values", tamper_values),
+        ("forged offsets", forge_rows),
+        ("scrambled content", scramble_content),
+        ("missing content", drop_content),
+    ]
+
+
+@pytest.mark.parametrize("which", range(6))
+def test_a_corrupted_cache_is_never_trusted(tmp_path: Path, which: int) -> None:
+    session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(40)])
+    calls = battery(path)
+    same(path, calls)  # builds the index
+    directory = cache_dir_for(Path(os.path.realpath(path)))
+    assert (directory / "index.sqlite").exists()
+    _name, corrupt = _corruptions(directory)[which]
+    corrupt()
+    same(path, calls)
+    same(path, [("history_search", {"query": "needle3"}), ("history_search", {"query": "word"})])
+    assert_indexable(path)  # and the index was rebuilt, not abandoned
+
+
+def test_two_branches_never_leak_into_each_other(tmp_path: Path) -> None:
+    session, path = _session(tmp_path, ["trunk"])
+    fork = session.leaf_id
+    assert fork is not None
+    left = session.append_message({"role": "user", "content": "left only", "timestamp": 2})
+    session.move_leaf(fork)
+    right = session.append_message({"role": "user", "content": "right only", "timestamp": 3})
+    assert _search(path, "only") == [right]  # the file's leaf is on the right branch
+    assert _search(path, "only", leaf=left) == [left]
+    assert _search(path, "only", leaf=right) == [right]
+    for leaf in (None, left, right, fork):
+        same(path, battery(path, leaf), leaf)
+    session.move_leaf(left)  # Pi switches back and appends there
+    again = session.append_message({"role": "user", "content": "left again", "timestamp": 4})
+    assert _search(path, "only") == [left]
+    assert _search(path, "again") == [again]
+    same(path, battery(path))
+
+
+def test_an_append_during_calls_never_yields_a_stale_or_torn_answer(tmp_path: Path) -> None:
+    session, path = _session(tmp_path, ["seed"])
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from pi_context.bindings.session import Session\n"
+        "s = Session.open(Path(sys.argv[1]))\n"
+        "for i in range(300):\n"
+        "    s.append_message({'role': 'user', 'content': f'line {i}', 'timestamp': i})\n"
+    )
+    writer = subprocess.Popen([sys.executable, "-c", script, str(path)])
+    answers: list[list[str]] = []
+    stop = threading.Event()
+    try:
+        while writer.poll() is None and not stop.is_set():
+            text, _, is_error = run(path, "history_list", {"limit": 5}, None, True)
+            assert not is_error, text
+            answers.append([item["item_id"] for item in json.loads(text)["items"]])
+    finally:
+        writer.wait(timeout=120)
+    assert writer.returncode == 0
+    final = Session.open(path).branch()
+    ids = [entry["id"] for entry in final]
+    for answer in answers:  # each answer is the newest items of some prefix of the file
+        assert answer, "never empty"
+        end = ids.index(answer[0]) + 1
+        assert answer == ids[:end][::-1][: len(answer)]
+    same(path, battery(path))
