@@ -179,6 +179,23 @@ export interface HandoffResult {
   readonly effect: HandoffEffect;
 }
 
+/** The host action of each effect, as the spec declares it. */
+export const EFFECT_HOST: Readonly<Record<ResetControlEffect, string | null>> = {
+  "none": null,
+  "busy": null,
+  "read-source": null,
+  "generate-notes": null,
+  "check-quality": null,
+  "save-offer": null,
+  "create-destination": null,
+  "verify-destination": null,
+  "send-continuation": null,
+  "fail": null,
+  "abandon-destination": null,
+  "return-to-source": null,
+  "fail-continuation": null,
+};
+
 /** The state a session starts in. */
 export function initialHandoff(): HandoffState {
   return { handoff: { stage: "idle" } };

@@ -50,7 +50,9 @@ def test_the_host_loop_runs_and_writes_two_windows(tmp_path: Path) -> None:
     results = {m["toolName"]: m for m in messages if m["role"] == "toolResult"}
     assert set(results) == {"notes_write", "wipe_memory", "notes_read"}
     assert not any(m["isError"] for m in results.values())
-    assert json.loads(results["wipe_memory"]["content"][0]["text"])["status"] == "rollover_requested"
+    assert (
+        json.loads(results["wipe_memory"]["content"][0]["text"])["status"] == "rollover_requested"
+    )
     # The note written in the first window is read back in the second.
     assert "Step 1 done; next: step 2." in results["notes_read"]["content"][0]["text"]
     assert messages[-1]["role"] == "assistant"

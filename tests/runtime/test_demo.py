@@ -276,6 +276,8 @@ def test_every_boot_carries_the_maps_of_four_homes(demo):
         ]
         assert order == sorted(order)
         assert "Agent name: demo-agent (model: scripted-1)" in text
+
+
 @pytest.mark.parametrize(
     ("spec", "stop", "manual"),
     [

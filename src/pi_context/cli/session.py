@@ -34,6 +34,9 @@ def register(subparsers: Any) -> None:
     show.add_argument("--leaf", help="entry id to use as the leaf (default: the file's own)")
     show.add_argument("--json", action="store_true", help="print the view as JSON (fixture shape)")
     show.set_defaults(handler=run_show)
+    from ._session_report import add_report
+
+    add_report(sub)
 
 
 def run_show(args: argparse.Namespace) -> int:

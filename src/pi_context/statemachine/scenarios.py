@@ -934,6 +934,7 @@ SCENARIOS_027: tuple[Scenario, ...] = tuple(
     ),
 )
 
+
 def _other_families() -> dict[str, tuple[Scenario, ...]]:
     # Other spec families keep their scenarios in their own modules (imported here, after
     # Scenario and Expect exist, so they can build on them).

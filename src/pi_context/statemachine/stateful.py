@@ -253,7 +253,7 @@ def run_stateful(
         # hypothesis copies this attribute from the factory, as @seed would set it
         cls._hypothesis_internal_use_seed = seed
     try:
-        run_state_machine_as_test(cls, settings=config)
+        run_state_machine_as_test(cls, settings=config)  # type: ignore[no-untyped-call,unused-ignore]
     except _StopShrinking:
         pass
     except Exception as err:

@@ -32,8 +32,8 @@ from pi_context.bindings.session import Session, seeded_uuids
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
 
-from .demo_tree import TreeTrip, tree_round_trip
 from .control import DEFAULT_SPEC
+from .demo_tree import TreeTrip, tree_round_trip
 from .protocol import GUIDANCE_TYPE, WARNING_TYPE
 from .runtime import ModelInfo, Runtime, RuntimeConfig
 

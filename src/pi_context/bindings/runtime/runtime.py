@@ -64,7 +64,7 @@ from .composer import Composed, ResetBuild, compose
 
 if TYPE_CHECKING:
     from .handoff import HandoffOptions, HandoffResult
-from .control import COMMITS, DEFAULT_SPEC, Control, Facts, Step, is_duplicate, reset_cause
+from .control import COMMITS, DEFAULT_SPEC, Control, Step, is_duplicate, reset_cause
 from .overflow import is_context_overflow
 from .protocol import (
     ALREADY_PENDING_STATUS,

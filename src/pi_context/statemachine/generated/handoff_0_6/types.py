@@ -172,6 +172,23 @@ EFFECTS: tuple[Effect, ...] = (
     "fail-continuation",
 )
 
+HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+EFFECT_HOST: dict[Effect, HostAction | None] = {
+    "none": None,
+    "busy": None,
+    "read-source": None,
+    "generate-notes": None,
+    "check-quality": None,
+    "save-offer": None,
+    "create-destination": None,
+    "verify-destination": None,
+    "send-continuation": None,
+    "fail": None,
+    "abandon-destination": None,
+    "return-to-source": None,
+    "fail-continuation": None,
+}
+
 
 class StartFactsView(Protocol):
     """Facts of ``start`` as the reducer reads them; lazy ones may be

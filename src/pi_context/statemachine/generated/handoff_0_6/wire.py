@@ -22,11 +22,61 @@ __all__ = [
     "effect_from_wire",
 ]
 
+_CACHE_LIMIT = 4096  # remembered values per kind; emptied when full
+_KEY_LIMIT = 256  # inputs with a longer string are parsed, not remembered
+_STATES: dict[tuple[Any, ...], t.State] = {}
+_EVENTS: dict[tuple[Any, ...], t.Event] = {}
+
+
+def _remember(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    if all(len(leaf) <= _KEY_LIMIT for leaf in key if isinstance(leaf, str)):
+        cache[key] = value
+
+
+_HandoffIdle = t.HandoffIdle
+_HandoffPreparing = t.HandoffPreparing
+_HandoffGenerating = t.HandoffGenerating
+_HandoffQuality = t.HandoffQuality
+_HandoffSaving = t.HandoffSaving
+_HandoffSwitching = t.HandoffSwitching
+_HandoffValidating = t.HandoffValidating
+_HandoffContinuing = t.HandoffContinuing
+_HandoffDone = t.HandoffDone
+_HandoffFailed = t.HandoffFailed
+_HandoffCancelled = t.HandoffCancelled
+
 
 def state_to_wire(state: t.State) -> dict[str, Any]:
-    return {
-        "handoff": _handoff_to_wire(state.handoff),
-    }
+    v_handoff: dict[str, Any]
+    value = state.handoff
+    cls = value.__class__
+    if cls is _HandoffIdle:
+        v_handoff = {"stage": "idle"}
+    elif cls is _HandoffPreparing:
+        v_handoff = {"stage": "preparing"}
+    elif cls is _HandoffGenerating:
+        v_handoff = {"stage": "generating"}
+    elif cls is _HandoffQuality:
+        v_handoff = {"stage": "quality"}
+    elif cls is _HandoffSaving:
+        v_handoff = {"stage": "saving"}
+    elif cls is _HandoffSwitching:
+        v_handoff = {"stage": "switching"}
+    elif cls is _HandoffValidating:
+        v_handoff = {"stage": "validating"}
+    elif cls is _HandoffContinuing:
+        v_handoff = {"stage": "continuing"}
+    elif cls is _HandoffDone:
+        v_handoff = {"stage": "done"}
+    elif cls is _HandoffFailed:
+        v_handoff = {"stage": "failed", "offer": value.offer, "active": value.active}
+    elif cls is _HandoffCancelled:
+        v_handoff = {"stage": "cancelled", "offer": value.offer, "active": value.active}
+    else:
+        v_handoff = _handoff_to_wire(value)
+    return {"handoff": v_handoff}
 
 
 def _handoff_to_wire(value: t.Handoff) -> dict[str, Any]:
@@ -129,12 +179,72 @@ def _handoff_from_wire(obj: object, path: str) -> t.Handoff:
     raise AssertionError(tag)
 
 
-def state_from_wire(obj: object, path: str = "state") -> t.State:
-    """Parse a wire state; a wrong shape raises WireError naming the path."""
+def _state_from_wire_checked(obj: object, path: str) -> t.State:
     m = want_object(obj, path, exact=("handoff",))
     return t.State(
         handoff=_handoff_from_wire(m["handoff"], f"{path}.handoff"),
     )
+
+
+def state_from_wire(obj: object, path: str = "state") -> t.State:
+    """Parse a wire state; a wrong shape raises WireError naming the path."""
+    o: Any = obj
+    if o.__class__ is dict and len(o) == 1:
+        key: tuple[Any, ...]
+        try:
+            v_handoff = o["handoff"]
+            if v_handoff.__class__ is not dict:
+                raise KeyError
+            tag_handoff = v_handoff["stage"]
+            if tag_handoff == "idle" and len(v_handoff) == 1:
+                key = ("idle",)
+            elif tag_handoff == "preparing" and len(v_handoff) == 1:
+                key = ("preparing",)
+            elif tag_handoff == "generating" and len(v_handoff) == 1:
+                key = ("generating",)
+            elif tag_handoff == "quality" and len(v_handoff) == 1:
+                key = ("quality",)
+            elif tag_handoff == "saving" and len(v_handoff) == 1:
+                key = ("saving",)
+            elif tag_handoff == "switching" and len(v_handoff) == 1:
+                key = ("switching",)
+            elif tag_handoff == "validating" and len(v_handoff) == 1:
+                key = ("validating",)
+            elif tag_handoff == "continuing" and len(v_handoff) == 1:
+                key = ("continuing",)
+            elif tag_handoff == "done" and len(v_handoff) == 1:
+                key = ("done",)
+            elif tag_handoff == "failed" and len(v_handoff) == 3:
+                handoff_offer = v_handoff["offer"]
+                handoff_active = v_handoff["active"]
+                key = (
+                    "failed",
+                    handoff_offer,
+                    handoff_active,
+                )
+            elif tag_handoff == "cancelled" and len(v_handoff) == 3:
+                handoff_offer = v_handoff["offer"]
+                handoff_active = v_handoff["active"]
+                key = (
+                    "cancelled",
+                    handoff_offer,
+                    handoff_active,
+                )
+            else:
+                raise KeyError
+        except KeyError:
+            pass
+        else:
+            try:
+                found = _STATES.get(key)
+            except TypeError:  # an unhashable leaf: not a valid state
+                return _state_from_wire_checked(obj, path)
+            if found is not None:
+                return found
+            state = _state_from_wire_checked(obj, path)
+            _remember(_STATES, key, state)
+            return state
+    return _state_from_wire_checked(obj, path)
 
 
 def event_to_wire(event: t.Event) -> dict[str, Any]:
@@ -162,8 +272,7 @@ def event_to_wire(event: t.Event) -> dict[str, Any]:
     raise TypeError(f"not an event: {event!r}")
 
 
-def event_from_wire(obj: object, path: str = "event") -> t.Event:
-    """Parse a wire event; a wrong shape raises WireError naming the path."""
+def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     m = want_object(obj, path, required=("type",))
     kind = want_enum(
         m["type"],
@@ -235,6 +344,114 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
         want_object(obj, path, exact=("type",))
         return t.CancelEvent()
     raise AssertionError(kind)
+
+
+def event_from_wire(obj: object, path: str = "event") -> t.Event:
+    """Parse a wire event; a wrong shape raises WireError naming the path."""
+    o: Any = obj
+    if o.__class__ is dict:
+        kind = o.get("type")
+        key: tuple[Any, ...]
+        try:
+            if kind == "start" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_available = fm["available"]
+                key = (
+                    "start",
+                    f_available,
+                    f_available.__class__ is bool,
+                )
+            elif kind == "source_read" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_ok = fm["ok"]
+                key = (
+                    "source_read",
+                    f_ok,
+                    f_ok.__class__ is bool,
+                )
+            elif kind == "notes_generated" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_ok = fm["ok"]
+                key = (
+                    "notes_generated",
+                    f_ok,
+                    f_ok.__class__ is bool,
+                )
+            elif kind == "quality_checked" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_ok = fm["ok"]
+                key = (
+                    "quality_checked",
+                    f_ok,
+                    f_ok.__class__ is bool,
+                )
+            elif kind == "offer_saved" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 2:
+                    raise KeyError
+                f_written = fm["written"]
+                f_verified = fm["verified"]
+                key = (
+                    "offer_saved",
+                    f_written,
+                    f_verified,
+                    f_written.__class__ is f_verified.__class__ is bool,
+                )
+            elif kind == "destination_created" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_created = fm["created"]
+                key = (
+                    "destination_created",
+                    f_created,
+                    f_created.__class__ is bool,
+                )
+            elif kind == "destination_verified" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_ok = fm["ok"]
+                key = (
+                    "destination_verified",
+                    f_ok,
+                    f_ok.__class__ is bool,
+                )
+            elif kind == "continued" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 1:
+                    raise KeyError
+                f_ok = fm["ok"]
+                key = (
+                    "continued",
+                    f_ok,
+                    f_ok.__class__ is bool,
+                )
+            elif kind == "cancel" and len(o) == 1:
+                key = ("cancel",)
+            else:
+                raise KeyError
+        except KeyError:
+            pass
+        else:
+            try:
+                found = _EVENTS.get(key)
+            except TypeError:  # an unhashable leaf: not a valid event
+                return _event_from_wire_checked(obj, path)
+            if found is not None:
+                return found
+            event = _event_from_wire_checked(obj, path)
+            _remember(_EVENTS, key, event)
+            return event
+    return _event_from_wire_checked(obj, path)
 
 
 def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:

@@ -22,12 +22,37 @@ __all__ = [
     "effect_from_wire",
 ]
 
+_CACHE_LIMIT = 4096  # remembered values per kind; emptied when full
+_KEY_LIMIT = 256  # inputs with a longer string are parsed, not remembered
+_STATES: dict[tuple[Any, ...], t.State] = {}
+_EVENTS: dict[tuple[Any, ...], t.Event] = {}
+
+
+def _remember(cache: dict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> None:
+    if len(cache) >= _CACHE_LIMIT:
+        cache.clear()
+    if all(len(leaf) <= _KEY_LIMIT for leaf in key if isinstance(leaf, str)):
+        cache[key] = value
+
+
+_RequestNone = t.RequestNone
+_RequestCloseOut = t.RequestCloseOut
+_RequestToolRequested = t.RequestToolRequested
+
 
 def state_to_wire(state: t.State) -> dict[str, Any]:
-    return {
-        "request": _request_to_wire(state.request),
-        "overflow": state.overflow,
-    }
+    v_request: dict[str, Any]
+    value = state.request
+    cls = value.__class__
+    if cls is _RequestNone:
+        v_request = {"phase": "none"}
+    elif cls is _RequestCloseOut:
+        v_request = {"phase": "close-out", "windowId": value.window_id, "source": value.source}
+    elif cls is _RequestToolRequested:
+        v_request = {"phase": "tool-requested", "windowId": value.window_id}
+    else:
+        v_request = _request_to_wire(value)
+    return {"request": v_request, "overflow": state.overflow}
 
 
 def _request_to_wire(value: t.Request) -> dict[str, Any]:
@@ -78,8 +103,7 @@ def _request_from_wire(obj: object, path: str) -> t.Request:
     raise AssertionError(tag)
 
 
-def state_from_wire(obj: object, path: str = "state") -> t.State:
-    """Parse a wire state; a wrong shape raises WireError naming the path."""
+def _state_from_wire_checked(obj: object, path: str) -> t.State:
     m = want_object(
         obj,
         path,
@@ -94,6 +118,55 @@ def state_from_wire(obj: object, path: str = "state") -> t.State:
             m["overflow"], f"{path}.overflow", ("idle", "pending", "pending-spent", "spent")
         ),
     )
+
+
+def state_from_wire(obj: object, path: str = "state") -> t.State:
+    """Parse a wire state; a wrong shape raises WireError naming the path."""
+    o: Any = obj
+    if o.__class__ is dict and len(o) == 2:
+        key: tuple[Any, ...]
+        try:
+            v_request = o["request"]
+            v_overflow = o["overflow"]
+            if v_request.__class__ is not dict:
+                raise KeyError
+            tag_request = v_request["phase"]
+            if tag_request == "none" and len(v_request) == 1:
+                key = (
+                    "none",
+                    v_overflow,
+                )
+            elif tag_request == "close-out" and len(v_request) == 3:
+                request_window_id = v_request["windowId"]
+                request_source = v_request["source"]
+                key = (
+                    "close-out",
+                    request_window_id,
+                    request_source,
+                    v_overflow,
+                )
+            elif tag_request == "tool-requested" and len(v_request) == 2:
+                request_window_id = v_request["windowId"]
+                key = (
+                    "tool-requested",
+                    request_window_id,
+                    v_overflow,
+                )
+            else:
+                raise KeyError
+        except KeyError:
+            pass
+        else:
+            try:
+                found = _STATES.get(key)
+            except TypeError:  # an unhashable leaf: not a valid state
+                return _state_from_wire_checked(obj, path)
+            if found is not None:
+                return found
+            state = _state_from_wire_checked(obj, path)
+            _remember(_STATES, key, state)
+            return state
+    return _state_from_wire_checked(obj, path)
 
 
 def event_to_wire(event: t.Event) -> dict[str, Any]:
@@ -136,8 +209,7 @@ def event_to_wire(event: t.Event) -> dict[str, Any]:
     raise TypeError(f"not an event: {event!r}")
 
 
-def event_from_wire(obj: object, path: str = "event") -> t.Event:
-    """Parse a wire event; a wrong shape raises WireError naming the path."""
+def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     m = want_object(obj, path, required=("type",))
     kind = want_enum(
         m["type"],
@@ -212,6 +284,106 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
         want_object(obj, path, exact=("type",))
         return t.ClearEvent()
     raise AssertionError(kind)
+
+
+def event_from_wire(obj: object, path: str = "event") -> t.Event:
+    """Parse a wire event; a wrong shape raises WireError naming the path."""
+    o: Any = obj
+    if o.__class__ is dict:
+        kind = o.get("type")
+        key: tuple[Any, ...]
+        try:
+            if kind == "close_out" and len(o) == 3:
+                e_window_id = o["windowId"]
+                e_source = o["source"]
+                key = (
+                    "close_out",
+                    e_window_id,
+                    e_source,
+                )
+            elif kind == "tool_request" and len(o) == 2:
+                e_window_id = o["windowId"]
+                key = (
+                    "tool_request",
+                    e_window_id,
+                )
+            elif kind == "turn_end" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 8:
+                    raise KeyError
+                f_window_id = fm["windowId"]
+                f_aborted = fm["aborted"]
+                f_overflow = fm["overflow"]
+                f_failed = fm["failed"]
+                f_enabled = fm["enabled"]
+                f_queued = fm["queued"]
+                f_automatic_reset_enabled = fm["automaticResetEnabled"]
+                f_hard_reserve_due = fm["hardReserveDue"]
+                key = (
+                    "turn_end",
+                    f_window_id,
+                    f_aborted,
+                    f_overflow,
+                    f_failed,
+                    f_enabled,
+                    f_queued,
+                    f_automatic_reset_enabled,
+                    f_hard_reserve_due,
+                    f_aborted.__class__
+                    is f_overflow.__class__
+                    is f_failed.__class__
+                    is f_enabled.__class__
+                    is f_queued.__class__
+                    is f_automatic_reset_enabled.__class__
+                    is f_hard_reserve_due.__class__
+                    is bool,
+                )
+            elif kind == "before_settle" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 6:
+                    raise KeyError
+                f_window_id = fm["windowId"]
+                f_queued = fm["queued"]
+                f_enabled = fm["enabled"]
+                f_automatic_reset_enabled = fm["automaticResetEnabled"]
+                f_aborted = fm["aborted"]
+                f_failed = fm["failed"]
+                key = (
+                    "before_settle",
+                    f_window_id,
+                    f_queued,
+                    f_enabled,
+                    f_automatic_reset_enabled,
+                    f_aborted,
+                    f_failed,
+                    f_queued.__class__
+                    is f_enabled.__class__
+                    is f_automatic_reset_enabled.__class__
+                    is f_aborted.__class__
+                    is f_failed.__class__
+                    is bool,
+                )
+            elif kind == "settled" and len(o) == 1:
+                key = ("settled",)
+            elif kind == "abort" and len(o) == 1:
+                key = ("abort",)
+            elif kind == "clear" and len(o) == 1:
+                key = ("clear",)
+            else:
+                raise KeyError
+        except KeyError:
+            pass
+        else:
+            try:
+                found = _EVENTS.get(key)
+            except TypeError:  # an unhashable leaf: not a valid event
+                return _event_from_wire_checked(obj, path)
+            if found is not None:
+                return found
+            event = _event_from_wire_checked(obj, path)
+            _remember(_EVENTS, key, event)
+            return event
+    return _event_from_wire_checked(obj, path)
 
 
 def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:

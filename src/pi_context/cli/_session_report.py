@@ -1,7 +1,7 @@
 """``pi-context session report FILE [--json]``: memory status, handoff binding, quality.
 
-Registered as a sub-command of ``session`` (which ``cli/session.py`` defines; this module's
-name sorts after it, so the parser exists when this one registers).
+Added to the ``session`` command's sub-commands by ``cli/session.py`` (the leading underscore
+keeps this module out of command discovery).
 """
 
 from __future__ import annotations
@@ -15,11 +15,7 @@ from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
 
 
-def register(subparsers: Any) -> None:
-    session = subparsers.choices.get("session")
-    if session is None:
-        return
-    sub = next(a for a in session._actions if isinstance(a, argparse._SubParsersAction))
+def add_report(sub: Any) -> None:
     report = sub.add_parser(
         "report",
         help="memory status, handoff binding verdict and quality counts of a session",
