@@ -180,7 +180,7 @@ export interface HandoffResult {
 }
 
 /** The host action of each effect, as the spec declares it. */
-export const EFFECT_HOST: Readonly<Record<ResetControlEffect, string | null>> = {
+export const EFFECT_HOST: Readonly<Record<HandoffEffect, string | null>> = {
   "none": null,
   "busy": null,
   "read-source": null,

@@ -94,8 +94,13 @@ def test_reset_control_reducer_and_machine_agree_on_every_case(spec_id: str) -> 
 
 
 def test_reset_control_default_and_ids() -> None:
-    assert pi_context.reset_control().id == "reset-control@0.26"
-    assert pi_context.spec_ids() == ["reset-control@0.25", "reset-control@0.26"]
+    assert pi_context.reset_control().id == "reset-control@0.27"
+    assert pi_context.spec_ids() == [
+        "reset-control@0.25",
+        "reset-control@0.26-proposal",
+        "reset-control@0.26",
+        "reset-control@0.27",
+    ]
 
 
 def test_reset_control_of_a_spec_file(tmp_path: Path) -> None:
@@ -227,5 +232,7 @@ def test_run_conformance_checks_an_implementation_from_a_host(tmp_path: Path) ->
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        "True [('reset-control@0.25', 1184), ('reset-control@0.26', 9212)]"
+        "True [('handoff@0.6', 399), ('reset-control@0.25', 1184), "
+        "('reset-control@0.26-proposal', 9212), ('reset-control@0.26', 9212), "
+        "('reset-control@0.27', 14476)]"
     )

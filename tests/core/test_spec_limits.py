@@ -15,11 +15,12 @@ from pi_context.spec import expr as ex
 from pi_context.spec.yamlcompose import MAX_DEPTH as YAML_DEPTH
 
 BASE = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
-GUARD = "when: request.phase == 'none'"
+GUARD = "when: 'true'"
 
 
 def with_guard(tmp_path: Path, guard: str) -> Path:
     path = tmp_path / "deep.yaml"
+    assert GUARD in BASE, "the base spec must have a guard to replace"
     path.write_text(BASE.replace(GUARD, f'when: "{guard}"', 1), encoding="utf-8")
     return path
 

@@ -21,7 +21,8 @@ from pi_context.spec.model import Spec
 if TYPE_CHECKING:
     from pi_context.statemachine.machine import ResetControlMachine
 
-DEFAULT_SPEC = "reset-control@0.26"
+# The newest published generation (the runtime's default too).
+DEFAULT_SPEC = "reset-control@0.27"
 
 
 @dataclass(frozen=True)
@@ -98,5 +99,6 @@ def reset_control(spec: str | Path = DEFAULT_SPEC) -> ResetControl:
 
 
 def spec_ids() -> list[str]:
-    """The ids of the committed specs, oldest first."""
-    return [path.stem for path in spec_paths()]
+    """The ids of the committed reset-control specs, oldest first (other spec families, such
+    as ``handoff@0.6``, are listed by ``pi_context.spec.spec_paths``)."""
+    return [path.stem for path in spec_paths() if path.stem.startswith("reset-control@")]

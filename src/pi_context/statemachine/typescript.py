@@ -50,11 +50,11 @@ def typescript_outputs(specs: list[Spec]) -> dict[str, str]:
 # ---------------------------------------------------------------- names
 
 
-def _effect_hosts(spec: Spec) -> list[str]:
+def _effect_hosts(spec: Spec, names: _Names) -> list[str]:
     """What the host does for each effect, as the spec declares it (null: undeclared)."""
     out = [
         "/** The host action of each effect, as the spec declares it. */",
-        "export const EFFECT_HOST: Readonly<Record<ResetControlEffect, string | null>> = {",
+        f"export const EFFECT_HOST: Readonly<Record<{names.effect}, string | null>> = {{",
     ]
     out += [f"  {_q(e.name)}: {_q(e.host) if e.host else 'null'}," for e in spec.effects]
     return [*out, "};", ""]
@@ -480,7 +480,7 @@ def typescript_module(spec: Spec) -> str:
         "",
     ]
     out += _types(spec, names)
-    out += _effect_hosts(spec)
+    out += _effect_hosts(spec, names)
     initial = "{ " + ", ".join(f"{_key(k)}: {_literal(v)}" for k, v in spec.initial.items()) + " }"
     out += [
         "/** The state a session starts in. */",

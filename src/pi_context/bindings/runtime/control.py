@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pi_context.statemachine import generated
 
 # The newest published generation; any committed spec (a proposal too) can be selected.
-DEFAULT_SPEC = "reset-control@0.27"
+from pi_context.statemachine.reset_control import DEFAULT_SPEC as DEFAULT_SPEC
 
 Source = Literal["manual", "automatic"]
 HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
@@ -74,9 +74,12 @@ def _event_class(name: str) -> str:
 
 @cache
 def bindings() -> dict[str, SpecBinding]:
-    """Every committed generated package, keyed by spec id."""
+    """Every committed generated reset-control package, keyed by spec id (other spec
+    families, such as the handoff lifecycle, are driven by their own bindings)."""
     found: dict[str, SpecBinding] = {}
     for info in pkgutil.iter_modules(generated.__path__):
+        if not info.name.startswith("reset_control_"):
+            continue
         module = importlib.import_module(f"{generated.__name__}.{info.name}")
         found[module.SPEC_ID] = SpecBinding(module)
     return found
