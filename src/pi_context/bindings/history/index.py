@@ -51,11 +51,17 @@ from pi_context.bindings.session.jsonl import (
 )
 from pi_context.bindings.session.migrate import needs_migration
 from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
-from pi_context.bindings.session.windows import is_reset_marker, marker_window_id, root_window_id
+from pi_context.bindings.session.windows import (
+    is_reset_marker,
+    legacy_window_prefix,
+    marker_window_id,
+    names_legacy_window,
+    root_window_id,
+)
 
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
 
-SCHEMA = 3
+SCHEMA = 4  # 4: entries remember seed-format (legacy) window ids
 SAMPLE_BLOCK = 64 * 1024
 SAMPLE_SPREAD = 8  # evenly spaced 4 KiB blocks between head and tail
 _ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
@@ -137,6 +143,7 @@ class _Entry:
     item0: int
     nitems: int
     flip: bool  # a compaction whose role turns "developer" when a reset marker follows it
+    legacy: bool = False  # a boot/marker this session wrote with a seed-format window id
 
 
 # --- the index -----------------------------------------------------------------------------------
@@ -281,7 +288,7 @@ class HistoryIndex:
             CREATE TABLE blobs (name TEXT PRIMARY KEY, data BLOB);
             CREATE TABLE entries (seq INTEGER PRIMARY KEY, id TEXT, parent TEXT, marker TEXT,
                 stamp TEXT, off INTEGER, len INTEGER, item0 INTEGER, nitems INTEGER,
-                flip INTEGER);
+                flip INTEGER, legacy INTEGER);
             CREATE INDEX entries_id ON entries(id);
             CREATE INDEX entries_parent ON entries(parent);
             CREATE TABLE items (num INTEGER PRIMARY KEY, seq INTEGER, sub INTEGER,
@@ -371,10 +378,23 @@ class HistoryIndex:
             marker = marker_window_id(value) if is_reset_marker(value) else None
             stamp = value.get("timestamp")
             stamp = stamp if isinstance(stamp, str) else None
-            entry = _Entry(seq, entry_id, parent, marker, stamp, num, len(items), flip)
+            legacy = names_legacy_window(value, meta["session_id"])
+            entry = _Entry(seq, entry_id, parent, marker, stamp, num, len(items), flip, legacy)
             new_entries.append(entry)
             rows_entries.append(
-                (seq, entry_id, parent, marker, stamp, line_start, len(line), num, len(items), flip)
+                (
+                    seq,
+                    entry_id,
+                    parent,
+                    marker,
+                    stamp,
+                    line_start,
+                    len(line),
+                    num,
+                    len(items),
+                    flip,
+                    legacy,
+                )
             )
             seq += 1
             num += len(items)
@@ -393,7 +413,7 @@ class HistoryIndex:
         db.execute("BEGIN IMMEDIATE")
         try:
             rebuild_view = self._breaks_branches(db, new_entries)
-            db.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?)", rows_entries)
+            db.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows_entries)
             db.executemany("INSERT INTO items VALUES (?,?,?,?,?,?)", rows_items)
             meta.update(
                 end=start + cut,
@@ -466,7 +486,7 @@ class HistoryIndex:
     def _entries(self) -> tuple[list[_Entry], dict[str, int]]:
         assert self.db is not None
         rows = self.db.execute(
-            "SELECT seq, id, parent, marker, stamp, item0, nitems, flip FROM entries ORDER BY seq"
+            "SELECT seq, id, parent, marker, stamp, item0, nitems, flip, legacy FROM entries ORDER BY seq"
         ).fetchall()
         entries = [_row_entry(row) for row in rows]
         if any(e.seq != i for i, e in enumerate(entries)):
@@ -495,7 +515,8 @@ class HistoryIndex:
         branch.reverse()
         view = View(leaf_seq, array("i"), bytearray(), [])
         root_created = branch[0].stamp if branch else None
-        view.windows.append((root_window_id(self.session_id), root_created, None, 0))
+        root = self._root_id(any(e.legacy for e in branch))
+        view.windows.append((root, root_created, None, 0))
         self._extend(view, branch, None)
         return view
 
@@ -530,10 +551,15 @@ class HistoryIndex:
             current = by_seq.get(parent)
         return self._build_view(leaf_seq)
 
+    def _root_id(self, legacy: bool) -> str:
+        if legacy:
+            return f"{legacy_window_prefix(self.session_id)}root"
+        return root_window_id(self.session_id)
+
     def _entry(self, seq: int) -> _Entry:
         assert self.db is not None
         row = self.db.execute(
-            "SELECT seq, id, parent, marker, stamp, item0, nitems, flip FROM entries WHERE seq = ?",
+            "SELECT seq, id, parent, marker, stamp, item0, nitems, flip, legacy FROM entries WHERE seq = ?",
             (seq,),
         ).fetchone()
         if row is None:
@@ -544,6 +570,10 @@ class HistoryIndex:
         """Append ``path`` (branch order) to ``view``; ``before`` is the entry preceding it."""
         roles = self._roles
         previous = before
+        if any(e.legacy for e in path) and view.windows:
+            # The branch now shows the session wrote seed-format ids: its root is named that way.
+            _, created, marker_id, start = view.windows[0]
+            view.windows[0] = (self._root_id(True), created, marker_id, start)
         for entry in path:
             if entry.marker is not None:
                 if previous is not None and previous.flip:
@@ -628,8 +658,8 @@ class HistoryIndex:
 
 
 def _row_entry(row: Any) -> _Entry:
-    seq, entry_id, parent, marker, stamp, item0, nitems, flip = row
-    return _Entry(seq, entry_id, parent, marker, stamp, item0, nitems, bool(flip))
+    seq, entry_id, parent, marker, stamp, item0, nitems, flip, legacy = row
+    return _Entry(seq, entry_id, parent, marker, stamp, item0, nitems, bool(flip), bool(legacy))
 
 
 def _flip_last(view: View, entry: _Entry) -> None:

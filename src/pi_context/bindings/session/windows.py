@@ -107,24 +107,21 @@ def _window_entry_id(entry: Entry) -> str | None:
     return None
 
 
-def uses_legacy_ids(branch: Sequence[Entry], session_id: str) -> bool:
-    """The session already named its own windows in the seed format (written before the change).
+def names_legacy_window(entry: Entry, session_id: str) -> bool:
+    """Is this entry a boot or marker the session itself wrote with a seed-format window id?
 
-    True when a boot or marker on the branch, written by this session itself, carries an id with
-    the seed prefix. Ids copied from a fork's source do not count, so a fork never inherits them.
+    Ids copied from a fork's source do not count, so a fork never inherits the seed format.
     """
     legacy = legacy_window_prefix(session_id)
     if legacy == window_prefix(session_id):
         return False  # an id of at most 8 characters: both formats agree
-    for entry in branch:
-        window_id = _window_entry_id(entry)
-        if (
-            window_id is not None
-            and window_id.startswith(legacy)
-            and _written_by(entry, session_id)
-        ):
-            return True
-    return False
+    window_id = _window_entry_id(entry)
+    return window_id is not None and window_id.startswith(legacy) and _written_by(entry, session_id)
+
+
+def uses_legacy_ids(branch: Sequence[Entry], session_id: str) -> bool:
+    """The session already named its own windows in the seed format (written before the change)."""
+    return any(names_legacy_window(entry, session_id) for entry in branch)
 
 
 def root_window_id(session_id: str, branch: Sequence[Entry] = ()) -> str:
