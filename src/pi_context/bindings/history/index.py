@@ -485,9 +485,7 @@ class HistoryIndex:
 
     def _entries(self) -> tuple[list[_Entry], dict[str, int]]:
         assert self.db is not None
-        rows = self.db.execute(
-            "SELECT seq, id, parent, marker, stamp, item0, nitems, flip, legacy FROM entries ORDER BY seq"
-        ).fetchall()
+        rows = self.db.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries ORDER BY seq").fetchall()
         entries = [_row_entry(row) for row in rows]
         if any(e.seq != i for i, e in enumerate(entries)):
             raise CorruptIndex("entry numbering has gaps")
@@ -559,7 +557,7 @@ class HistoryIndex:
     def _entry(self, seq: int) -> _Entry:
         assert self.db is not None
         row = self.db.execute(
-            "SELECT seq, id, parent, marker, stamp, item0, nitems, flip, legacy FROM entries WHERE seq = ?",
+            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE seq = ?",
             (seq,),
         ).fetchone()
         if row is None:
@@ -655,6 +653,9 @@ class HistoryIndex:
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+
+_ENTRY_COLUMNS = "seq, id, parent, marker, stamp, item0, nitems, flip, legacy"
 
 
 def _row_entry(row: Any) -> _Entry:
