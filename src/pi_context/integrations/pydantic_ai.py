@@ -42,6 +42,7 @@ from pydantic_ai.models import Model
 
 from pi_context.bindings.runtime.overflow import is_context_overflow
 from pi_context.bindings.runtime.runtime import Runtime
+from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.tools import all_tools
 
 Message = dict[str, Any]
@@ -65,29 +66,17 @@ class TurnLimit(RuntimeError):
 # --- Pi messages <-> pydantic-ai messages ----------------------------------------------------
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, Mapping) and block.get("type") == "text"
-        )
-    return ""
-
-
 def _request_part(message: Mapping[str, Any]) -> ModelRequestPart | None:
     role = message.get("role")
     if role == "toolResult":
         return ToolReturnPart(
             tool_name=str(message.get("toolName", "")),
-            content=_text(message.get("content")),
+            content=text_blocks(message.get("content")),
             tool_call_id=str(message.get("toolCallId", "")),
         )
     if role == "system":
         sections = message.get("sections")
-        text = _text(message.get("content"))
+        text = text_blocks(message.get("content"))
         if not text and isinstance(sections, Mapping):
             text = "\n\n".join(str(v) for v in sections.values() if isinstance(v, str))
         return SystemPromptPart(text) if text else None
@@ -96,7 +85,7 @@ def _request_part(message: Mapping[str, Any]) -> ModelRequestPart | None:
     if role in ("compactionSummary", "branchSummary"):
         return UserPromptPart(str(message.get("summary", "")))
     # user, and custom messages (boot, continuation, warnings): context the model reads.
-    return UserPromptPart(_text(message.get("content")))
+    return UserPromptPart(text_blocks(message.get("content")))
 
 
 def _response(message: Mapping[str, Any]) -> ModelResponse:

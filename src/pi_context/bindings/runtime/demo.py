@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session import Session, seeded_uuids
+from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
 
@@ -110,19 +111,6 @@ class Reply:
     calls: list[tuple[str, str, dict[str, Any]]]  # (call id, tool name, arguments)
 
 
-def _text_of(message: Message) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", ""))
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-        )
-    return ""
-
-
 @dataclass
 class WindowState:
     window_id: str
@@ -157,7 +145,7 @@ class ScriptedModel:
         )
         if boot is None:
             raise DemoError("the request has no boot message")
-        found = re.search(r"Current context window id: (\S+)", _text_of(boot))
+        found = re.search(r"Current context window id: (\S+)", text_blocks(boot.get("content")))
         window_id = found.group(1) if found else ""
         if self.window is None or self.window.window_id != window_id:
             self.script_index += 1
@@ -165,7 +153,9 @@ class ScriptedModel:
             self.window = WindowState(window_id, kind)
             # After a reset the model remembers nothing of the task but what its notes say:
             # where to resume is forgotten until the checkpoint note is read back.
-            self.window.recovered = "Previous context window id:" not in _text_of(boot)
+            self.window.recovered = "Previous context window id:" not in text_blocks(
+                boot.get("content")
+            )
             if not self.window.recovered:
                 self.next_module = 1
         return self.window
@@ -267,12 +257,12 @@ class ScriptedModel:
                 self._call("history_search", query="Port the legacy billing", limit=2),
             ]
             text = "Fresh window: reading my checkpoint and the history first."
-            if last.get("role") == "user" and QUEUED_TEXT in _text_of(last):
+            if last.get("role") == "user" and QUEUED_TEXT in text_blocks(last.get("content")):
                 state.queued_seen = True
                 calls.append(
                     self._call("notes_write", path="deprecated.md", content="Deprecated APIs:\n")
                 )
-        elif last.get("role") == "user" and QUEUED_TEXT in _text_of(last):
+        elif last.get("role") == "user" and QUEUED_TEXT in text_blocks(last.get("content")):
             state.queued_seen = True
             calls = [self._call("notes_write", path="deprecated.md", content="Deprecated APIs:\n")]
             text = "Noted: I will track deprecated API calls in deprecated.md."

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pi_context.bindings.session import Session, SessionError
+from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.session.windows import is_reset_marker
 
 Entry = dict[str, Any]
@@ -109,27 +110,15 @@ def landing_leaf(session: Session, target_id: str) -> tuple[str | None, str | No
         raise SessionError(f"tree navigation: target entry {target_id!r} is not in this session")
     message = entry.get("message") if entry.get("type") == "message" else None
     if isinstance(message, dict) and message.get("role") == "user":
-        return _parent(entry), _text(message.get("content"))
+        return _parent(entry), text_blocks(message.get("content"), "")
     if entry.get("type") == "custom_message":
-        return _parent(entry), _text(entry.get("content"))
+        return _parent(entry), text_blocks(entry.get("content"), "")
     return target_id, None
 
 
 def _parent(entry: Entry) -> str | None:
     parent = entry.get("parentId")
     return parent if isinstance(parent, str) and parent else None
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(block.get("text", ""))
-            for block in content
-            if isinstance(block, dict) and block.get("type") == "text"
-        )
-    return ""
 
 
 @dataclass(frozen=True)

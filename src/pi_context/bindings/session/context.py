@@ -207,7 +207,7 @@ def current_system_message(messages: Sequence[Any]) -> Message | None:
             continue
         if timestamp is _MISSING or timestamp is None:
             timestamp = message.get("timestamp", _MISSING)
-        text = _content_text(message.get("content"))
+        text = text_blocks(message.get("content"))
         if text:
             content.append(text)
         patch = message.get("sections")
@@ -238,12 +238,13 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _content_text(content: Any) -> str:
+def text_blocks(content: Any, separator: str = "\n") -> str:
+    """The text of message content: a string as is, else its text blocks joined by ``separator``."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
         return ""
-    return "\n".join(
+    return separator.join(
         block["text"]
         for block in content
         if isinstance(block, dict)
