@@ -20,9 +20,10 @@ Pi's own ids are far shorter (8-hex entry ids, ``pcw:<UUID>:<8 hex>`` windows); 
 room for custom session ids while two whole addresses always fit one tool result.
 """
 
-SESSION_ID_MAX_CHARS = 255
-"""Longest session id the runtime works with: it names the session's notes folder (one
-file-name component) and is part of every window id the session mints."""
+SESSION_ID_MAX_CHARS = 200
+"""Longest session id the binding creates and the runtime works with. The id is part of the
+session's file name (``<24-char stamp>_<id>.jsonl``) and names its notes folder, both single
+file-name components of at most 255 bytes, and every window id the session mints embeds it."""
 
 _UNDELIVERABLE = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
