@@ -12,7 +12,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pi_context.bindings.addresses import ADDRESS_MAX_CHARS
+from pi_context.bindings.handoff.errors import HandoffError
+from pi_context.bindings.handoff.history import HistoryRecord
+from pi_context.bindings.handoff.notes import validate_note
 from pi_context.bindings.session import Session
 from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, utf8_len
 from pi_context.bindings.tools import ToolContext, ToolError, all_tools
@@ -79,3 +84,26 @@ def test_an_id_over_the_limit_is_null_with_a_reason_and_reading_it_is_refused(
     error, refused = call(path, "context_history_read", id=huge)
     assert error and refused["error"]["code"] == "source_not_found"
     assert "address limit" in refused["error"]["message"]
+
+
+def test_an_over_long_note_key_is_named_by_its_length_not_cut_to_a_valid_looking_key() -> None:
+    with pytest.raises(HandoffError) as caught:
+        validate_note({"key": "k" * 65, "kind": "fact", "text": "t"}, [])
+    assert "65-character key" in caught.value.message
+    assert "k" * 64 not in caught.value.message
+
+
+def test_a_note_cannot_cite_an_unaddressable_record_id() -> None:
+    huge = "h" * (ADDRESS_MAX_CHARS + 1)
+    record = HistoryRecord(huge, "user", "", "the user said so")
+    note = {
+        "key": "k",
+        "kind": "constraint",
+        "text": "t",
+        "inference": False,
+        "status": "active",
+        "sourceIds": [huge],
+    }
+    with pytest.raises(HandoffError) as caught:
+        validate_note(note, [record])
+    assert caught.value.code == "invalid_source"
