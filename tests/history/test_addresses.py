@@ -364,3 +364,15 @@ def test_every_returned_address_up_to_the_limit_resolves_when_passed_back(
         addressable = {w for w in window_ids if address_problem(w) is None}
         assert {row["window_id"] for row in shown} - {None} >= addressable
         assert assert_round_trips(calls) >= len(addressable) + len(rename)
+
+
+def test_a_10kb_session_id_makes_the_root_window_unaddressable_not_cut(tmp_path: Path) -> None:
+    session = new_session(tmp_path)
+    reset(session, "pcw:fine:00000001")
+    session.append_message({"role": "user", "content": "after", "timestamp": 2})
+    rewrite_ids(file_of(session), {}, session_id="s" * 10_000)
+    for calls in both(file_of(session)):
+        root, current = calls.follow("history_windows", {"recent_first": False}, "windows")
+        assert root["window_id"] is None and "10009 characters" in root["unaddressable"]
+        assert current["window_id"] == "pcw:fine:00000001"
+        assert assert_round_trips(calls) > 0
