@@ -410,7 +410,7 @@ def test_argument_footguns_are_named_errors_that_echo_the_argument(harness: Harn
     extra = harness.json("history_list", {"windowId": "x"})
     assert "does not take 'windowId'" in extra["error"]
     huge = harness.json("history_list", {"window_id": "w" * 100_000})
-    assert "unknown window_id" in huge["error"]
+    assert "over the 512-character address limit" in huge["error"]
     assert MARKER.search(huge["window_id"]), "a huge echo is truncated, never the budget"
 
 
@@ -590,9 +590,7 @@ def test_a_lone_surrogate_in_the_session_is_delivered_as_valid_utf8(harness: Har
     assert parse_read(result).content == "a\ufffdb", "raw text replaces it one for one"
 
 
-def test_a_pathological_window_id_is_truncated_visibly_rather_than_failing(
-    harness: Harness,
-) -> None:
+def test_a_pathological_window_id_is_marked_unaddressable_never_cut(harness: Harness) -> None:
     harness.text("user", "root")
     huge = "pcw:" + "w" * 100_000
     harness.session.append_custom("pi-context/reset-marker", {"windowId": huge})
@@ -603,11 +601,13 @@ def test_a_pathological_window_id_is_truncated_visibly_rather_than_failing(
         ("history_search", {"query": "inside"}, "items"),
     ):
         rows = harness.follow(name, args, key=key)
-        assert MARKER.search(rows[0]["window_id"])
+        assert rows[0]["window_id"] is None, "a shortened id would look like a real one"
+        assert "100004 characters" in rows[0]["unaddressable"]
     assert harness.follow("history_list", {}, key="items")[0]["item_id"] == item
     read = harness.read({"item_id": item})
     assert read.content == "inside the huge window"
-    assert MARKER.search(read.header)
+    assert "window (unaddressable: the window id is 100004 characters" in read.header
+    assert not MARKER.search(read.header)
 
 
 def test_unknown_window_errors_name_at_most_50_recent_windows(harness: Harness) -> None:

@@ -28,8 +28,11 @@ TOOL_OUTPUT_MAX_BYTES = 32_768
 READ_LIMIT_CHARS_MAX = 50_000
 """Largest ``limit_chars`` a read accepts; the byte budget may still deliver fewer."""
 
-HEADER_FIELD_MAX_CHARS = 512
-"""Each header field is middle-truncated to this so a pathological name cannot eat the budget."""
+HEADER_FIELD_MAX_CHARS = 2_048
+"""Each header field is middle-truncated to this so a pathological name cannot eat the budget.
+
+It exceeds every address limit (note paths: 1,024 bytes; window and item ids: 512 characters,
+shown as ``window <id>``), so the address a header names is always shown whole."""
 
 JSONValue = Any
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
+from pi_context.bindings.addresses import address_problem
 from pi_context.bindings.session.jsonl import js_trim
 
 from .errors import BudgetDetails, HandoffError
@@ -88,7 +89,9 @@ class NoteState:
 
 def _where(value: Any) -> str:
     if isinstance(value, dict) and isinstance(value.get("key"), str):
-        return f"note {value['key'][:64]!r}"
+        key = value["key"]
+        # A cut key would look like a valid one; an over-long key is named by its length.
+        return f"note {key!r}" if len(key) <= 64 else f"note with a {len(key)}-character key"
     return "note"
 
 
@@ -119,7 +122,8 @@ def validate_note(value: Any, records: Sequence[HistoryRecord]) -> Note:
         raise HandoffError("invalid_note", f"{where}: {problem}")
     by_id = {r.id: r for r in records}
     for source in value["sourceIds"]:
-        if not isinstance(source, str) or source not in by_id:
+        # An id no tool delivers whole (over the address limit) cannot be cited either.
+        if not isinstance(source, str) or address_problem(source) or source not in by_id:
             raise HandoffError(
                 "invalid_source",
                 f"{where}: source {source!r} is not an indexed record of the current branch",

@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from pi_context.bindings.addresses import address_problem
 from pi_context.bindings.session import Session, SessionError
-from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, fit_json
+from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, fit_json, json_bytes
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
 from .errors import HandoffError
-from .history import HistoryIndex, HistoryRecord, extract_records
+from .history import HistoryIndex, HistoryRecord, SearchPage, extract_records
 from .relay import inherited_records
 
 SCOPES = ("session", "handoff")
@@ -51,6 +52,28 @@ def _error(exc: HandoffError) -> ToolResult:
     return ToolResult(text=fit_json(payload), details=payload, is_error=True)
 
 
+def _search_json(page: SearchPage) -> dict[str, Any]:
+    """The page as delivered: every id whole (or null with its reason), never cut to fit.
+
+    Trailing matches that do not fit are left to the next page (``nextOffset`` counts only
+    what is shown); one match alone always fits once its excerpt and timestamp give way.
+    """
+    items: list[dict[str, Any]] = []
+    for record in page.items:
+        item = record.to_json()
+        problem = address_problem(record.id, "record id")
+        if problem is not None:
+            item["id"] = None
+            item["unaddressable"] = f"{problem}: context_history_read cannot fetch it"
+        items.append(item)
+    start = page.next_offset - len(items)
+    shown = {"items": items, "nextOffset": page.next_offset, "hasMore": page.has_more}
+    while len(items) > 1 and json_bytes(shown) > TOOL_OUTPUT_MAX_BYTES:
+        items.pop()
+        shown = {"items": items, "nextOffset": start + len(items), "hasMore": True}
+    return shown
+
+
 def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
         _check(args, ("query", "offset", "limit", "scope"), "context_history_search")
@@ -58,12 +81,17 @@ def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         page = index.search(args.get("query"), args.get("offset", 0), args.get("limit", 10))
     except HandoffError as exc:
         return _error(exc)
-    return ToolResult(text=fit_json(page.to_json()), details=None)
+    return ToolResult(text=fit_json(_search_json(page)), details=None)
 
 
 def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
         _check(args, ("id", "offset", "scope"), "context_history_read")
+        record_id = args.get("id")
+        problem = address_problem(record_id, "id") if isinstance(record_id, str) else None
+        if problem is not None:
+            # No search ever delivers such an id; refusing keeps the two tools consistent.
+            raise HandoffError("source_not_found", f"{problem}; use an id a search returned")
         index = HistoryIndex(_records(ctx, args.get("scope", "session")))
         page = index.read(args.get("id"), args.get("offset", 0), READ_BUDGET_BYTES)
     except HandoffError as exc:

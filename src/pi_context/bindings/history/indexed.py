@@ -16,10 +16,8 @@ from pi_context.bindings.tool_output import JSONValue, page
 from .index import HistoryIndex, View
 from .items import ROLES, Item
 from .query import (
-    PROTECTED,
     Filters,
     HistoryError,
-    _echo,
     _known_windows,
     _Rendered,
     first_match,
@@ -30,6 +28,8 @@ from .query import (
     parse_queries,
     read_item,
     render_item,
+    shrink_keeping_addresses,
+    window_row,
 )
 
 _ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
@@ -95,9 +95,9 @@ def _select(
         chosen = [i for i, w in enumerate(view.windows) if w[0] == filters.window_id]
         if not chosen:
             raise HistoryError(
-                f"unknown window_id {_echo(filters.window_id)!r}; "
+                f"unknown window_id {filters.window_id!r}; "
                 "use one of known_windows (history_windows lists them)",
-                window_id=_echo(filters.window_id),
+                window_id=filters.window_id,
                 **_known_windows(history),  # type: ignore[arg-type]
             )
         spans = [(view.windows[i][3], ends[i]) for i in chosen]
@@ -124,20 +124,14 @@ def windows_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, 
     paging = parse_paging(args)
     view = history.view
     ends = view.window_ends()
-    rows: list[dict[str, Any]] = []
     last = len(view.windows) - 1
-    for index, (window_id, created_at, _marker, start) in enumerate(view.windows):
-        row: dict[str, Any] = {
-            "window_id": window_id,
-            "item_count": ends[index] - start,
-            "created_at": created_at,
-        }
-        if index == last:
-            row["current"] = True
-        rows.append(row)
+    rows = [
+        window_row(window_id, ends[index] - start, created_at, index == last)
+        for index, (window_id, created_at, _marker, start) in enumerate(view.windows)
+    ]
     if paging.recent_first:
         rows.reverse()
-    return page(rows, paging.cursor, "windows", limit=paging.limit, protect=PROTECTED)
+    return page(rows, paging.cursor, "windows", limit=paging.limit, shrink=shrink_keeping_addresses)
 
 
 def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:

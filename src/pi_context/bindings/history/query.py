@@ -11,15 +11,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
+from pi_context.bindings.addresses import ADDRESS_MAX_CHARS, address_problem, described
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
+    BudgetError,
     JSONValue,
     ReadRangeError,
     ReadWindow,
+    json_bytes,
     middle_truncate,
     page,
     read_window,
-    shrink_to_fit_guarded,
+    shrink_to_fit,
 )
 
 from .items import ROLES, TOOL_ROLES, History, Item
@@ -28,8 +31,12 @@ DEFAULT_MAX_CHARS_PER_ITEM = 1_200
 MAX_CHARS_PER_ITEM_MAX = 50_000
 ECHO_MAX_CHARS = 200  # echoed arguments are middle-truncated so an error always fits
 
-# Keys a budget truncation must never touch: they are the item's address.
+# Keys a budget truncation leaves alone while anything else can give.
 PROTECTED = frozenset({"window_id", "item_id", "role", "created_at"})
+# Keys it never touches: the addresses the model passes back. Each is at most
+# ADDRESS_MAX_CHARS (longer ids are delivered as null with a reason), so a row holding them
+# whole and every other string cut to a marker always fits.
+ADDRESS_KEYS = frozenset({"window_id", "item_id"})
 
 
 class HistoryError(Exception):
@@ -50,16 +57,64 @@ def _echo(value: object) -> JSONValue:
     return middle_truncate(repr(value), ECHO_MAX_CHARS)
 
 
+def _echo_address(value: object) -> JSONValue:
+    """An address argument echoed back: whole up to the address limit (a shortened id would
+    look like a real one); anything longer is not an address and is cut visibly."""
+    if isinstance(value, str) and len(value) <= ADDRESS_MAX_CHARS:
+        return value
+    return _echo(value)
+
+
 KNOWN_WINDOWS_MAX = 50
+KNOWN_WINDOWS_MAX_BYTES = 12_000  # with two echoed addresses, an error always fits the budget
 
 
 def _known_windows(history: History) -> dict[str, JSONValue]:
-    """The window ids an error offers, newest last; capped so the error always fits."""
+    """The addressable window ids an error offers, whole and newest last, as many as fit."""
     ids = history.window_ids
-    shown: dict[str, JSONValue] = {"known_windows": [_echo(w) for w in ids[-KNOWN_WINDOWS_MAX:]]}
-    if len(ids) > KNOWN_WINDOWS_MAX:
+    usable = [w for w in ids if address_problem(w) is None]
+    chosen: list[str] = []
+    used = 2
+    for window_id in reversed(usable[-KNOWN_WINDOWS_MAX:]):
+        used += json_bytes(window_id) + 1
+        if used > KNOWN_WINDOWS_MAX_BYTES:
+            break
+        chosen.append(window_id)
+    shown: dict[str, JSONValue] = {"known_windows": chosen[::-1]}
+    if len(chosen) < len(ids):
         shown["known_windows_total"] = len(ids)
+    if len(usable) < len(ids):
+        shown["unaddressable_windows"] = len(ids) - len(usable)
     return shown
+
+
+def _address_arg(name: str, value: str) -> str:
+    """Refuse an address argument no tool could have delivered (over-long, control chars)."""
+    problem = address_problem(value, name)
+    if problem is not None:
+        raise HistoryError(
+            f"{problem}; {name} takes an id exactly as a history tool delivered it "
+            f"(at most {ADDRESS_MAX_CHARS} characters)",
+            **{name: _echo_address(value)},
+        )
+    return value
+
+
+def window_row(
+    window_id: str, item_count: int, created_at: str | None, current: bool
+) -> dict[str, Any]:
+    """One ``history_windows`` row: the id whole, or null with the reason it cannot be used."""
+    problem = address_problem(window_id, "window id")
+    row: dict[str, Any] = {
+        "window_id": window_id if problem is None else None,
+        "item_count": item_count,
+        "created_at": created_at,
+    }
+    if problem is not None:
+        row["unaddressable"] = f"{problem}; its items are listed with window_id null"
+    if current:
+        row["current"] = True
+    return row
 
 
 # --- argument parsing -------------------------------------------------------------------------
@@ -144,8 +199,9 @@ class Filters:
 
 
 def parse_filters(args: Mapping[str, Any]) -> Filters:
+    window_id = _str_arg(args, "window_id")
     filters = Filters(
-        window_id=_str_arg(args, "window_id"),
+        window_id=None if window_id is None else _address_arg("window_id", window_id),
         role=_str_arg(args, "role"),
         tool_name=_str_arg(args, "tool_name"),
         tool_namespace=_str_arg(args, "tool_namespace"),
@@ -214,9 +270,9 @@ def select(history: History, filters: Filters, recent_first: bool) -> list[Item]
         windows = tuple(w for w in windows if w.window_id == filters.window_id)
         if not windows:
             raise HistoryError(
-                f"unknown window_id {_echo(filters.window_id)!r}; "
+                f"unknown window_id {filters.window_id!r}; "
                 "use one of known_windows (history_windows lists them)",
-                window_id=_echo(filters.window_id),
+                window_id=filters.window_id,
                 **_known_windows(history),
             )
     accepts = filters.accepts()
@@ -242,13 +298,17 @@ def first_match(content: str, queries: tuple[str, ...]) -> int:
 def render_item(item: Item, max_chars: int, match_offset: int | None = None) -> dict[str, Any]:
     """An item as delivered: metadata, honest truncation, then the content prefix."""
     total = len(item.content)
+    window_problem = address_problem(item.window_id, "window id")
+    item_problem = address_problem(item.item_id, "item id")
     rendered: dict[str, Any] = {
-        "window_id": item.window_id,
-        "item_id": item.item_id,
+        "window_id": item.window_id if window_problem is None else None,
+        "item_id": item.item_id if item_problem is None else None,
         "role": item.role,
         "tool_name": item.tool_name,
         "created_at": item.created_at,
     }
+    if window_problem is not None or item_problem is not None:
+        rendered["unaddressable"] = _unaddressable_note(window_problem, item_problem)
     if match_offset is not None:
         rendered["match_offset_chars"] = match_offset
     if item.tool_error:
@@ -263,9 +323,26 @@ def render_item(item: Item, max_chars: int, match_offset: int | None = None) -> 
     return rendered
 
 
+def _unaddressable_note(window_problem: str | None, item_problem: str | None) -> str:
+    notes = []
+    if item_problem is not None:
+        notes.append(f"{item_problem}: history_read cannot fetch it; this preview is all")
+    if window_problem is not None:
+        notes.append(f"{window_problem}: window_id cannot select it")
+    return "; ".join(notes)
+
+
+def shrink_keeping_addresses(value: JSONValue, fits: Callable[[JSONValue], bool]) -> JSONValue:
+    """Budget-shrink one row: other strings first, then role/created_at, never an address."""
+    try:
+        return shrink_to_fit(value, fits, protect=PROTECTED)
+    except BudgetError:
+        return shrink_to_fit(value, fits, protect=ADDRESS_KEYS)
+
+
 def shrink_item(item: JSONValue, fits: Callable[[JSONValue], bool]) -> JSONValue:
     """Budget-shrink one oversized item, keeping its address and its ``truncated`` flag honest."""
-    shrunk = shrink_to_fit_guarded(item, fits, PROTECTED)
+    shrunk = shrink_keeping_addresses(item, fits)
     if shrunk["truncated_content"] != item["truncated_content"] and not shrunk["truncated"]:
         shrunk = {**shrunk, "truncated": True}  # "true" is shorter than "false": still fits
     return shrunk
@@ -290,17 +367,11 @@ def windows_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONVal
     current = windows[-1]  # the window the leaf is in
     if paging.recent_first:
         windows.reverse()
-    rows: list[dict[str, Any]] = []
-    for window in windows:
-        row: dict[str, Any] = {
-            "window_id": window.window_id,
-            "item_count": len(window.items),
-            "created_at": window.created_at,
-        }
-        if window is current:
-            row["current"] = True
-        rows.append(row)
-    return page(rows, paging.cursor, "windows", limit=paging.limit, protect=PROTECTED)
+    rows = [
+        window_row(window.window_id, len(window.items), window.created_at, window is current)
+        for window in windows
+    ]
+    return page(rows, paging.cursor, "windows", limit=paging.limit, shrink=shrink_keeping_addresses)
 
 
 class _Rendered(Sequence[dict[str, Any]]):
@@ -355,13 +426,18 @@ def read_item(history: History, args: Mapping[str, Any]) -> tuple[ReadWindow, di
             "item_id is required: an item id from history_list or history_search",
             item_id=_echo(item_id),
         )
+    _address_arg("item_id", item_id)
     window_id = _str_arg(args, "window_id")
+    if window_id is not None:
+        _address_arg("window_id", window_id)
     item = history.find(item_id)
     if item is None or (window_id is not None and item.window_id != window_id):
         message = "unknown item_id or window_id"
-        echo: dict[str, JSONValue] = {"window_id": _echo(window_id), "item_id": _echo(item_id)}
+        echo: dict[str, JSONValue] = {"window_id": window_id, "item_id": item_id}
         if item is not None:
-            message += f": item {item.item_id} is in window {item.window_id}"
+            message += (
+                f": item {item.item_id} is in window {described(item.window_id, 'window id')}"
+            )
         elif window_id is not None and window_id not in history.window_ids:
             echo.update(_known_windows(history))
         raise HistoryError(message, **echo)
@@ -375,7 +451,8 @@ def read_item(history: History, args: Mapping[str, Any]) -> tuple[ReadWindow, di
             f"limit_chars must be between 1 and {READ_LIMIT_CHARS_MAX}, got {limit}",
             limit_chars=limit,
         )
-    suffix = [f"window {item.window_id}", item.role]
+    shown_window = described(item.window_id, "window id")
+    suffix = [f"window {shown_window}", item.role]
     if item.tool_name is not None:
         suffix.append(f"tool {item.tool_name}")
     try:
@@ -390,13 +467,13 @@ def read_item(history: History, args: Mapping[str, Any]) -> tuple[ReadWindow, di
         raise HistoryError(
             f"offset_chars {exc.offset_chars} is past the end of item {item.item_id}, which "
             f"has {exc.total_chars} chars (offset_chars={exc.total_chars} is the empty end-read)",
-            window_id=item.window_id,
+            window_id=item.window_id if address_problem(item.window_id) is None else None,
             item_id=item.item_id,
             offset_chars=exc.offset_chars,
             total_chars=exc.total_chars,
         ) from None
     details = {
-        "window_id": item.window_id,
+        "window_id": item.window_id if address_problem(item.window_id) is None else None,
         "item_id": item.item_id,
         "offset_chars": window.offset_chars,
         "total_chars": window.total_chars,

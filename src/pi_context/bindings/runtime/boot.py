@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pi_context.bindings.addresses import described
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.snapshot import NotesSnapshot, SnapshotNote
 
@@ -73,13 +74,15 @@ def _utf8(text: str) -> int:
 
 def identity_block(data: BootInput) -> str:
     model = data.model_name or UNKNOWN_MODEL
+    # Ids come whole or not at all: one read from a hand-edited marker may be unaddressable.
     lines = [
         f"Agent name: {data.agent_name} (model: {model})",
-        f"First context window id: {data.first_window_id}",
-        f"Current context window id: {data.current_window_id}",
+        f"First context window id: {described(data.first_window_id, 'window id')}",
+        f"Current context window id: {described(data.current_window_id, 'window id')}",
     ]
     if data.previous_window_id is not None:
-        lines.append(f"Previous context window id: {data.previous_window_id}")
+        previous = described(data.previous_window_id, "window id")
+        lines.append(f"Previous context window id: {previous}")
     return "\n".join([CONTEXT_WINDOW_OPEN_TAG, *lines, CONTEXT_WINDOW_CLOSE_TAG])
 
 

@@ -41,6 +41,7 @@ from pi_context.bindings.session.context import current_system_message, projecti
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import (
     MissingBootError,
+    check_session_id,
     current_reset,
     current_window_id,
     estimate_tokens,
@@ -407,6 +408,9 @@ class Runtime:
         """startup/reload/new/resume/fork: clear, re-read settings, ensure the boot."""
         if reason not in START_REASONS:
             raise ValueError(f"unknown session start reason {reason!r}; expected {START_REASONS}")
+        # A session whose id cannot name addressable windows is refused before anything is
+        # written to it (WindowIdError); a refused switch keeps the current session.
+        check_session_id((session or self.session).session_id)
         if session is not None:
             runtime_tools.unregister_live(self)
             self.session = session

@@ -20,6 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS
+
 from . import context as ctx
 from . import tree as tr
 from .errors import Problem, SessionError
@@ -42,6 +44,20 @@ UuidSource = Callable[[], str]
 
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
 _CONVERSATION_ROLES = ("user", "assistant")
+
+
+def _check_session_id(session_id: str) -> None:
+    """Refuse a custom id the binding would write into a new header: Pi's pattern, and at most
+    ``SESSION_ID_MAX_CHARS`` (the id names the notes folder and every window id)."""
+    if not SESSION_ID_PATTERN.match(session_id):
+        raise SessionError(
+            f"invalid session id {session_id[:80]!r}: use letters, digits, '.', '_' and '-', "
+            "starting and ending with a letter or digit"
+        )
+    if len(session_id) > SESSION_ID_MAX_CHARS:
+        raise SessionError(
+            f"session id is {len(session_id)} characters; the limit is {SESSION_ID_MAX_CHARS}"
+        )
 
 
 def _default_clock() -> int:
@@ -165,11 +181,8 @@ class Session:
         persist: bool,
         durability: Durability,
     ) -> Session:
-        if session_id is not None and not SESSION_ID_PATTERN.match(session_id):
-            raise SessionError(
-                f"invalid session id {session_id!r}: use letters, digits, '.', '_' and '-', "
-                "starting and ending with a letter or digit"
-            )
+        if session_id is not None:
+            _check_session_id(session_id)
         clock = now or _default_clock
         ms = _to_ms(clock())
         header: Entry = {
@@ -772,8 +785,7 @@ class Session:
         """
         ms = _to_ms(self._now())
         sid = session_id or uuidv7(ms)
-        if not SESSION_ID_PATTERN.match(sid):
-            raise SessionError(f"invalid session id {sid!r}")
+        _check_session_id(sid)
         stamp = iso_from_ms(ms)
         target = Path(os.path.abspath(target))
         if target.suffix == ".jsonl":
@@ -830,6 +842,7 @@ class Session:
             parent = entry["id"]
         ms = _to_ms(self._now())
         sid = session_id or uuidv7(ms)
+        _check_session_id(sid)
         stamp = iso_from_ms(ms)
         header: Entry = {
             "type": "session",

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS, address_problem
+
 from .context import current_system_message
 from .errors import SessionError
 from .jsonl import encode, js_date_ms
@@ -31,6 +33,10 @@ WINDOW_PREFIX = "pcw:"
 
 class MissingBootError(SessionError):
     """The active window has a marker but no boot: raw history must not be sent."""
+
+
+class WindowIdError(SessionError):
+    """The session's id cannot make window ids a tool could deliver whole and take back."""
 
 
 def _window_id_of(details: Any) -> str | None:
@@ -172,14 +178,33 @@ def window_ids_on_branch(branch: Sequence[Entry], session_id: str) -> set[str]:
     return ids
 
 
+def check_session_id(session_id: str) -> None:
+    """Refuse (``WindowIdError``) a session id whose window ids would not be addresses.
+
+    A session header is just a line of a file: a hand-made one can carry a 10 KB id or a
+    newline. Windows named after it could never be delivered whole, so the runtime refuses
+    the session up front instead of minting ids that the history tools would have to hide.
+    """
+    if len(session_id) > SESSION_ID_MAX_CHARS:
+        raise WindowIdError(
+            f"session id is {len(session_id)} characters; pi-context works with session ids "
+            f"of at most {SESSION_ID_MAX_CHARS} (its window ids embed the whole id)"
+        )
+    problem = address_problem(f"{window_prefix(session_id)}00000000", "window id")
+    if problem is not None:
+        raise WindowIdError(f"session id {session_id!r} cannot name windows: {problem}")
+
+
 def mint_window_id(
     branch: Sequence[Entry], session_id: str, rng: random.Random | None = None
 ) -> str:
     """A fresh ``pcw:<session id>:<8 hex>`` that no window on the branch already uses.
 
     Older sessions mint in this format too: their seed-format ids stay readable, and the whole
-    session id keeps new windows apart from any fork's.
+    session id keeps new windows apart from any fork's. Raises ``WindowIdError`` when the
+    session id is too long (or malformed) for the id to be an address.
     """
+    check_session_id(session_id)
     source = rng or random.SystemRandom()
     taken = window_ids_on_branch(branch, session_id)
     prefix = window_prefix(session_id)
