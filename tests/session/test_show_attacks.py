@@ -315,3 +315,55 @@ def _flatten_ids(nodes: list[dict[str, Any]]) -> list[str]:
         out.append(node["id"])
         stack.extend(reversed(node["children"]))
     return out
+
+
+# --- terminal escapes ------------------------------------------------------------------------
+
+
+def test_terminal_escape_injection_through_ids_labels_and_content_is_escaped(
+    tmp_path: Path,
+) -> None:
+    evil = "b\x1b[31m\nX\u202e"
+    lines = [
+        _message_line("aaaa0001", None),
+        encode(
+            {
+                "type": "message",
+                "id": evil,
+                "parentId": "aaaa0001",
+                "timestamp": "x",
+                "message": {"role": "user", "content": "hi\x1b[2J"},
+            }
+        )
+        + "\n",
+        encode(
+            {
+                "type": "label",
+                "id": "cccc0003",
+                "parentId": evil,
+                "targetId": "aaaa0001",
+                "label": "\x1b]0;title\x07",
+            }
+        )
+        + "\n",
+        encode(
+            {
+                "type": "message",
+                "id": evil,
+                "parentId": "cccc0003",
+                "timestamp": "x",
+                "message": {"role": "user", "content": "again"},
+            }
+        )
+        + "\n",
+    ]
+    path = _write(tmp_path / "escapes.jsonl", lines)
+    code, out, err = _show(path)
+    assert code == 0
+    for text in (out, err):
+        assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e]", text), text
+    assert "b\\x1b[31m\\x0aX\\u202e" in out and "[\\x1b]0;title\\x07]" in out
+    assert "b\\x1b[31m\\x0aX\\u202e (lines 3, 5)" in err
+    code, out, _ = _show(path, "--json")
+    ids = [node["id"] for node in json.loads(out)["tree"]]
+    assert ids == ["aaaa0001", "cccc0003", evil]

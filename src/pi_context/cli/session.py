@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ def _show(args: argparse.Namespace) -> int:
         print(f"pi-context session: {exc}", file=sys.stderr)
         return 1
     for warning in _warnings(session):
-        print(f"warning: {warning}", file=sys.stderr)
+        print(f"warning: {_CONTROL.sub(_escape, warning)}", file=sys.stderr)
     rows = session.outline()
     if args.json:
         view["tree"] = outline_json(rows)
@@ -184,7 +185,17 @@ def render(session: Session, view: dict[str, Any], rows: list[OutlineRow]) -> st
     lines.append("")
     lines.append("tree:")
     lines.extend(_tree_lines(rows, set(view["branchIds"])))
-    return "\n".join(lines) + "\n"
+    return "\n".join([_CONTROL.sub(_escape, line) for line in lines]) + "\n"
+
+
+# Control characters from a file (ids, labels, previews) must not drive the terminal or split a
+# row: C0 and C1 controls, DEL, line/paragraph separators and bidirectional overrides are escaped.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _tree_lines(rows: list[OutlineRow], on_branch: set[str]) -> list[str]:
