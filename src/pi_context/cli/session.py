@@ -17,6 +17,7 @@ from pi_context.bindings.session.windows import window_spans
 _PREVIEW = 72
 _SHOWN = 5  # problems of one kind, ids, or lines listed before the rest is counted
 _MAX_INDENT = 16  # nested forks drawn as indentation
+_BIG_FILE = 16 * 2**20  # files that take a few seconds: say what is happening
 
 
 def register(subparsers: Any) -> None:
@@ -48,9 +49,20 @@ def run_show(args: argparse.Namespace) -> int:
         return _show(args)
 
 
+def _progress(message: str) -> None:
+    # Only for a person watching: piped or captured stderr stays exactly the warnings.
+    if sys.stderr.isatty():
+        print(f"pi-context session: {message}", file=sys.stderr, flush=True)
+
+
 def _show(args: argparse.Namespace) -> int:
     try:
+        size = args.file.stat().st_size if args.file.is_file() else 0
+        if size >= _BIG_FILE:
+            _progress(f"reading {args.file} ({size / 2**20:.0f} MiB) ...")
         session = Session.open(args.file, readonly=True)
+        if size >= _BIG_FILE:
+            _progress(f"{len(session.entries):,} entries read; building the views ...")
         view = {"leaf": args.leaf or "file", **session.view(args.leaf, tree=False)}
     except SessionError as exc:
         print(f"pi-context session: {exc}", file=sys.stderr)
