@@ -25,6 +25,29 @@ RANDOM_FIXTURES = [
 ]
 
 
+def nested_tree(flat: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Pi's nested ``getTree`` view rebuilt from ``session show --json``'s flat tree, checking
+    on the way that the flat list is depth-first with consistent parents and depths."""
+    roots: list[dict[str, Any]] = []
+    path: list[tuple[str, dict[str, Any], list[str]]] = []  # id, node, children still due
+    for item in flat:
+        assert set(item) <= {"id", "parentId", "label", "depth", "children", "cycle"}, item
+        while path and not path[-1][2]:
+            path.pop()
+        node = {"id": item["id"], "label": item["label"], "children": []}
+        if path:
+            parent_id, parent, due = path[-1]
+            assert due.pop(0) == item["id"] and item["parentId"] == parent_id, item
+            parent["children"].append(node)
+        else:
+            assert item["parentId"] is None, item
+            roots.append(node)
+        assert item["depth"] == len(path), item
+        path.append((item["id"], node, list(item["children"])))
+    assert all(not due for _, _, due in path), "every listed child follows its parent"
+    return roots
+
+
 def _expected(path: Path) -> dict[str, Any]:
     return json.loads(path.with_name(path.name.replace(".jsonl", ".expected.json")).read_text())
 
@@ -56,6 +79,7 @@ def test_random_fixture_views_reproduce_through_session_show(
         assert main(argv) == 0
         got = json.loads(capsys.readouterr().out)
         assert got["leaf"] == expected["leaf"]
+        got["tree"] = nested_tree(got["tree"])
         assert encode({k: got[k] for k in VIEW_KEYS}) == encode({k: expected[k] for k in VIEW_KEYS})
 
 
@@ -66,6 +90,8 @@ def test_session_show_entry_point_prints_the_fixture_view(fixtures_dir: Path) ->
     argv = [sys.executable, "-m", "pi_context", "session", "show", str(path), "--json"]
     result = subprocess.run(argv, capture_output=True, text=True, check=True)
     got = json.loads(result.stdout)
+    assert result.stderr == ""
+    got["tree"] = nested_tree(got["tree"])
     assert encode(got) == encode(expected)
 
 

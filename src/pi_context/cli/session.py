@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.jsonl import encode
-from pi_context.bindings.session.tree import TreeNode
+from pi_context.bindings.session.outline import OutlineRow, outline_json
+from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.session.windows import window_spans
 
 _PREVIEW = 72
+_SHOWN = 5  # problems of one kind, ids, or lines listed before the rest is counted
+_MAX_INDENT = 16  # nested forks drawn as indentation
+_BIG_FILE = 16 * 2**20  # files that take a few seconds: say what is happening
 
 
 def register(subparsers: Any) -> None:
@@ -40,19 +45,78 @@ def register(subparsers: Any) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
+    with gc_paused():  # a short-lived command over many acyclic values (see gc_paused)
+        return _show(args)
+
+
+def _progress(message: str) -> None:
+    # Only for a person watching: piped or captured stderr stays exactly the warnings.
+    if sys.stderr.isatty():
+        print(f"pi-context session: {message}", file=sys.stderr, flush=True)
+
+
+def _show(args: argparse.Namespace) -> int:
     try:
+        size = args.file.stat().st_size if args.file.is_file() else 0
+        if size >= _BIG_FILE:
+            _progress(f"reading {args.file} ({size / 2**20:.0f} MiB) ...")
         session = Session.open(args.file, readonly=True)
-        view = {"leaf": args.leaf or "file", **session.view(args.leaf)}
+        if size >= _BIG_FILE:
+            _progress(f"{len(session.entries):,} entries read; building the views ...")
+        view = {"leaf": args.leaf or "file", **session.view(args.leaf, tree=False)}
     except SessionError as exc:
         print(f"pi-context session: {exc}", file=sys.stderr)
         return 1
-    for problem in session.problems:
-        print(f"warning: {problem.render(session.path)}", file=sys.stderr)
+    for warning in _warnings(session):
+        print(f"warning: {_CONTROL.sub(_escape, warning)}", file=sys.stderr)
+    rows = session.outline()
     if args.json:
+        view["tree"] = outline_json(rows)
         sys.stdout.write(encode(view) + "\n")
     else:
-        sys.stdout.write(render(session, view))
+        sys.stdout.write(render(session, view, rows))
     return 0
+
+
+def _warnings(session: Session) -> list[str]:
+    """Load problems in file order, at most a few of each kind, so that a hostile file cannot
+    bury the terminal: repeated ids become one line, other kinds a count of the rest."""
+    out: list[str] = []
+    shown: dict[str, int] = {}
+    skipped: dict[str, list[int | None]] = {}
+    for problem in session.problems:
+        if problem.kind == "duplicate-id":
+            if not shown.get(problem.kind):
+                out.append(_duplicates_warning(session))
+            shown[problem.kind] = 1
+        elif shown.get(problem.kind, 0) < _SHOWN:
+            out.append(problem.render(session.path))
+            shown[problem.kind] = shown.get(problem.kind, 0) + 1
+        else:
+            skipped.setdefault(problem.kind, []).append(problem.line)
+    for kind, lines in skipped.items():
+        out.append(f"{session.path}: {kind}: {len(lines)} more like this ({_lines_text(lines)})")
+    return out
+
+
+def _duplicates_warning(session: Session) -> str:
+    repeated = session.duplicate_ids()
+    items = [
+        f"{entry_id} ({_lines_text(lines)})" for entry_id, lines in list(repeated.items())[:_SHOWN]
+    ]
+    more = f", and {len(repeated) - _SHOWN} more" if len(repeated) > _SHOWN else ""
+    count = f"{len(repeated)} id{'s' if len(repeated) != 1 else ''}"
+    return (
+        f"{session.path}: duplicate-id: {count} written more than once; the last entry of each "
+        f"wins and is shown once: {', '.join(items)}{more}"
+    )
+
+
+def _lines_text(lines: list[int | None]) -> str:
+    known = [str(line) for line in lines if line is not None]
+    head = ", ".join(known[:_SHOWN])
+    tail = f", … {len(known) - _SHOWN} more" if len(known) > _SHOWN else ""
+    return f"line{'s' if len(known) != 1 else ''} {head}{tail}"
 
 
 def _preview(entry: dict[str, Any]) -> str:
@@ -109,7 +173,7 @@ def _short(text: str) -> str:
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 1] + "…"
 
 
-def render(session: Session, view: dict[str, Any]) -> str:
+def render(session: Session, view: dict[str, Any], rows: list[OutlineRow]) -> str:
     lines = [f"session {session.session_id}  ({session.path})"]
     lines.append(f"name: {view['sessionName'] or '-'}")
     leaf = view["leafId"]
@@ -132,25 +196,39 @@ def render(session: Session, view: dict[str, Any]) -> str:
             lines.append(f"  {mark} {entry['id']}  {_preview(entry)}")
     lines.append("")
     lines.append("tree:")
-    lines.extend(_tree_lines(session.tree(), set(view["branchIds"])))
-    return "\n".join(lines) + "\n"
+    lines.extend(_tree_lines(rows, set(view["branchIds"])))
+    return "\n".join([_CONTROL.sub(_escape, line) for line in lines]) + "\n"
 
 
-def _tree_lines(roots: list[TreeNode], on_branch: set[str]) -> list[str]:
+# Control characters from a file (ids, labels, previews) must not drive the terminal or split a
+# row: C0 and C1 controls, DEL, line/paragraph separators and bidirectional overrides are escaped.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def _tree_lines(rows: list[OutlineRow], on_branch: set[str]) -> list[str]:
+    # A chain without forks stays at one indent, however long; the children of a fork are
+    # indented and marked "├". Past _MAX_INDENT nested forks the indent stops growing and the
+    # nesting is written as a number, so a deep file cannot make the output quadratic.
     out: list[str] = []
-    # A chain stays at one indent; the children of a fork are indented and marked "├".
-    Frame = tuple[TreeNode, int, bool, frozenset[int]]
-    stack: list[Frame] = [(r, 0, False, frozenset()) for r in reversed(roots)]
-    while stack:
-        node, depth, forked, ancestors = stack.pop()
-        label = f" [{node.label}]" if node.label is not None else ""
-        mark = "●" if node.id in on_branch else "○"
-        lead = "  " * depth + ("├ " if forked else "  " if depth else "")
-        out.append(f"  {lead}{mark} {node.id}{label}  {_preview(node.entry)}")
-        if id(node) in ancestors:
-            continue  # only duplicate ids can make a node its own ancestor
-        fork = len(node.children) > 1
-        inner = ancestors | {id(node)} if fork else ancestors
-        for child in reversed(node.children):
-            stack.append((child, depth + 1 if fork else depth, fork, inner))
+    in_cycles = False
+    for row in rows:
+        if row.cycle and not in_cycles:
+            in_cycles = True
+            out.append(
+                "  ↺ not in Pi's tree (their parents run in a cycle; cut at its first line):"
+            )
+        label = f" [{row.node.label}]" if row.node.label is not None else ""
+        mark = "●" if row.id in on_branch else "○"
+        branch = "├ " if row.forked else "  " if row.forks else ""
+        if row.forks <= _MAX_INDENT:
+            lead = "  " * row.forks + branch
+        else:
+            lead = "  " * _MAX_INDENT + f"»{row.forks} " + (branch or "  ")
+        cut = f"  ↺ cycle of {row.cycle}" if row.cycle else ""
+        out.append(f"  {lead}{mark} {row.id}{label}  {_preview(row.node.entry)}{cut}")
     return out

@@ -27,6 +27,7 @@ from . import tree as tr
 from .errors import Problem, SessionError
 from .jsonl import encode_line, iso_from_ms
 from .migrate import CURRENT_VERSION, header_version, migrate, needs_migration
+from .outline import OutlineRow, outline
 from .store import (
     Durability,
     append,
@@ -442,17 +443,36 @@ class Session:
     def tree(self) -> list[tr.TreeNode]:
         return tr.build_tree(self._entries, self._labels)
 
-    def view(self, leaf_id: str | None = None) -> dict[str, Any]:
-        """The fixtures' view: leafId, branchIds, contextEntryIds, projection, sessionName, tree."""
+    def outline(self) -> list[OutlineRow]:
+        """Every entry once, depth-first: Pi's tree, then parts cut out of parent cycles."""
+        with gc_paused():  # hundreds of thousands of acyclic rows (see gc_paused)
+            return outline(self._entries, self._labels)
+
+    def duplicate_ids(self) -> dict[str, list[int | None]]:
+        """Each id written more than once, with the lines of all its entries (the last wins)."""
+        lines: dict[str, list[int | None]] = {}
+        for entry, line in zip(self._entries, self._lines, strict=True):
+            lines.setdefault(entry["id"], []).append(line)
+        return {entry_id: found for entry_id, found in lines.items() if len(found) > 1}
+
+    def view(self, leaf_id: str | None = None, *, tree: bool = True) -> dict[str, Any]:
+        """The fixtures' view: leafId, branchIds, contextEntryIds, projection, sessionName, tree
+        (the nested tree is left out with ``tree=False``)."""
+        with gc_paused():
+            return self._view(leaf_id, tree)
+
+    def _view(self, leaf_id: str | None, tree: bool) -> dict[str, Any]:
         path = self.branch(leaf_id)
-        return {
+        view = {
             "leafId": path[-1]["id"] if path else None,
             "branchIds": [e["id"] for e in path],
             "contextEntryIds": [e["id"] for e in ctx.context_entries(path)],
             "projection": ctx.projection(path),
             "sessionName": self.session_name,
-            "tree": tr.tree_view(self.tree()),
         }
+        if tree:
+            view["tree"] = tr.tree_view(self.tree())
+        return view
 
     # -----------------------------------------------------------------------------------------
     # ids, time, persistence

@@ -106,7 +106,7 @@ def session_name(values: Sequence[Any]) -> str | None:
     return None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class TreeNode:
     entry: Entry
     label: Any = None
@@ -138,51 +138,58 @@ def _sort_children(children: list[TreeNode]) -> None:
         children.sort(key=functools.cmp_to_key(_timestamp_cmp))
 
 
-def build_tree(entries: Sequence[Entry], labels: dict[Any, Any]) -> list[TreeNode]:
-    """Pi's ``getTree``: roots in file order, children sorted by timestamp (stable)."""
-    nodes: dict[str, TreeNode] = {}
-    for entry in entries:
-        nodes[entry["id"]] = TreeNode(entry, labels.get(entry["id"]))
+def link_nodes(
+    entries: Sequence[Entry], labels: dict[Any, Any]
+) -> tuple[dict[str, TreeNode], list[TreeNode]]:
+    """One node per id, linked under its parent, children in Pi's order; and Pi's roots.
+
+    Pi pushes a node once per entry line, so an id written twice sits twice in its parent's
+    children and a file of repeated ids becomes a DAG whose expansion is exponential. Here the
+    later entry wins the id (as in Pi's id map and in our branch walks) and only it is linked,
+    under its own parent: every id is in the structure once and it is a forest plus, at most,
+    parent cycles that no root reaches.
+    """
+    label = labels.get
+    nodes = {entry["id"]: TreeNode(entry, label(entry["id"]), []) for entry in entries}
     roots: list[TreeNode] = []
+    find = nodes.get
     for entry in entries:
         node = nodes[entry["id"]]
+        if node.entry is not entry:
+            continue  # shadowed by a later entry with the same id
         parent_id = entry.get("parentId")
-        if parent_id is None or parent_id == entry["id"]:
-            roots.append(node)
-            continue
-        parent = nodes.get(parent_id) if isinstance(parent_id, str) else None
-        if parent is None:
-            roots.append(node)
+        parent = find(parent_id) if type(parent_id) is str else None
+        if parent is None or parent is node:
+            roots.append(node)  # null, unknown or its own parent: a root, as in Pi
         else:
             parent.children.append(node)
-    # Sort every reachable node's children; bounded so a duplicate-id loop cannot spin forever.
-    stack = list(roots)
-    budget = 4 * len(entries) + 16
-    while stack and budget > 0:
-        budget -= 1
-        node = stack.pop()
-        _sort_children(node.children)
-        stack.extend(node.children)
-    return roots
+    for node in nodes.values():
+        if len(node.children) > 1:
+            _sort_children(node.children)
+    return nodes, roots
+
+
+def build_tree(entries: Sequence[Entry], labels: dict[Any, Any]) -> list[TreeNode]:
+    """Pi's ``getTree``: roots in file order, children sorted by timestamp (stable); a repeated
+    id appears once, as its later entry (see ``link_nodes``)."""
+    return link_nodes(entries, labels)[1]
 
 
 def tree_view(roots: Sequence[TreeNode]) -> list[dict[str, Any]]:
-    """``[{id, label, children}]`` as the fixtures show it. Iterative; a node that would be its
-    own ancestor (possible only through duplicate ids) is shown once more with no children."""
+    """``[{id, label, children}]`` as the fixtures show it, built iteratively (any depth).
+
+    Each node is expanded once: a node reached again (impossible in a ``link_nodes`` forest, but
+    callers may build their own) is listed without children."""
     out: list[dict[str, Any]] = []
-    stack: list[tuple[TreeNode, list[dict[str, Any]], int]] = [(n, out, 0) for n in reversed(roots)]
-    path: list[int] = []
-    on_path: set[int] = set()
+    stack: list[tuple[TreeNode, list[dict[str, Any]]]] = [(n, out) for n in reversed(roots)]
+    expanded: set[int] = set()
     while stack:
-        node, target, depth = stack.pop()
-        while len(path) > depth:
-            on_path.discard(path.pop())
+        node, target = stack.pop()
         view: dict[str, Any] = {"id": node.id, "label": node.label, "children": []}
         target.append(view)
-        if id(node) in on_path:
+        if id(node) in expanded:
             continue
-        path.append(id(node))
-        on_path.add(id(node))
+        expanded.add(id(node))
         for child in reversed(node.children):
-            stack.append((child, view["children"], depth + 1))
+            stack.append((child, view["children"]))
     return out
