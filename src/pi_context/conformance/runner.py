@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
 from pi_context.conformance import order
@@ -34,7 +35,7 @@ from pi_context.conformance.traces import (
 from pi_context.conformance.transport import Implementation, ImplementationFailure
 from pi_context.spec import interpret, load, spec_paths
 from pi_context.spec.abstraction import all_events, all_states
-from pi_context.spec.interpret import Wire
+from pi_context.spec.interpret import Step, Wire
 from pi_context.spec.model import Spec
 from pi_context.statemachine.progress import Progress
 from pi_context.statemachine.registry import Generated, generated
@@ -81,8 +82,12 @@ def run_conformance(
             return report
         explicit = specs is not None
         chosen = list(specs) if specs is not None else committed_specs()
+        # while it starts: import the generated packages and work out the spec's answers
+        plans = {}
         for spec in chosen:
-            generated(spec)  # import the generated packages now, in parallel with its start-up
+            generated(spec)
+            if exhaustive:
+                plans[spec.id] = ExhaustivePlan.of(spec)
         if not _handshake(impl, report):
             return report
         for spec in chosen:
@@ -105,6 +110,7 @@ def run_conformance(
                     exhaustive=exhaustive,
                     show=show,
                     stream=stream,
+                    plan=plans.get(spec.id),
                 )
             )
         if not report.specs:
@@ -158,6 +164,7 @@ def run_spec(
     exhaustive: bool = True,
     show: bool = True,
     stream: TextIO | None = None,
+    plan: ExhaustivePlan | None = None,
 ) -> SpecResult:
     stream = stream or sys.stderr
     spec = gen.spec
@@ -167,7 +174,7 @@ def run_spec(
     if show:
         print(f"{spec.id} against {impl.command}", file=stream)
     if exhaustive:
-        run_exhaustive(impl, gen, result, budget, show=show, stream=stream)
+        run_exhaustive(impl, gen, result, budget, show=show, stream=stream, plan=plan)
         if result.failures:
             minimal_traces(impl, gen, result)
     if examples > 0 and budget.left > 0:
@@ -218,6 +225,23 @@ def exhaustive_cases(spec: Spec) -> list[tuple[dict[str, object], dict[str, obje
     return [(state, event) for state in all_states(spec) for event in all_events(spec)]
 
 
+@dataclass(frozen=True)
+class ExhaustivePlan:
+    """The exhaustive set of a spec ready to send: cases, request lines and the spec's answer
+    to each (worked out by the interpreter, e.g. while the implementation starts up)."""
+
+    cases: list[tuple[Wire, Wire]]
+    lines: list[bytes]
+    wants: list[Step]
+
+    @classmethod
+    def of(cls, spec: Spec) -> ExhaustivePlan:
+        states, events = all_states(spec), all_events(spec)
+        cases = [(state, event) for state in states for event in events]
+        wants = [interpret.step(spec, state, event) for state, event in cases]
+        return cls(cases, step_lines(spec, states, events), wants)
+
+
 def run_exhaustive(
     impl: Implementation,
     gen: Generated,
@@ -226,12 +250,13 @@ def run_exhaustive(
     *,
     show: bool = True,
     stream: TextIO | None = None,
+    plan: ExhaustivePlan | None = None,
 ) -> None:
     """Every (state, event) of the finite abstraction, pipelined."""
     spec = gen.spec
-    cases = exhaustive_cases(spec)
+    plan = plan or ExhaustivePlan.of(spec)
+    cases, lines, wants = plan.cases, plan.lines, plan.wants
     result.exhaustive_cases = len(cases)
-    lines = step_lines(spec, all_states(spec), all_events(spec))
     progress = Progress(f"{spec.id} exhaustive", len(cases), stream) if show else None
     judged: list[TraceStep] = []
     i = 0
@@ -241,17 +266,18 @@ def run_exhaustive(
             while i < len(cases):
                 state, event = cases[i]
                 raw = impl.receive(f"exhaustive case {i + 1} of {len(cases)}")
-                want = interpret.step(spec, state, event)
-                judged.append(judge(spec, gen, state, event, want, raw))
+                judged.append(judge(spec, gen, state, event, wants[i], raw))
                 i += 1
                 if progress is not None:
                     progress.advance()
         except ImplementationFailure as fail:
             state, event = cases[i]
-            want = interpret.step(spec, state, event)
             judged.append(
                 TraceStep(
-                    dict(state), dict(event), want, problems=(Problem(fail.kind, fail.message),)
+                    dict(state),
+                    dict(event),
+                    wants[i],
+                    problems=(Problem(fail.kind, fail.message),),
                 )
             )
             i += 1
