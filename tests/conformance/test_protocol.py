@@ -116,3 +116,15 @@ def test_bad_step_replies_are_named(line: bytes, message: str) -> None:
     with pytest.raises(ProtocolError) as err:
         parse_step_reply(line)
     assert message in str(err.value)
+
+
+def test_spliced_step_lines_are_the_bytes_encode_writes() -> None:
+    from pi_context.conformance.protocol import encode, step_request
+    from pi_context.conformance.runner import exhaustive_cases, step_lines
+    from pi_context.spec.abstraction import all_events, all_states
+    from pi_context.statemachine.registry import committed_specs
+
+    for spec in committed_specs():
+        cases = exhaustive_cases(spec)
+        lines = step_lines(spec, all_states(spec), all_events(spec))
+        assert lines == [encode(step_request(spec.id, s, e)) for s, e in cases]

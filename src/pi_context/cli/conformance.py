@@ -68,6 +68,9 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # a terminated run still stops the implementation's process group (via finally/atexit)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    impl = _start_early(args)
     from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd()
@@ -87,19 +90,20 @@ def run(args: argparse.Namespace) -> int:
             "and --startup-timeout > 0",
             file=sys.stderr,
         )
+        _stop(impl)
         return 2
     try:
         specs = [resolve_spec(ref) for ref in args.spec] if args.spec else None
     except SpecError as err:
+        _stop(impl)
         print(f"pi-context conformance: {err}", file=sys.stderr)
         return 2
-    # a terminated run still stops the implementation's process group (via finally/atexit)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if args.replay is not None:
+        _stop(impl)
         return _replay(args, specs)
     try:
         report = run_conformance(
-            args.impl,
+            impl if impl is not None else args.impl,
             specs,
             examples=args.examples,
             steps=args.steps,
@@ -126,6 +130,27 @@ def run(args: argparse.Namespace) -> int:
             itf = next(p for p in written if p.suffix == ".json")
             print(f'replay one with: pi-context conformance --impl "{args.impl}" --replay {itf}')
     return 0 if report.ok else 1
+
+
+def _start_early(args: argparse.Namespace) -> Any:
+    """Start the implementation before our own imports, so its start-up runs alongside them
+    (a full run, valid options only); None when it cannot be started here — the runner then
+    starts it and reports why it failed."""
+    if args.replay is not None or args.timeout <= 0 or (args.startup_timeout or 1) <= 0:
+        return None
+    from pi_context.conformance.transport import Implementation, ImplementationFailure
+
+    try:
+        impl = Implementation(args.impl, timeout=args.timeout, startup_timeout=args.startup_timeout)
+        impl.start()
+    except (ValueError, ImplementationFailure):
+        return None
+    return impl
+
+
+def _stop(impl: Any) -> None:
+    if impl is not None:
+        impl.close()
 
 
 def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:

@@ -1,9 +1,9 @@
 """The reference implementation served over the conformance protocol.
 
-Steps go through the generated reducer of each spec, with lazy facts wrapped so their first
-reads are reported as ``consulted``. Every request gets exactly one reply; a request that
-cannot be served gets ``{"ok": false, "error": ...}`` naming the problem and the server keeps
-going.
+Steps go through each spec's generated wire reducer (``step_wire``), which decides straight
+from the JSON values and reports the lazy facts it read as ``consulted``. Every request gets
+exactly one reply; a request that cannot be served gets ``{"ok": false, "error": ...}``
+naming the problem and the server keeps going.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from pi_context.conformance.protocol import (
     parse_request,
 )
 from pi_context.spec.model import Spec
-from pi_context.statemachine.observe import lazy_attributes, recorded
 from pi_context.statemachine.registry import Generated, generated
 from pi_context.statemachine.wirecheck import WireError
 
@@ -30,7 +29,6 @@ from pi_context.statemachine.wirecheck import WireError
 class _Served:
     spec: Spec
     gen: Generated
-    lazy: dict[str, dict[str, str]]
 
 
 class Server:
@@ -39,7 +37,7 @@ class Server:
         for spec in specs:
             if spec.id in self._served:
                 raise ValueError(f"two specs with the id {spec.id!r} ({spec.path})")
-            self._served[spec.id] = _Served(spec, generated(spec), lazy_attributes(spec))
+            self._served[spec.id] = _Served(spec, generated(spec))
 
     @property
     def spec_ids(self) -> list[str]:
@@ -60,23 +58,16 @@ class Server:
         if served is None:
             known = ", ".join(self._served) or "none"
             return error_reply(f"unknown spec {request.spec!r} (serving: {known})")
-        wire = served.gen.wire
+        consulted: list[str] = []
         try:
-            state = wire.state_from_wire(request.state, "state")
-            event = wire.event_from_wire(request.event, "event")
+            next_state, effect, _row = served.gen.wire.step_wire(
+                request.state, request.event, consulted
+            )
         except WireError as err:
             return error_reply(f"{request.spec}: {err}")
-        typed, recorder = recorded(event, served.lazy[event.type])
-        try:
-            next_state, effect, _row = served.gen.reducer.step(state, typed)
         except Exception as err:  # a defect in generated code must not stop the server
             return error_reply(f"{request.spec}: internal error: {type(err).__name__}: {err}")
-        return {
-            "ok": True,
-            "state": wire.state_to_wire(next_state),
-            "effect": effect,
-            "consulted": list(recorder.consulted) if recorder else [],
-        }
+        return {"ok": True, "state": next_state, "effect": effect, "consulted": consulted}
 
     def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
         """Answer requests until end of input.

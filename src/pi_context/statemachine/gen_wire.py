@@ -26,6 +26,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
+from pi_context.statemachine.gen_wire_step import step_functions
 from pi_context.statemachine.naming import event_class, facts_class, type_alias, variant_class
 
 CACHE_LIMIT = 4096  # remembered values per kind; the cache is emptied when it is full
@@ -35,12 +36,15 @@ KEY_LIMIT = 256  # values with a longer string leaf are parsed but not remembere
 def wire_module(spec: Spec, header: list[str]) -> str:
     out = list(header)
     out += [
+        "import dataclasses",
+        "from collections.abc import Callable",
         "from typing import Any",
         "",
         "from pi_context.statemachine.wirecheck import WireError, want_bool, want_enum, want_id, want_object",
+        "from . import reducer as _reducer",
         "from . import types as t",
         "",
-        "__all__ = ['WireError', 'state_to_wire', 'state_from_wire', 'event_to_wire', 'event_from_wire', 'effect_from_wire']",
+        "__all__ = ['WireError', 'state_to_wire', 'state_from_wire', 'event_to_wire', 'event_from_wire', 'effect_from_wire', 'step_wire', 'reduce_wire']",
         "",
         f"_CACHE_LIMIT = {CACHE_LIMIT}  # remembered values per kind; emptied when full",
         f"_KEY_LIMIT = {KEY_LIMIT}  # inputs with a longer string are parsed, not remembered",
@@ -71,6 +75,7 @@ def wire_module(spec: Spec, header: list[str]) -> str:
         "    raise AssertionError(value)",
         "",
     ]
+    out += step_functions(spec)
     return "\n".join(out)
 
 

@@ -7,10 +7,13 @@ Do not edit: change the spec and regenerate.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from pi_context.statemachine.wirecheck import WireError, want_bool, want_enum, want_object
 
+from . import reducer as _reducer
 from . import types as t
 
 __all__ = [
@@ -20,6 +23,8 @@ __all__ = [
     "event_to_wire",
     "event_from_wire",
     "effect_from_wire",
+    "step_wire",
+    "reduce_wire",
 ]
 
 _CACHE_LIMIT = 4096  # remembered values per kind; emptied when full
@@ -460,3 +465,461 @@ def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:
         if effect == value:
             return effect
     raise AssertionError(value)
+
+
+# ---------------------------------------------------------------- direct wire reducer
+
+_OFFER_VALUES = frozenset(
+    (
+        "none",
+        "unverified",
+        "verified",
+    )
+)
+_SIDE_VALUES = frozenset(
+    (
+        "source",
+        "destination",
+    )
+)
+_HANDOFF_SIZES = {
+    "idle": 1,
+    "preparing": 1,
+    "generating": 1,
+    "quality": 1,
+    "saving": 1,
+    "switching": 1,
+    "validating": 1,
+    "continuing": 1,
+    "done": 1,
+    "failed": 3,
+    "cancelled": 3,
+}  # tag -> keys on the wire
+_HANDOFF_BARE = frozenset(
+    (
+        "idle",
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
+        "done",
+    )
+)
+_LAZY: dict[str, dict[str, str]] = {}  # event -> attribute -> fact
+
+
+def _note(consulted: list[str], fact: str) -> bool:
+    """Record the first read of a lazy fact; always true, so it can sit in a guard."""
+    if fact not in consulted:
+        consulted.append(fact)
+    return True
+
+
+def _handoff_copy(value: dict[str, Any], tag: str) -> dict[str, Any]:
+    """An unchanged handoff value, rebuilt in canonical key order."""
+    if tag == "idle":
+        return {"stage": "idle"}
+    elif tag == "preparing":
+        return {"stage": "preparing"}
+    elif tag == "generating":
+        return {"stage": "generating"}
+    elif tag == "quality":
+        return {"stage": "quality"}
+    elif tag == "saving":
+        return {"stage": "saving"}
+    elif tag == "switching":
+        return {"stage": "switching"}
+    elif tag == "validating":
+        return {"stage": "validating"}
+    elif tag == "continuing":
+        return {"stage": "continuing"}
+    elif tag == "done":
+        return {"stage": "done"}
+    elif tag == "failed":
+        return {"stage": "failed", "offer": value["offer"], "active": value["active"]}
+    elif tag == "cancelled":
+        return {"stage": "cancelled", "offer": value["offer"], "active": value["active"]}
+    raise AssertionError(tag)
+
+
+def step_wire(
+    state: object, event: object, consulted: list[str] | None = None
+) -> tuple[dict[str, Any], t.Effect, str]:
+    """One transition on wire values: the next wire state, the effect and the row id.
+
+    Decides from the JSON values directly; input the fast checks do not accept exactly
+    goes through the typed path, which answers the same or raises the WireError naming
+    the path. ``consulted`` (when given) receives the lazy facts read, in order.
+    """
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 1:
+        v_handoff: Any = s.get("handoff")
+        t_handoff: Any = v_handoff.get("stage") if v_handoff.__class__ is dict else None
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (t_handoff.__class__ is str and _HANDOFF_SIZES.get(t_handoff) == len(v_handoff))
+            and (
+                t_handoff in _HANDOFF_BARE
+                or (
+                    t_handoff == "failed"
+                    and (x_handoff_offer := v_handoff.get("offer")).__class__ is str
+                    and x_handoff_offer in _OFFER_VALUES
+                    and (x_handoff_active := v_handoff.get("active")).__class__ is str
+                    and x_handoff_active in _SIDE_VALUES
+                )
+                or (
+                    t_handoff == "cancelled"
+                    and (x_handoff_offer := v_handoff.get("offer")).__class__ is str
+                    and x_handoff_offer in _OFFER_VALUES
+                    and (x_handoff_active := v_handoff.get("active")).__class__ is str
+                    and x_handoff_active in _SIDE_VALUES
+                )
+            )
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_handoff, t_handoff, e, consulted)
+                if found is not None:
+                    return found
+    return _step_typed(state, event, consulted)
+
+
+def reduce_wire(state: object, event: object) -> tuple[dict[str, Any], t.Effect]:
+    """The pure reducer on wire values: the next wire state and the effect (the same
+    decision as ``step_wire``, kept separate to spare a call per step)."""
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 1:
+        v_handoff: Any = s.get("handoff")
+        t_handoff: Any = v_handoff.get("stage") if v_handoff.__class__ is dict else None
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (t_handoff.__class__ is str and _HANDOFF_SIZES.get(t_handoff) == len(v_handoff))
+            and (
+                t_handoff in _HANDOFF_BARE
+                or (
+                    t_handoff == "failed"
+                    and (x_handoff_offer := v_handoff.get("offer")).__class__ is str
+                    and x_handoff_offer in _OFFER_VALUES
+                    and (x_handoff_active := v_handoff.get("active")).__class__ is str
+                    and x_handoff_active in _SIDE_VALUES
+                )
+                or (
+                    t_handoff == "cancelled"
+                    and (x_handoff_offer := v_handoff.get("offer")).__class__ is str
+                    and x_handoff_offer in _OFFER_VALUES
+                    and (x_handoff_active := v_handoff.get("active")).__class__ is str
+                    and x_handoff_active in _SIDE_VALUES
+                )
+            )
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_handoff, t_handoff, e, None)
+                if found is not None:
+                    return found[0], found[1]
+    next_state, effect, _row = _step_typed(state, event, None)
+    return next_state, effect
+
+
+def _start_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """start on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_available = facts.get("available")
+    if f_available.__class__ is not bool:
+        return None
+    # start.available: A handoff starts from the open session, which becomes its source.
+    if (
+        t_handoff
+        in (
+            "idle",
+            "done",
+            "failed",
+            "cancelled",
+        )
+        and f_available
+    ):
+        return {"handoff": {"stage": "preparing"}}, "read-source", "start.available"
+    # start.unavailable: An unsaved session or no model cannot hand off (handoff_unavailable).
+    if t_handoff in (
+        "idle",
+        "done",
+        "failed",
+        "cancelled",
+    ):
+        return (
+            {"handoff": {"stage": "failed", "offer": "none", "active": "source"}},
+            "fail",
+            "start.unavailable",
+        )
+    # start.busy: One handoff at a time; a second request changes nothing.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "busy", "start.busy"
+
+
+def _source_read_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """source_read on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_ok = facts.get("ok")
+    if f_ok.__class__ is not bool:
+        return None
+    # source_read.ok: A source whose saved branch matches memory can be distilled.
+    if t_handoff == "preparing" and f_ok:
+        return {"handoff": {"stage": "generating"}}, "generate-notes", "source_read.ok"
+    # source_read.changed: A source that changed on disk is never handed off (handoff_source_changed and kin).
+    if t_handoff == "preparing":
+        return (
+            {"handoff": {"stage": "failed", "offer": "none", "active": "source"}},
+            "fail",
+            "source_read.changed",
+        )
+    # source_read.stray: A report for another stage is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "source_read.stray"
+
+
+def _notes_generated_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """notes_generated on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_ok = facts.get("ok")
+    if f_ok.__class__ is not bool:
+        return None
+    # notes_generated.ok: Notes in hand, the relay can be assembled and checked.
+    if t_handoff == "generating" and f_ok:
+        return {"handoff": {"stage": "quality"}}, "check-quality", "notes_generated.ok"
+    # notes_generated.empty: Without task notes there is nothing to hand off (empty_checkpoint, invalid notes).
+    if t_handoff == "generating":
+        return (
+            {"handoff": {"stage": "failed", "offer": "none", "active": "source"}},
+            "fail",
+            "notes_generated.empty",
+        )
+    # notes_generated.stray: A report for another stage is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "notes_generated.stray"
+
+
+def _quality_checked_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """quality_checked on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_ok = facts.get("ok")
+    if f_ok.__class__ is not bool:
+        return None
+    # quality_checked.ok: A relay within budget is offered on the source.
+    if t_handoff == "quality" and f_ok:
+        return {"handoff": {"stage": "saving"}}, "save-offer", "quality_checked.ok"
+    # quality_checked.over-budget: A relay over budget never leaves the source (handoff_budget).
+    if t_handoff == "quality":
+        return (
+            {"handoff": {"stage": "failed", "offer": "none", "active": "source"}},
+            "fail",
+            "quality_checked.over-budget",
+        )
+    # quality_checked.stray: A report for another stage is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "quality_checked.stray"
+
+
+def _offer_saved_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """offer_saved on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 2):
+        return None
+    f_written = facts.get("written")
+    f_verified = facts.get("verified")
+    if not (f_written.__class__ is f_verified.__class__ is bool):
+        return None
+    # offer_saved.verified: Only an offer proven on disk, on an unchanged branch, allows the switch.
+    if t_handoff == "saving" and f_written and f_verified:
+        return {"handoff": {"stage": "switching"}}, "create-destination", "offer_saved.verified"
+    # offer_saved.unverified: An offer that is not on disk as written, or a source that moved, stops the handoff (storage_failed, stale_scope).
+    if t_handoff == "saving" and f_written:
+        return (
+            {"handoff": {"stage": "failed", "offer": "unverified", "active": "source"}},
+            "fail",
+            "offer_saved.unverified",
+        )
+    # offer_saved.unwritten: The append failed; nothing else is written.
+    if t_handoff == "saving":
+        return (
+            {"handoff": {"stage": "failed", "offer": "none", "active": "source"}},
+            "fail",
+            "offer_saved.unwritten",
+        )
+    # offer_saved.stray: A report for another stage (or a second save) is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "offer_saved.stray"
+
+
+def _destination_created_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """destination_created on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_created = facts.get("created")
+    if f_created.__class__ is not bool:
+        return None
+    # destination_created.ok: The host opens the new session only once its file is complete; then it is re-verified.
+    if t_handoff == "switching" and f_created:
+        return {"handoff": {"stage": "validating"}}, "verify-destination", "destination_created.ok"
+    # destination_created.failed: A destination that could not be completed is removed; the host stays on the source (storage_failed).
+    if t_handoff == "switching":
+        return (
+            {"handoff": {"stage": "failed", "offer": "verified", "active": "source"}},
+            "abandon-destination",
+            "destination_created.failed",
+        )
+    # destination_created.stray: A report for another stage is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "destination_created.stray"
+
+
+def _destination_verified_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """destination_verified on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_ok = facts.get("ok")
+    if f_ok.__class__ is not bool:
+        return None
+    # destination_verified.ok: A verified destination continues the work.
+    if t_handoff == "validating" and f_ok:
+        return {"handoff": {"stage": "continuing"}}, "send-continuation", "destination_verified.ok"
+    # destination_verified.failed: A destination that fails verification is removed; the host returns to the source (handoff_setup_failed).
+    if t_handoff == "validating":
+        return (
+            {"handoff": {"stage": "failed", "offer": "verified", "active": "source"}},
+            "return-to-source",
+            "destination_verified.failed",
+        )
+    # destination_verified.stray: A report for another stage is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "destination_verified.stray"
+
+
+def _continued_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """continued on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 1):
+        return None
+    f_ok = facts.get("ok")
+    if f_ok.__class__ is not bool:
+        return None
+    # continued.ok: The handoff is complete.
+    if t_handoff == "continuing" and f_ok:
+        return {"handoff": {"stage": "done"}}, "none", "continued.ok"
+    # continued.failed: The destination is complete and verified; only the continuation failed (continuation_failed).
+    if t_handoff == "continuing":
+        return (
+            {"handoff": {"stage": "failed", "offer": "verified", "active": "destination"}},
+            "fail-continuation",
+            "continued.failed",
+        )
+    # continued.stray: A report for another stage is ignored.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "continued.stray"
+
+
+def _cancel_wire(
+    v_handoff: Any, t_handoff: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """cancel on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # cancel.before-switch: Cancelled before the offer was written, the source is untouched (aborted).
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+    ):
+        return (
+            {"handoff": {"stage": "cancelled", "offer": "none", "active": "source"}},
+            "none",
+            "cancel.before-switch",
+        )
+    # cancel.switching: A cancelled switch removes the unfinished destination and stays on the source (switch_cancelled).
+    if t_handoff == "switching":
+        return (
+            {"handoff": {"stage": "cancelled", "offer": "verified", "active": "source"}},
+            "abandon-destination",
+            "cancel.switching",
+        )
+    # cancel.validating: Cancelled before the destination was verified, the host returns to the source and removes it.
+    if t_handoff == "validating":
+        return (
+            {"handoff": {"stage": "cancelled", "offer": "verified", "active": "source"}},
+            "return-to-source",
+            "cancel.validating",
+        )
+    # cancel.continuing: The destination is complete and verified; cancelling only skips the continuation prompt.
+    if t_handoff == "continuing":
+        return (
+            {"handoff": {"stage": "cancelled", "offer": "verified", "active": "destination"}},
+            "none",
+            "cancel.continuing",
+        )
+    # cancel.idle: Nothing is running.
+    return {"handoff": _handoff_copy(v_handoff, t_handoff)}, "none", "cancel.idle"
+
+
+_EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
+    "start": _start_wire,
+    "source_read": _source_read_wire,
+    "notes_generated": _notes_generated_wire,
+    "quality_checked": _quality_checked_wire,
+    "offer_saved": _offer_saved_wire,
+    "destination_created": _destination_created_wire,
+    "destination_verified": _destination_verified_wire,
+    "continued": _continued_wire,
+    "cancel": _cancel_wire,
+}
+
+
+class _Reads:
+    """Typed facts that note each first read of a lazy fact (for ``consulted``)."""
+
+    def __init__(self, facts: Any, lazy: dict[str, str], consulted: list[str]) -> None:
+        self._facts = facts
+        self._lazy = lazy
+        self._consulted = consulted
+
+    def __getattr__(self, attribute: str) -> Any:
+        fact = self._lazy.get(attribute)
+        if fact is not None:
+            _note(self._consulted, fact)
+        return getattr(self._facts, attribute)
+
+
+def _step_typed(
+    state: object, event: object, consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str]:
+    """The reference path: parse (raising the located WireError), reduce, convert."""
+    typed_state = state_from_wire(state)
+    typed_event: Any = event_from_wire(event)
+    lazy = _LAZY.get(typed_event.type)
+    if consulted is not None and lazy:
+        reads = _Reads(typed_event.facts, lazy, consulted)
+        typed_event = dataclasses.replace(typed_event, facts=reads)
+    next_state, effect, row = _reducer.step(typed_state, typed_event)
+    return state_to_wire(next_state), effect, row

@@ -7,10 +7,13 @@ Do not edit: change the spec and regenerate.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from pi_context.statemachine.wirecheck import WireError, want_bool, want_enum, want_object
 
+from . import reducer as _reducer
 from . import types as t
 
 __all__ = [
@@ -20,6 +23,8 @@ __all__ = [
     "event_to_wire",
     "event_from_wire",
     "effect_from_wire",
+    "step_wire",
+    "reduce_wire",
 ]
 
 _CACHE_LIMIT = 4096  # remembered values per kind; emptied when full
@@ -269,3 +274,325 @@ def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:
         if effect == value:
             return effect
     raise AssertionError(value)
+
+
+# ---------------------------------------------------------------- direct wire reducer
+
+_REQUEST_VALUES = frozenset(
+    (
+        "none",
+        "explicit",
+    )
+)
+_OVERFLOW_VALUES = frozenset(
+    (
+        "idle",
+        "pending",
+        "pending-spent",
+        "spent",
+    )
+)
+_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
+    "idle": "pending",
+    "pending": "pending",
+    "pending-spent": "pending-spent",
+    "spent": "pending-spent",
+}
+_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_LAZY: dict[str, dict[str, str]] = {
+    "turn_end": {
+        "queued": "queued",
+        "automatic_reset_enabled": "automaticResetEnabled",
+        "threshold_due": "thresholdDue",
+    },
+    "before_settle": {
+        "queued": "queued",
+        "enabled": "enabled",
+        "automatic_reset_enabled": "automaticResetEnabled",
+        "aborted": "aborted",
+    },
+}  # event -> attribute -> fact
+
+
+def _note(consulted: list[str], fact: str) -> bool:
+    """Record the first read of a lazy fact; always true, so it can sit in a guard."""
+    if fact not in consulted:
+        consulted.append(fact)
+    return True
+
+
+def step_wire(
+    state: object, event: object, consulted: list[str] | None = None
+) -> tuple[dict[str, Any], t.Effect, str]:
+    """One transition on wire values: the next wire state, the effect and the row id.
+
+    Decides from the JSON values directly; input the fast checks do not accept exactly
+    goes through the typed path, which answers the same or raises the WireError naming
+    the path. ``consulted`` (when given) receives the lazy facts read, in order.
+    """
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 2:
+        v_request: Any = s.get("request")
+        v_overflow: Any = s.get("overflow")
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (v_request.__class__ is str and v_request in _REQUEST_VALUES)
+            and (v_overflow.__class__ is str and v_overflow in _OVERFLOW_VALUES)
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_request, v_overflow, e, consulted)
+                if found is not None:
+                    return found
+    return _step_typed(state, event, consulted)
+
+
+def reduce_wire(state: object, event: object) -> tuple[dict[str, Any], t.Effect]:
+    """The pure reducer on wire values: the next wire state and the effect (the same
+    decision as ``step_wire``, kept separate to spare a call per step)."""
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 2:
+        v_request: Any = s.get("request")
+        v_overflow: Any = s.get("overflow")
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (v_request.__class__ is str and v_request in _REQUEST_VALUES)
+            and (v_overflow.__class__ is str and v_overflow in _OVERFLOW_VALUES)
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_request, v_overflow, e, None)
+                if found is not None:
+                    return found[0], found[1]
+    next_state, effect, _row = _step_typed(state, event, None)
+    return next_state, effect
+
+
+def _request_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """request on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # request.record: The first wipe request of a batch is recorded.
+    if v_request == "none":
+        return {"request": "explicit", "overflow": v_overflow}, "requested", "request.record"
+    # request.duplicate: Repeated requests deduplicate; there is never a second boundary queued.
+    if v_request == "explicit":
+        return (
+            {"request": v_request, "overflow": v_overflow},
+            "already-requested",
+            "request.duplicate",
+        )
+    raise AssertionError("no row of request matched")
+
+
+def _turn_end_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """turn_end on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 7):
+        return None
+    f_aborted = facts.get("aborted")
+    f_overflow = facts.get("overflow")
+    f_failed = facts.get("failed")
+    f_enabled = facts.get("enabled")
+    f_queued = facts.get("queued")
+    f_automatic_reset_enabled = facts.get("automaticResetEnabled")
+    f_threshold_due = facts.get("thresholdDue")
+    if not (
+        f_aborted.__class__
+        is f_overflow.__class__
+        is f_failed.__class__
+        is f_enabled.__class__
+        is f_queued.__class__
+        is f_automatic_reset_enabled.__class__
+        is f_threshold_due.__class__
+        is bool
+    ):
+        return None
+    # turn_end.aborted: An aborted turn never manufactures a continuation and clears both axes.
+    if f_aborted:
+        return {"request": "none", "overflow": "idle"}, "none", "turn_end.aborted"
+    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it; the queue is probed before the enabled switch and the policy.
+    if (
+        f_overflow
+        and not ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and f_enabled
+        and (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+    ):
+        return (
+            {"request": "none", "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow]},
+            "none",
+            "turn_end.overflow-arm",
+        )
+    # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
+    if f_overflow:
+        return (
+            {
+                "request": "none",
+                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
+            },
+            "none",
+            "turn_end.overflow-disarm",
+        )
+    # turn_end.failed: A non-overflow error drops the request but keeps the armed chain for the settle boundary.
+    if f_failed:
+        return {"request": "none", "overflow": v_overflow}, "none", "turn_end.failed"
+    # turn_end.disabled: Disabled mode never commits; a completed turn still ends the failure chain.
+    if not f_enabled:
+        return {"request": "none", "overflow": "idle"}, "none", "turn_end.disabled"
+    # turn_end.explicit-commit: A completed, enabled turn commits the pending explicit request.
+    if v_request == "explicit":
+        return (
+            {"request": "none", "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.explicit-commit",
+        )
+    # turn_end.threshold-commit: A completed, enabled turn whose usage is due commits an automatic reset.
+    if (consulted is None or _note(consulted, "thresholdDue")) and f_threshold_due:
+        return (
+            {"request": "none", "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.threshold-commit",
+        )
+    # turn_end.completed: A completed turn with no trigger clears the overflow chain (a queued success supersedes a failure).
+    return {"request": "none", "overflow": "idle"}, "none", "turn_end.completed"
+
+
+def _before_settle_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """before_settle on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 4):
+        return None
+    f_queued = facts.get("queued")
+    f_enabled = facts.get("enabled")
+    f_automatic_reset_enabled = facts.get("automaticResetEnabled")
+    f_aborted = facts.get("aborted")
+    if not (
+        f_queued.__class__
+        is f_enabled.__class__
+        is f_automatic_reset_enabled.__class__
+        is f_aborted.__class__
+        is bool
+    ):
+        return None
+    # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
+    if v_overflow in (
+        "idle",
+        "spent",
+    ):
+        return {"request": v_request, "overflow": v_overflow}, "none", "before_settle.not-pending"
+    # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
+    if (consulted is None or _note(consulted, "queued")) and f_queued:
+        return {"request": v_request, "overflow": v_overflow}, "none", "before_settle.queued"
+    # before_settle.disarm: Disabled mode, disabled automatic resets or an aborted run end the pending chain unrecovered.
+    if (
+        not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+        or not (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+        or ((consulted is None or _note(consulted, "aborted")) and f_aborted)
+    ):
+        return (
+            {
+                "request": v_request,
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW[v_overflow],
+            },
+            "none",
+            "before_settle.disarm",
+        )
+    # before_settle.spent-bounded: A second failure in a spent chain stays bounded; settling ends it without a second recovery.
+    if v_overflow == "pending-spent":
+        return {"request": v_request, "overflow": "spent"}, "none", "before_settle.spent-bounded"
+    # before_settle.recover: The one recovery of the chain is spent here.
+    return {"request": v_request, "overflow": "spent"}, "recover-overflow", "before_settle.recover"
+
+
+def _settled_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """settled on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # settled.end-chain: Settlement ends the failure chain but keeps a pending explicit request.
+    return {"request": v_request, "overflow": "idle"}, "none", "settled.end-chain"
+
+
+def _abort_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """abort on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # abort.clear: An abort clears both axes.
+    return {"request": "none", "overflow": "idle"}, "none", "abort.clear"
+
+
+def _clear_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """clear on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # clear.clear: Lifecycle transitions clear both axes.
+    return {"request": "none", "overflow": "idle"}, "none", "clear.clear"
+
+
+_EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
+    "request": _request_wire,
+    "turn_end": _turn_end_wire,
+    "before_settle": _before_settle_wire,
+    "settled": _settled_wire,
+    "abort": _abort_wire,
+    "clear": _clear_wire,
+}
+
+
+class _Reads:
+    """Typed facts that note each first read of a lazy fact (for ``consulted``)."""
+
+    def __init__(self, facts: Any, lazy: dict[str, str], consulted: list[str]) -> None:
+        self._facts = facts
+        self._lazy = lazy
+        self._consulted = consulted
+
+    def __getattr__(self, attribute: str) -> Any:
+        fact = self._lazy.get(attribute)
+        if fact is not None:
+            _note(self._consulted, fact)
+        return getattr(self._facts, attribute)
+
+
+def _step_typed(
+    state: object, event: object, consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str]:
+    """The reference path: parse (raising the located WireError), reduce, convert."""
+    typed_state = state_from_wire(state)
+    typed_event: Any = event_from_wire(event)
+    lazy = _LAZY.get(typed_event.type)
+    if consulted is not None and lazy:
+        reads = _Reads(typed_event.facts, lazy, consulted)
+        typed_event = dataclasses.replace(typed_event, facts=reads)
+    next_state, effect, row = _reducer.step(typed_state, typed_event)
+    return state_to_wire(next_state), effect, row

@@ -7,10 +7,13 @@ Do not edit: change the spec and regenerate.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from pi_context.statemachine.wirecheck import WireError, want_bool, want_enum, want_id, want_object
 
+from . import reducer as _reducer
 from . import types as t
 
 __all__ = [
@@ -20,6 +23,8 @@ __all__ = [
     "event_to_wire",
     "event_from_wire",
     "effect_from_wire",
+    "step_wire",
+    "reduce_wire",
 ]
 
 _CACHE_LIMIT = 4096  # remembered values per kind; emptied when full
@@ -392,3 +397,536 @@ def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:
         if effect == value:
             return effect
     raise AssertionError(value)
+
+
+# ---------------------------------------------------------------- direct wire reducer
+
+_SOURCE_VALUES = frozenset(
+    (
+        "manual",
+        "automatic",
+    )
+)
+_OVERFLOW_VALUES = frozenset(
+    (
+        "idle",
+        "pending",
+        "pending-spent",
+        "spent",
+    )
+)
+_REQUEST_SIZES = {"none": 1, "close-out": 3, "tool-requested": 2}  # tag -> keys on the wire
+_REQUEST_BARE = frozenset(("none",))
+_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
+    "idle": "pending",
+    "pending": "pending",
+    "pending-spent": "pending-spent",
+    "spent": "pending-spent",
+}
+_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_ABORTED_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_NOTHING_PENDING_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_FAILED_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_STALE_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_QUEUED_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "pending",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_FALLBACK_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_WIRE_CASE_BEFORE_SETTLE_DROP_OVERFLOW: dict[str, str] = {
+    "idle": "idle",
+    "pending": "idle",
+    "pending-spent": "spent",
+    "spent": "spent",
+}
+_LAZY: dict[str, dict[str, str]] = {
+    "turn_end": {
+        "queued": "queued",
+        "automatic_reset_enabled": "automaticResetEnabled",
+        "hard_reserve_due": "hardReserveDue",
+    },
+    "before_settle": {
+        "queued": "queued",
+        "enabled": "enabled",
+        "automatic_reset_enabled": "automaticResetEnabled",
+    },
+}  # event -> attribute -> fact
+
+
+def _note(consulted: list[str], fact: str) -> bool:
+    """Record the first read of a lazy fact; always true, so it can sit in a guard."""
+    if fact not in consulted:
+        consulted.append(fact)
+    return True
+
+
+def _request_copy(value: dict[str, Any], tag: str) -> dict[str, Any]:
+    """An unchanged request value, rebuilt in canonical key order."""
+    if tag == "none":
+        return {"phase": "none"}
+    elif tag == "close-out":
+        return {"phase": "close-out", "windowId": value["windowId"], "source": value["source"]}
+    elif tag == "tool-requested":
+        return {"phase": "tool-requested", "windowId": value["windowId"]}
+    raise AssertionError(tag)
+
+
+def step_wire(
+    state: object, event: object, consulted: list[str] | None = None
+) -> tuple[dict[str, Any], t.Effect, str]:
+    """One transition on wire values: the next wire state, the effect and the row id.
+
+    Decides from the JSON values directly; input the fast checks do not accept exactly
+    goes through the typed path, which answers the same or raises the WireError naming
+    the path. ``consulted`` (when given) receives the lazy facts read, in order.
+    """
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 2:
+        v_request: Any = s.get("request")
+        t_request: Any = v_request.get("phase") if v_request.__class__ is dict else None
+        v_overflow: Any = s.get("overflow")
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (t_request.__class__ is str and _REQUEST_SIZES.get(t_request) == len(v_request))
+            and (
+                t_request in _REQUEST_BARE
+                or (
+                    t_request == "close-out"
+                    and v_request.get("windowId").__class__ is str
+                    and (x_request_source := v_request.get("source")).__class__ is str
+                    and x_request_source in _SOURCE_VALUES
+                )
+                or (t_request == "tool-requested" and v_request.get("windowId").__class__ is str)
+            )
+            and (v_overflow.__class__ is str and v_overflow in _OVERFLOW_VALUES)
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_request, t_request, v_overflow, e, consulted)
+                if found is not None:
+                    return found
+    return _step_typed(state, event, consulted)
+
+
+def reduce_wire(state: object, event: object) -> tuple[dict[str, Any], t.Effect]:
+    """The pure reducer on wire values: the next wire state and the effect (the same
+    decision as ``step_wire``, kept separate to spare a call per step)."""
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 2:
+        v_request: Any = s.get("request")
+        t_request: Any = v_request.get("phase") if v_request.__class__ is dict else None
+        v_overflow: Any = s.get("overflow")
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (t_request.__class__ is str and _REQUEST_SIZES.get(t_request) == len(v_request))
+            and (
+                t_request in _REQUEST_BARE
+                or (
+                    t_request == "close-out"
+                    and v_request.get("windowId").__class__ is str
+                    and (x_request_source := v_request.get("source")).__class__ is str
+                    and x_request_source in _SOURCE_VALUES
+                )
+                or (t_request == "tool-requested" and v_request.get("windowId").__class__ is str)
+            )
+            and (v_overflow.__class__ is str and v_overflow in _OVERFLOW_VALUES)
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_request, t_request, v_overflow, e, None)
+                if found is not None:
+                    return found[0], found[1]
+    next_state, effect, _row = _step_typed(state, event, None)
+    return next_state, effect
+
+
+def _close_out_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """close_out on a checked wire state; None when the event is not canonical."""
+    e_window_id = e.get("windowId")
+    e_source = e.get("source")
+    if not (
+        len(e) == 3
+        and e_window_id.__class__ is str
+        and e_source.__class__ is str
+        and e_source in _SOURCE_VALUES
+    ):
+        return None
+    # close_out.arm: A close-out is armed for the window that asked.
+    if t_request == "none":
+        return (
+            {
+                "request": {"phase": "close-out", "windowId": e_window_id, "source": e_source},
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "close_out.arm",
+        )
+    # close_out.replace-stale: A request left over from an earlier window is stale; the new window's close-out replaces it.
+    if v_request.get("windowId") != e_window_id:
+        return (
+            {
+                "request": {"phase": "close-out", "windowId": e_window_id, "source": e_source},
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "close_out.replace-stale",
+        )
+    # close_out.upgrade-manual: A manual close-out over a pending automatic one keeps the phase but no longer depends on automatic-reset settings.
+    if t_request == "close-out" and v_request.get("source") == "automatic" and e_source == "manual":
+        return (
+            {
+                "request": {
+                    "phase": "close-out",
+                    "windowId": v_request["windowId"],
+                    "source": "manual",
+                },
+                "overflow": v_overflow,
+            },
+            "already-pending",
+            "close_out.upgrade-manual",
+        )
+    # close_out.duplicate: Repeated requests for the same window deduplicate.
+    return (
+        {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+        "already-pending",
+        "close_out.duplicate",
+    )
+
+
+def _tool_request_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """tool_request on a checked wire state; None when the event is not canonical."""
+    e_window_id = e.get("windowId")
+    if not (len(e) == 2 and e_window_id.__class__ is str):
+        return None
+    # tool_request.duplicate: Repeated wipe_memory calls in one window deduplicate.
+    if t_request == "tool-requested" and v_request.get("windowId") == e_window_id:
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "tool_request.duplicate",
+        )
+    # tool_request.record: The tool request is recorded (upgrading a close-out of its window) and commits at turn_end.
+    return (
+        {"request": {"phase": "tool-requested", "windowId": e_window_id}, "overflow": v_overflow},
+        "none",
+        "tool_request.record",
+    )
+
+
+def _turn_end_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """turn_end on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 8):
+        return None
+    f_window_id = facts.get("windowId")
+    f_aborted = facts.get("aborted")
+    f_overflow = facts.get("overflow")
+    f_failed = facts.get("failed")
+    f_enabled = facts.get("enabled")
+    f_queued = facts.get("queued")
+    f_automatic_reset_enabled = facts.get("automaticResetEnabled")
+    f_hard_reserve_due = facts.get("hardReserveDue")
+    if not (
+        f_aborted.__class__
+        is f_overflow.__class__
+        is f_failed.__class__
+        is f_enabled.__class__
+        is f_queued.__class__
+        is f_automatic_reset_enabled.__class__
+        is f_hard_reserve_due.__class__
+        is bool
+        and f_window_id.__class__ is str
+    ):
+        return None
+    # turn_end.aborted: An aborted turn never manufactures a continuation and clears every pending phase.
+    if f_aborted:
+        return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "turn_end.aborted"
+    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it.
+    if (
+        f_overflow
+        and f_enabled
+        and not ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+    ):
+        return (
+            {
+                "request": {"phase": "none"},
+                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow],
+            },
+            "none",
+            "turn_end.overflow-arm",
+        )
+    # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
+    if f_overflow:
+        return (
+            {
+                "request": {"phase": "none"},
+                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
+            },
+            "none",
+            "turn_end.overflow-disarm",
+        )
+    # turn_end.failed: An error never counts as a successful close-out; the armed chain waits for the settle boundary.
+    if f_failed:
+        return {"request": {"phase": "none"}, "overflow": v_overflow}, "none", "turn_end.failed"
+    # turn_end.disabled: Disabled mode never commits; a completed turn still ends the failure chain.
+    if not f_enabled:
+        return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "turn_end.disabled"
+    # turn_end.tool-commit: The model's own wipe_memory commits after the complete tool batch of its window.
+    if t_request == "tool-requested" and v_request.get("windowId") == f_window_id:
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.tool-commit",
+        )
+    # turn_end.hard-reserve: The hard reserve is the safety commit when the model did not close out in time.
+    if (consulted is None or _note(consulted, "hardReserveDue")) and f_hard_reserve_due:
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.hard-reserve",
+        )
+    # turn_end.close-out-continues: A close-out spans the note and tool turns the model takes to checkpoint.
+    if t_request == "close-out" and v_request.get("windowId") == f_window_id:
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": "idle"},
+            "none",
+            "turn_end.close-out-continues",
+        )
+    # turn_end.completed: A completed turn clears the overflow chain and drops requests of other windows.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "turn_end.completed"
+
+
+def _before_settle_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """before_settle on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 6):
+        return None
+    f_window_id = facts.get("windowId")
+    f_queued = facts.get("queued")
+    f_enabled = facts.get("enabled")
+    f_automatic_reset_enabled = facts.get("automaticResetEnabled")
+    f_aborted = facts.get("aborted")
+    f_failed = facts.get("failed")
+    if not (
+        f_queued.__class__
+        is f_enabled.__class__
+        is f_automatic_reset_enabled.__class__
+        is f_aborted.__class__
+        is f_failed.__class__
+        is bool
+        and f_window_id.__class__ is str
+    ):
+        return None
+    # before_settle.aborted: An aborted run neither recovers nor closes out.
+    if f_aborted:
+        return (
+            {
+                "request": {"phase": "none"},
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_ABORTED_OVERFLOW[v_overflow],
+            },
+            "none",
+            "before_settle.aborted",
+        )
+    # before_settle.overflow-queued: Queued work runs first; its outcome decides the chain.
+    if v_overflow == "pending" and ((consulted is None or _note(consulted, "queued")) and f_queued):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "none",
+            "before_settle.overflow-queued",
+        )
+    # before_settle.recover: The one recovery of the chain is spent here; its reset also satisfies any pending request.
+    if (
+        v_overflow == "pending"
+        and ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+        and (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": "spent"},
+            "recover-overflow",
+            "before_settle.recover",
+        )
+    # before_settle.nothing-pending: No request; a pending chain that cannot recover is disarmed and a spent one stays bounded.
+    if t_request == "none":
+        return (
+            {
+                "request": _request_copy(v_request, t_request),
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_NOTHING_PENDING_OVERFLOW[v_overflow],
+            },
+            "none",
+            "before_settle.nothing-pending",
+        )
+    # before_settle.failed: A run that stopped on an error never counts as a successful close-out.
+    if f_failed:
+        return (
+            {
+                "request": {"phase": "none"},
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_FAILED_OVERFLOW[v_overflow],
+            },
+            "none",
+            "before_settle.failed",
+        )
+    # before_settle.stale: A request from another window is stale and is dropped.
+    if v_request.get("windowId") != f_window_id:
+        return (
+            {
+                "request": {"phase": "none"},
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_STALE_OVERFLOW[v_overflow],
+            },
+            "none",
+            "before_settle.stale",
+        )
+    # before_settle.queued: Queued steering or follow-up work runs once in the old window before the fallback.
+    if (consulted is None or _note(consulted, "queued")) and f_queued:
+        return (
+            {
+                "request": _request_copy(v_request, t_request),
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_QUEUED_OVERFLOW[v_overflow],
+            },
+            "none",
+            "before_settle.queued",
+        )
+    # before_settle.fallback: A successful, unqueued stop commits the close-out; a manual one works even without automatic resets.
+    if ((consulted is None or _note(consulted, "enabled")) and f_enabled) and (
+        t_request == "tool-requested"
+        or v_request.get("source") == "manual"
+        or (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+    ):
+        return (
+            {
+                "request": {"phase": "none"},
+                "overflow": _WIRE_CASE_BEFORE_SETTLE_FALLBACK_OVERFLOW[v_overflow],
+            },
+            "commit-boundary",
+            "before_settle.fallback",
+        )
+    # before_settle.drop: Disabled mode, or an automatic close-out while automatic resets are off, drops the request.
+    return (
+        {
+            "request": {"phase": "none"},
+            "overflow": _WIRE_CASE_BEFORE_SETTLE_DROP_OVERFLOW[v_overflow],
+        },
+        "none",
+        "before_settle.drop",
+    )
+
+
+def _settled_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """settled on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # settled.clear: Settlement ends the failure chain and every close-out phase.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "settled.clear"
+
+
+def _abort_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """abort on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # abort.clear: An abort clears every pending phase.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "abort.clear"
+
+
+def _clear_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """clear on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # clear.clear: Lifecycle transitions clear every pending phase.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "clear.clear"
+
+
+_EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
+    "close_out": _close_out_wire,
+    "tool_request": _tool_request_wire,
+    "turn_end": _turn_end_wire,
+    "before_settle": _before_settle_wire,
+    "settled": _settled_wire,
+    "abort": _abort_wire,
+    "clear": _clear_wire,
+}
+
+
+class _Reads:
+    """Typed facts that note each first read of a lazy fact (for ``consulted``)."""
+
+    def __init__(self, facts: Any, lazy: dict[str, str], consulted: list[str]) -> None:
+        self._facts = facts
+        self._lazy = lazy
+        self._consulted = consulted
+
+    def __getattr__(self, attribute: str) -> Any:
+        fact = self._lazy.get(attribute)
+        if fact is not None:
+            _note(self._consulted, fact)
+        return getattr(self._facts, attribute)
+
+
+def _step_typed(
+    state: object, event: object, consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str]:
+    """The reference path: parse (raising the located WireError), reduce, convert."""
+    typed_state = state_from_wire(state)
+    typed_event: Any = event_from_wire(event)
+    lazy = _LAZY.get(typed_event.type)
+    if consulted is not None and lazy:
+        reads = _Reads(typed_event.facts, lazy, consulted)
+        typed_event = dataclasses.replace(typed_event, facts=reads)
+    next_state, effect, row = _reducer.step(typed_state, typed_event)
+    return state_to_wire(next_state), effect, row
