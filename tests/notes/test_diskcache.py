@@ -379,3 +379,30 @@ def test_random_edits_behind_the_stores_back_never_leave_a_stale_answer(
         elif op == "settle":
             time.sleep(0.06)
         check()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    bodies=st.lists(st.text(st.sampled_from("ab\n\u00e9\u4e2d"), max_size=8), max_size=8),
+    literals=st.lists(
+        st.text(st.sampled_from("ab\n\u00e9\u4e2d"), min_size=1, max_size=3), min_size=1, max_size=3
+    ),
+)
+def test_the_rows_holding_a_literal_are_exactly_those_whose_body_holds_it(
+    bodies: list[str], literals: list[str]
+) -> None:
+    """A search skips the other rows unbuilt, so this set must never miss one."""
+    import tempfile
+
+    entries = []
+    for index, body in enumerate(bodies):
+        text = "---\nstale: false\n---\n\n" + body
+        stamp = (1, index + 1, len(text.encode()), 0, 0, 1)
+        entries.append((f"n{index}.md", Entry.of(stamp, text, parse_note(text, 0))))
+    with tempfile.TemporaryDirectory() as folder:
+        file = Path(folder) / "c.bin"
+        assert diskcache.save(file, entries)
+        rows = diskcache.load(file, bodies=True)
+    assert rows is not None
+    expected = {i for i, body in enumerate(bodies) if any(lit in body for lit in literals)}
+    assert rows.holding(literals) == expected

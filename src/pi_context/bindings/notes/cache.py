@@ -124,11 +124,15 @@ class Entry:
 
 class NoteCache:
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str], Entry] = {}
+        self._homes: dict[str, dict[str, Entry]] = {}
         self._bytes = 0
 
+    def home(self, home: str) -> dict[str, Entry]:
+        """The live map of ``home``'s cached entries by path (check each stamp before use)."""
+        return self._homes.setdefault(home, {})
+
     def get(self, home: str, path: str, stamp: Stamp) -> Entry | None:
-        entry = self._entries.get((home, path))
+        entry = self._homes.get(home, {}).get(path)
         if entry is None or entry.stamp != stamp:
             return None
         return entry
@@ -138,17 +142,20 @@ class NoteCache:
         if not cacheable(entry.stamp, now_ns):
             return
         size = entry.stamp[2]
-        old = self._entries.pop((home, path), None)
+        entries = self.home(home)
+        old = entries.pop(path, None)
         if old is not None:
             self._bytes -= old.stamp[2]
         if self._bytes + size > MAX_TOTAL_BYTES:
-            self._entries.clear()
+            for other in self._homes.values():
+                other.clear()  # emptied in place: callers may hold these maps
             self._bytes = 0
-        self._entries[(home, path)] = entry
+        entries[path] = entry
         self._bytes += size
 
     def clear(self) -> None:
-        self._entries.clear()
+        for entries in self._homes.values():
+            entries.clear()
         self._bytes = 0
 
 

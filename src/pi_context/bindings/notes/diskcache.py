@@ -32,7 +32,8 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Iterable
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pi_context.bindings.notes.cache import Entry, Stamp
@@ -110,6 +111,36 @@ class Rows:
     @property
     def has_bodies(self) -> bool:
         return self._bodies is not None
+
+    def legacy(self, row: int) -> bool:
+        return self._texts[4][row] != ""
+
+    def holding(self, literals: Sequence[str]) -> set[int]:
+        """The rows whose body holds one of ``literals`` (bodies must be loaded).
+
+        UTF-8 is self-synchronizing, so a literal is in a decoded body exactly when its
+        encoding is in the body's bytes; one that cannot be encoded is in no body.
+        """
+        assert self._bodies is not None
+        blob, starts, ends = self._bodies, self._ints[14], self._ints[15]
+        found: set[int] = set()
+        for literal in literals:
+            try:
+                needle = literal.encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+            if not needle:
+                return set(range(self.count))
+            position = blob.find(needle)
+            while position != -1:
+                # The last row starting at or before the match (empty bodies share a start).
+                row = bisect_right(starts, position) - 1
+                if row >= 0 and position + len(needle) <= ends[row]:
+                    found.add(row)
+                    position = blob.find(needle, max(ends[row], position + 1))
+                else:
+                    position = blob.find(needle, position + 1)
+        return found
 
     def stamp(self, row: int) -> Stamp:
         dev, ino, size, mtime, ctime, nlink = self._ints[:6]

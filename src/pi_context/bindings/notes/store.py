@@ -217,7 +217,7 @@ def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
     return NoteError(exc.message, path=path, scope=scope)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Walked:
     """One candidate note met by a home walk; ``dir_fd`` is valid only while it is yielded."""
 
@@ -251,11 +251,29 @@ class _HomeCache:
         self.file = diskcache.cache_file(notes_root, home)
         self.rows: diskcache.Rows | None = None
         self.tried = False
+        self.memory = CACHE.home(home)
         self.seen: list[tuple[str, Entry]] = []
         """The storable entries of this walk: what the disk cache should hold."""
-        self.memory_hits: list[tuple[str, Entry]] = []
+        self.disk_hits = 0
         self.dirty = False
         self.now_ns = time.time_ns()
+        self.holding: set[int] | None = None
+        self.skipped: list[tuple[str, int]] = []
+        """Disk rows a search skipped: still what the disk cache should hold."""
+
+    def unneeded(self, path: str, stamp: Stamp, literals: Sequence[str]) -> bool:
+        """Whether the disk cache proves that the usable note at ``path`` holds none of
+        ``literals`` (a search then skips it without building it)."""
+        rows = self._rows()
+        row = None if rows is None else rows.index.get(path)
+        if rows is None or row is None or rows.stamp(row) != stamp:
+            return False
+        if self.holding is None:
+            self.holding = rows.holding(literals)
+        if row in self.holding or rows.legacy(row) or _path_problem(path) is not None:
+            return False
+        self.skipped.append((path, row))
+        return True
 
     def _rows(self) -> diskcache.Rows | None:
         if not self.tried and self.file is not None:
@@ -263,13 +281,13 @@ class _HomeCache:
             self.rows = diskcache.load(self.file, bodies=self.bodies)
         return self.rows
 
+    def hit(self, path: str, entry: Entry) -> None:
+        """``entry`` came from this process's cache."""
+        if entry.storable or (entry.storable is None and diskcache.storable(path, entry)):
+            self.seen.append((path, entry))
+
     def lookup(self, path: str, stamp: Stamp) -> Entry | None:
-        entry = CACHE.get(self.home, path, stamp)
-        if entry is not None and (entry.body is not None or not self.bodies):
-            if entry.storable or (entry.storable is None and diskcache.storable(path, entry)):
-                self.seen.append((path, entry))
-                self.memory_hits.append((path, entry))
-            return entry
+        """The entry for the file from the disk cache (after a miss in this process's)."""
         rows = self._rows()
         row = None if rows is None else rows.index.get(path)
         if rows is None or row is None or rows.stamp(row) != stamp:
@@ -278,6 +296,7 @@ class _HomeCache:
         if entry is not None:
             CACHE.put(self.home, path, entry, self.now_ns)
             self.seen.append((path, entry))
+            self.disk_hits += 1
         return entry
 
     def remember(self, path: str, entry: Entry) -> None:
@@ -292,18 +311,27 @@ class _HomeCache:
         row = None if self.rows is None else self.rows.index.get(path)
         return row is not None and self.rows is not None and self.rows.stamp(row) == entry.stamp
 
+    def _in_line(self) -> bool:
+        """Whether the disk cache holds exactly this walk's entries."""
+        rows = self.rows
+        if rows is None:
+            return not self.seen and not self.skipped
+        if rows.count != len(self.seen) + len(self.skipped):
+            return False
+        if self.disk_hits == len(self.seen):
+            return True  # every entry was matched against its own row
+        return all(self._on_disk(path, entry) for path, entry in self.seen)
+
     def finish(self) -> None:
         """After a complete walk: bring the disk cache in line with it if they differ."""
         if self.file is None or not (self.dirty or self.tried):
             return  # served from this process's cache alone: the disk was not consulted
-        if not self.dirty:
-            if self.rows is None:
-                if not self.seen:
-                    return
-            elif self.rows.count == len(self.seen) and all(
-                self._on_disk(path, entry) for path, entry in self.memory_hits
-            ):
-                return
+        if not self.dirty and self._in_line():
+            return
+        if self.skipped and self.rows is not None:
+            rows = self.rows
+            built = ((path, rows.entry(row)) for path, row in self.skipped)
+            self.seen.extend((path, entry) for path, entry in built if entry is not None)
         if any(entry.body is None for _path, entry in self.seen):
             full = diskcache.load(self.file, bodies=True)
             self.seen = [(path, self._with_body(full, path, entry)) for path, entry in self.seen]
@@ -477,16 +505,16 @@ class NoteStore:
                 f"cannot read the {scope} home: {exc.strerror or exc}", scope=scope
             ) from exc
         folders: list[str] = []
-        seen: set[str] = set()
-        # Exact NFC spellings first, so a later NFD twin is the one refused.
-        entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
+        seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
+        if not all(entry.name.isascii() for entry in entries):
+            # Exact NFC spellings first, so a later NFD twin is the one refused.
+            entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
         for entry in entries:
             name = entry.name
             if name.startswith(RESERVED_PREFIX):
                 continue  # the store's own temp files and lock folder
             try:
-                if entry.is_symlink():
-                    continue  # listing never follows links
+                # Neither test follows a link: a symbolic link is neither a folder nor a file.
                 if entry.is_dir(follow_symlinks=False):
                     folders.append(name)
                     continue
@@ -495,13 +523,15 @@ class NoteStore:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue  # vanished since it was listed
-            shown = prefix + jail.nfc(name)
-            if shown in seen:
-                refused.append(
-                    Refused(scope, shown, "another spelling (NFC/NFD) of this name is the note")
-                )
-                continue
-            seen.add(shown)
+            if name.isascii():
+                shown = prefix + name
+            else:
+                shown = prefix + jail.nfc(name)
+                if shown in seen:
+                    reason = "another spelling (NFC/NFD) of this name is the note"
+                    refused.append(Refused(scope, shown, reason))
+                    continue
+                seen.add(shown)
             yield _Walked(shown, fd, name, info.st_size, _stamp(info))
         return folders
 
@@ -513,7 +543,7 @@ class NoteStore:
         ``head_only`` may return just the head of a large file. Raises ``FileNotFoundError``
         if the file vanished.
         """
-        entry = cache.lookup(item.path, item.stamp)
+        entry = cache.lookup(item.path, item.stamp)  # this process's cache already missed
         if entry is not None:
             return entry
         whole = not head_only or item.size <= MAX_FILE_BYTES
@@ -535,11 +565,11 @@ class NoteStore:
 
     def _usable(self, scope: str, path: str, entry: Entry) -> Refused | None:
         problem = _path_problem(path)
+        if problem is None and not entry.legacy_keys:
+            return None
         if problem is not None:
             return Refused(scope, path, f"not addressable as a note: {problem}")
-        if entry.legacy_keys:
-            return Refused(scope, path, _legacy_reason(entry))
-        return None
+        return Refused(scope, path, _legacy_reason(entry))
 
     def read_home(
         self,
@@ -558,23 +588,32 @@ class NoteStore:
         found: list[tuple[str, Entry]] = []
         refused: list[Refused] = []
         cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies)
+        memory = cache.memory
         for item in self._walk(scope, refused):
-            if accept is not None and not accept(item.path):
+            path = item.path
+            if accept is not None and not accept(path):
                 continue
-            try:
-                got = self._entry(scope, cache, item, head_only=not bodies)
-            except FileNotFoundError:
-                continue  # removed between listing and opening
-            if isinstance(got, Refused):
-                refused.append(got)
-                continue
-            problem = self._usable(scope, item.path, got)
-            if contains is not None and not _holds(got, problem is not None, contains):
+            entry = memory.get(path)
+            if entry is None or entry.stamp != item.stamp or (bodies and entry.body is None):
+                if contains is not None and cache.unneeded(path, item.stamp, contains):
+                    continue
+                try:
+                    got = self._entry(scope, cache, item, head_only=not bodies)
+                except FileNotFoundError:
+                    continue  # removed between listing and opening
+                if isinstance(got, Refused):
+                    refused.append(got)
+                    continue
+                entry = got
+            else:
+                cache.hit(path, entry)  # the hot path of a long-lived host
+            problem = self._usable(scope, path, entry)
+            if contains is not None and not _holds(entry, problem is not None, contains):
                 continue
             if problem is not None:
                 refused.append(problem)
                 continue
-            found.append((item.path, got))
+            found.append((path, entry))
         if accept is None:
             cache.finish()  # only a complete walk knows which notes are gone
         return found, refused
