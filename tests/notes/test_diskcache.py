@@ -176,7 +176,7 @@ def _empty(file: Path) -> None:
 
 def _lying_lengths(file: Path) -> None:
     data = bytearray(file.read_bytes())
-    data[12:16] = (10**6).to_bytes(4, "little")  # claims a million rows
+    data[16:20] = (10**6).to_bytes(4, "little")  # claims a million rows
     file.write_bytes(bytes(data))
 
 
@@ -197,6 +197,19 @@ def test_a_damaged_cache_file_is_rebuilt_and_never_used(
         both_answers(notes, monkeypatch)
         rebuilt = diskcache.load(cached, bodies=True)
         assert rebuilt is not None and sorted(rebuilt.index) == list(NAMES), damage.__name__
+
+
+def test_a_cache_written_under_other_path_rules_is_not_used(
+    notes: Notes, own_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows record whether their path was addressable; new rules must re-decide that."""
+    notes.call("notes_write", path="a.md", content="value a", scope="human")
+    time.sleep(SETTLED_SECONDS)
+    both_answers(notes, monkeypatch)
+    [cached] = cache_files(own_cache_dir)
+    assert diskcache.load(cached, bodies=False) is not None
+    monkeypatch.setattr(diskcache, "_rules", diskcache.rules() ^ 1)
+    assert diskcache.load(cached, bodies=False) is None
 
 
 def test_a_deleted_cache_is_rebuilt(
@@ -302,7 +315,7 @@ def test_every_stored_row_reads_back_as_the_same_parse(text: str, ino: int, mtim
     entry = Entry.of(stamp, text, parse_note(text, mtime // 1_000_000))
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "c.bin"
-        assert diskcache.save(file, [("x/a.md", entry)])
+        assert diskcache.save(file, [("x/a.md", entry)], lambda _path: True)
         rows = diskcache.load(file, bodies=True)
         assert rows is not None
         if not diskcache.storable("x/a.md", entry):
@@ -401,8 +414,31 @@ def test_the_rows_holding_a_literal_are_exactly_those_whose_body_holds_it(
         entries.append((f"n{index}.md", Entry.of(stamp, text, parse_note(text, 0))))
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "c.bin"
-        assert diskcache.save(file, entries)
+        assert diskcache.save(file, entries, lambda _path: True)
         rows = diskcache.load(file, bodies=True)
     assert rows is not None
     expected = {i for i, body in enumerate(bodies) if any(lit in body for lit in literals)}
     assert rows.holding(literals) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["human", "project", "agent"]),
+            st.sampled_from(["a.md", "b.md", "c/d.md", "é.md"]),
+            st.integers(0, 3),
+        ),
+        max_size=12,
+    )
+)
+def test_the_fast_list_order_is_newest_first_then_path_then_scope(
+    items: list[tuple[str, str, int]],
+) -> None:
+    from pi_context.bindings.notes.frontmatter import NoteMeta
+    from pi_context.bindings.notes.query import list_order
+    from pi_context.bindings.notes.store import NoteRecord
+
+    records = [NoteRecord(s, p, NoteMeta.new(t), 0) for s, p, t in items]
+    expected = sorted(records, key=lambda r: (-r.meta.updated_at, r.path, r.scope))
+    assert list_order(records) == expected

@@ -53,6 +53,7 @@ class Entry:
         "body",
         "memo",
         "storable",
+        "addressable",
     )
 
     def __init__(
@@ -81,6 +82,8 @@ class Entry:
         self.memo: dict[Any, Any] = {}
         self.storable: bool | None = None
         """Whether the disk cache can hold it (set by ``diskcache.storable``)."""
+        self.addressable = False
+        """True when the disk cache recorded that its path is a valid note address."""
 
     @staticmethod
     def of(stamp: Stamp, text: str, parsed: ParsedNote) -> Entry:

@@ -27,13 +27,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import secrets
 import struct
 import sys
 import zlib
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pi_context.bindings.notes.cache import Entry, Stamp
@@ -43,8 +42,9 @@ CACHE_ENV = "PI_CONTEXT_CACHE_DIR"
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
 MAGIC = b"PINOTEC1"
-VERSION = 1
-_HEADER = struct.Struct("<8sIIQQII")  # magic, version, rows, meta bytes, body bytes, 2 CRCs
+VERSION = 2
+# magic, version, rules, rows, meta bytes, body bytes, a CRC of each section
+_HEADER = struct.Struct("<8sIIIQQII")
 INT_COLUMNS = (
     "dev",
     "ino",
@@ -60,12 +60,29 @@ INT_COLUMNS = (
     "size_bytes",
     "has_frontmatter",
     "extra_count",
+    "addressable",
     "body_start",
     "body_end",
 )
 TEXT_COLUMNS = ("path", "origin", "status", "header", "legacy_keys", "malformed", "extra_lines")
 """Tuples of names or lines are stored joined by newlines (no line holds one)."""
 _LITTLE = sys.byteorder == "little"
+_START, _END = INT_COLUMNS.index("body_start"), INT_COLUMNS.index("body_end")
+_rules: int | None = None
+
+
+def rules() -> int:
+    """A fingerprint of the path rules (the ``address`` module's source): a cache written
+    under other rules is not used, since each row records whether its path was addressable."""
+    global _rules
+    if _rules is None:
+        from pi_context.bindings.notes import address
+
+        try:
+            _rules = zlib.crc32(Path(address.__file__).read_bytes())
+        except (OSError, TypeError):
+            _rules = 0  # unknown rules: a cache is then never reused across processes
+    return _rules
 
 
 def cache_root() -> Path:
@@ -112,6 +129,9 @@ class Rows:
     def has_bodies(self) -> bool:
         return self._bodies is not None
 
+    def addressable(self, row: int) -> bool:
+        return bool(self._ints[14][row])
+
     def legacy(self, row: int) -> bool:
         return self._texts[4][row] != ""
 
@@ -122,7 +142,7 @@ class Rows:
         encoding is in the body's bytes; one that cannot be encoded is in no body.
         """
         assert self._bodies is not None
-        blob, starts, ends = self._bodies, self._ints[14], self._ints[15]
+        blob, starts, ends = self._bodies, self._ints[_START], self._ints[_END]
         found: set[int] = set()
         for literal in literals:
             try:
@@ -148,27 +168,36 @@ class Rows:
 
     def entry(self, row: int) -> Entry | None:
         """Row ``row`` as a cache entry (with its body when loaded); ``None`` if damaged."""
-        value = [column[row] for column in self._ints]
-        _path, origin, status, header, legacy, malformed, extra = (t[row] for t in self._texts)
+        i, t = self._ints, self._texts
         body = None
         if self._bodies is not None:
             try:
-                body = self._bodies[value[14] : value[15]].decode("utf-8")
+                body = self._bodies[i[_START][row] : i[_END][row]].decode("utf-8")
             except UnicodeDecodeError:
                 return None
-        meta = NoteMeta(origin, bool(value[6]), value[7], value[8], value[9], value[10], status)
+        meta = NoteMeta(
+            t[1][row],
+            bool(i[6][row]),
+            i[7][row],
+            i[8][row],
+            i[9][row],
+            i[10][row],
+            t[2][row],
+        )
+        legacy, malformed, extra = t[4][row], t[5][row], t[6][row]
         entry = Entry(
-            (value[0], value[1], value[2], value[3], value[4], value[5]),
+            (i[0][row], i[1][row], i[2][row], i[3][row], i[4][row], i[5][row]),
             meta,
-            value[11],
-            header,
-            bool(value[12]),
+            i[11][row],
+            t[3][row],
+            bool(i[12][row]),
             tuple(legacy.split("\n")) if legacy else (),
             tuple(malformed.split("\n")) if malformed else (),
-            tuple(extra.split("\n")) if value[13] else (),
+            tuple(extra.split("\n")) if i[13][row] else (),
             body,
         )
         entry.storable = True
+        entry.addressable = bool(i[14][row])
         return entry
 
 
@@ -189,8 +218,10 @@ def load(file: Path, *, bodies: bool) -> Rows | None:
         head = os.pread(fd, _HEADER.size, 0)
         if len(head) != _HEADER.size:
             return None
-        magic, version, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(head)
-        if magic != MAGIC or version != VERSION:
+        magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(
+            head
+        )
+        if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
             return None
         if os.fstat(fd).st_size != _HEADER.size + meta_len + body_len:
             return None
@@ -219,8 +250,8 @@ def load(file: Path, *, bodies: bool) -> Rows | None:
         return None
     if texts is None:
         return None
-    starts = ints[14 * count : 15 * count]
-    ends = ints[15 * count : 16 * count]
+    starts = ints[_START * count : (_START + 1) * count]
+    ends = ints[_END * count : (_END + 1) * count]
     if count and (min(starts) < 0 or max(ends) > body_len):
         return None
     return Rows(count, ints, texts, body_data)
@@ -235,10 +266,13 @@ def storable(path: str, entry: Entry) -> bool:
     return entry.storable
 
 
-def save(file: Path, entries: Iterable[tuple[str, Entry]]) -> bool:
+def save(
+    file: Path, entries: Iterable[tuple[str, Entry]], addressable: Callable[[str], bool]
+) -> bool:
     """Replace the cache with ``entries`` (atomically); ``False`` if it could not be written.
 
-    Entries without a body, or holding a NUL in a text column, are left out.
+    ``addressable`` says whether a path is a valid note address. Entries without a body, or
+    holding a NUL in a text column, are left out.
     """
     kept = [(p, e) for p, e in entries if e.body is not None and storable(p, e)]
     columns: list[list[int]] = [[] for _ in INT_COLUMNS]
@@ -259,6 +293,7 @@ def save(file: Path, entries: Iterable[tuple[str, Entry]]) -> bool:
             entry.size_bytes,
             int(entry.has_frontmatter),
             len(entry.extra_lines),
+            int(addressable(path)),
             offset,
             offset + len(body),
         )
@@ -284,10 +319,11 @@ def save(file: Path, entries: Iterable[tuple[str, Entry]]) -> bool:
     meta_data = ints.tobytes() + joined.encode("utf-8", "surrogatepass")
     body_data = b"".join(bodies)
     crcs = zlib.crc32(meta_data), zlib.crc32(body_data)
-    head = _HEADER.pack(MAGIC, VERSION, len(kept), len(meta_data), len(body_data), *crcs)
+    sizes = len(kept), len(meta_data), len(body_data)
+    head = _HEADER.pack(MAGIC, VERSION, rules(), *sizes, *crcs)
     try:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = file.with_name(f".{file.name}.{os.getpid()}.{secrets.token_hex(4)}")
+        temp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temp, flags, 0o600)
         try:

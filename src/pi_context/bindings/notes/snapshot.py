@@ -12,6 +12,7 @@ one-line notice for the human.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
@@ -106,6 +107,8 @@ def load_snapshot(store: NoteStore) -> NotesSnapshot:
             notes.append(note)
     # The order of ``list_order`` (newest first, then path, then scope), without building
     # a second record per note: the snapshot of 50,000 notes is a hot path of every boot.
-    ordered = tuple(sorted(notes, key=lambda n: (-n.meta.updated_at, n.path, n.scope)))
+    notes.sort(key=attrgetter("path", "scope"))
+    notes.sort(key=attrgetter("meta.updated_at"), reverse=True)
+    ordered = tuple(notes)
     unavailable = tuple(scope for scope in SCOPES if scope not in available)
     return NotesSnapshot(ordered, tuple(loaded), unavailable, tuple(failures), tuple(refused))

@@ -270,7 +270,7 @@ class _HomeCache:
             return False
         if self.holding is None:
             self.holding = rows.holding(literals)
-        if row in self.holding or rows.legacy(row) or _path_problem(path) is not None:
+        if row in self.holding or rows.legacy(row) or not rows.addressable(row):
             return False
         self.skipped.append((path, row))
         return True
@@ -335,7 +335,7 @@ class _HomeCache:
         if any(entry.body is None for _path, entry in self.seen):
             full = diskcache.load(self.file, bodies=True)
             self.seen = [(path, self._with_body(full, path, entry)) for path, entry in self.seen]
-        diskcache.save(self.file, self.seen)
+        diskcache.save(self.file, self.seen, lambda path: _path_problem(path) is None)
 
     @staticmethod
     def _with_body(rows: diskcache.Rows | None, path: str, entry: Entry) -> Entry:
@@ -564,7 +564,7 @@ class NoteStore:
         return entry
 
     def _usable(self, scope: str, path: str, entry: Entry) -> Refused | None:
-        problem = _path_problem(path)
+        problem = None if entry.addressable else _path_problem(path)
         if problem is None and not entry.legacy_keys:
             return None
         if problem is not None:
