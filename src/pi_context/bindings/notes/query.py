@@ -6,14 +6,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
+from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.store import NoteRecord
 
 
 def list_order(records: Sequence[NoteRecord]) -> list[NoteRecord]:
     """Most recently updated first; equal times by path, then by scope name."""
     # Two stable sorts with C key functions: a listing of 50,000 notes is a hot path.
-    ordered = sorted(records, key=attrgetter("path", "scope"))
-    ordered.sort(key=attrgetter("meta.updated_at"), reverse=True)
+    with gc_paused():
+        ordered = sorted(records, key=attrgetter("path", "scope"))
+        ordered.sort(key=attrgetter("meta.updated_at"), reverse=True)
     return ordered
 
 

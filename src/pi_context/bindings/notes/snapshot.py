@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from operator import attrgetter
 
+from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
 from pi_context.bindings.notes.store import HomeReadError, NoteStore, Refused
@@ -82,6 +83,11 @@ class NotesSnapshot:
 
 def load_snapshot(store: NoteStore) -> NotesSnapshot:
     """Read each available home exactly once and freeze the result."""
+    with gc_paused():
+        return _load_snapshot(store)
+
+
+def _load_snapshot(store: NoteStore) -> NotesSnapshot:
     available = store.homes.available()
     notes: list[SnapshotNote] = []
     loaded: list[str] = []

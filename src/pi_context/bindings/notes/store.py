@@ -32,7 +32,14 @@ from pi_context.bindings.notes.address import (
     NoteAddressError,
     note_path,
 )
-from pi_context.bindings.notes.cache import CACHE, MAX_FILE_BYTES, Entry, Stamp, cacheable
+from pi_context.bindings.notes.cache import (
+    CACHE,
+    MAX_FILE_BYTES,
+    Entry,
+    Stamp,
+    cacheable,
+    gc_paused,
+)
 from pi_context.bindings.notes.errors import (
     EditError,
     HomeReadError,
@@ -585,6 +592,16 @@ class NoteStore:
         body); ``contains`` keeps only notes whose body holds one of those literals.
         Raises ``HomeReadError``.
         """
+        with gc_paused():
+            return self._read_home(scope, accept, bodies, contains)
+
+    def _read_home(
+        self,
+        scope: str,
+        accept: Callable[[str], bool] | None,
+        bodies: bool,
+        contains: Sequence[str] | None,
+    ) -> tuple[list[tuple[str, Entry]], list[Refused]]:
         found: list[tuple[str, Entry]] = []
         refused: list[Refused] = []
         cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies)
