@@ -261,6 +261,20 @@ def test_a_cache_dir_inside_the_notes_root_is_never_written(
     assert after == before, "nothing was written under the notes root"
 
 
+def test_a_cache_dir_that_cannot_be_written_costs_only_speed(
+    notes: Notes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("PI_CONTEXT_CACHE_DIR", str(blocker))
+    notes.call("notes_write", path="a.md", content="value a", scope="human")
+    time.sleep(SETTLED_SECONDS)
+    both_answers(notes, monkeypatch)
+    CACHE.clear()
+    both_answers(notes, monkeypatch)
+    assert blocker.read_text() == "a file where the cache folder should be"
+
+
 def test_the_disk_cache_can_be_turned_off(
     notes: Notes, own_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
