@@ -78,6 +78,15 @@ def never_the_real_notes_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "default-notes-root"))
 
 
+@pytest.fixture(autouse=True)
+def own_cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Each test's disk cache (and its child processes') lives in its own folder."""
+    folder = tmp_path / "cache-dir"
+    monkeypatch.setenv("PI_CONTEXT_CACHE_DIR", str(folder))
+    monkeypatch.delenv("PI_CONTEXT_NOTES_CACHE", raising=False)
+    return folder
+
+
 @pytest.fixture
 def notes_root(tmp_path: Path) -> Path:
     root = tmp_path / "notes-root"

@@ -11,9 +11,10 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
-from pi_context.bindings.notes.cache import CACHE
+from pi_context.bindings.notes.cache import CACHE, SETTLE_NS
 from pi_context.bindings.notes.snapshot import load_snapshot
 
 from .conftest import Notes
@@ -22,9 +23,12 @@ HOUR_AGO_NS = 3600 * 10**9
 
 
 def age(file: Path) -> None:
-    """Make a note old enough to be cached (the cache skips files touched in the last 2 s)."""
+    """Wait until a note is old enough to be cached: the cache skips files whose mtime or
+    ctime is in the last 2 s, and ctime cannot be set back (``utime`` moves it to now)."""
     info = file.stat()
     os.utime(file, ns=(info.st_atime_ns - HOUR_AGO_NS, info.st_mtime_ns - HOUR_AGO_NS))
+    settled_at = file.stat().st_ctime_ns + SETTLE_NS + 50_000_000
+    time.sleep(max(0.0, (settled_at - time.time_ns()) / 1e9))
 
 
 def bodies(notes: Notes) -> dict[str, str]:

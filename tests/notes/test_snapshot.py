@@ -14,20 +14,17 @@ from .conftest import Notes
 
 
 class CountingStore(NoteStore):
-    """The real store, counting how often each home is read."""
+    """The real store, counting how often each home is read (every read goes through
+    ``read_home``: in full for a load, metadata only for a scan)."""
 
     def __init__(self, base: NoteStore) -> None:
         super().__init__(base.homes, base.clock)
         self.loads: list[str] = []
         self.scans: list[str] = []
 
-    def load(self, scope, accept=None):  # type: ignore[no-untyped-def]
-        self.loads.append(scope)
-        return super().load(scope, accept)
-
-    def scan(self, scope):  # type: ignore[no-untyped-def]
-        self.scans.append(scope)
-        return super().scan(scope)
+    def read_home(self, scope, accept=None, *, bodies, contains=None):  # type: ignore[no-untyped-def]
+        (self.loads if bodies else self.scans).append(scope)
+        return super().read_home(scope, accept, bodies=bodies, contains=contains)
 
 
 def tree(root: Path) -> dict[str, tuple[int, bytes]]:

@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 # A tool family whose module is known is loaded alone: a model's history call pays for the
 # history tools' imports, not the whole registry's (start-up is most of a CLI call).
-_FAMILIES = {"history_": "pi_context.bindings.history.tools"}
+_FAMILIES = {
+    "history_": "pi_context.bindings.history.tools",
+    "notes_": "pi_context.bindings.notes.tools",
+}
 
 
 def register(subparsers: Any) -> None:

@@ -5,18 +5,23 @@ parsing files that have not changed since the last call. Each entry remembers th
 identity and stamp (device, inode, size, mtime, ctime, link count) as seen by the directory
 walk that every call performs anyway; a use with any difference re-reads the file. Every
 write in this store and the extension's replaces the file (a new inode); an in-place edit by
-another tool changes mtime/ctime. Timestamps are coarse on some filesystems, so a file
-modified in the last ``SETTLE_NS`` is never served from the cache: two writes inside one
-timestamp tick cannot leave a stale entry. The cache never decides what exists — the walk
-does — so a deleted note can never be listed from it.
+another tool changes mtime/ctime (and ``ctime`` cannot be forged back with ``utime``).
+Timestamps are coarse on some filesystems, so a file modified in the last ``SETTLE_NS`` is
+never cached: two writes inside one timestamp tick cannot leave a stale entry. The cache never
+decides what exists — the walk does — so a deleted note can never be listed from it.
+
+``diskcache`` keeps the same entries across processes, under the same rules.
 """
 
 from __future__ import annotations
 
+import gc
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
-from pi_context.bindings.notes.frontmatter import ParsedNote
+from pi_context.bindings.notes.frontmatter import NoteMeta, ParsedNote
 
 SETTLE_NS = 2_000_000_000
 MAX_FILE_BYTES = 64 * 1024
@@ -27,41 +32,150 @@ Stamp = tuple[int, int, int, int, int, int]
 """(device, inode, size, mtime ns, ctime ns, link count)."""
 
 
-@dataclass(frozen=True)
-class Cached:
-    stamp: Stamp
-    text: str
-    parsed: ParsedNote
+def cacheable(stamp: Stamp, now_ns: int | None = None) -> bool:
+    """Small, singly linked and settled (untouched for ``SETTLE_NS``)."""
+    if stamp[2] > MAX_FILE_BYTES or stamp[5] != 1:
+        return False
+    now = time.time_ns() if now_ns is None else now_ns
+    return now - max(stamp[3], stamp[4]) >= SETTLE_NS
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection inside: a walk over 50,000 cached notes allocates small
+    acyclic objects by the hundred thousand, and each collection would re-scan the whole
+    cache (it made a warm listing half again slower). Restored on exit."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class Entry:
+    """One parsed note file. ``body`` is ``None`` when only its metadata is known (a listing
+    served from the disk cache); ``memo`` holds objects built from it, keyed by their user."""
+
+    __slots__ = (
+        "stamp",
+        "meta",
+        "size_bytes",
+        "header",
+        "has_frontmatter",
+        "legacy_keys",
+        "malformed",
+        "extra_lines",
+        "body",
+        "memo",
+        "storable",
+        "addressable",
+    )
+
+    def __init__(
+        self,
+        stamp: Stamp,
+        meta: NoteMeta,
+        size_bytes: int,
+        header: str,
+        has_frontmatter: bool,
+        legacy_keys: tuple[str, ...],
+        malformed: tuple[str, ...],
+        extra_lines: tuple[str, ...],
+        body: str | None,
+    ) -> None:
+        self.stamp = stamp
+        self.meta = meta
+        self.size_bytes = size_bytes
+        """UTF-8 bytes of the file after the metadata block."""
+        self.header = header
+        """The file's text before the body: ``header + body`` is the whole text."""
+        self.has_frontmatter = has_frontmatter
+        self.legacy_keys = legacy_keys
+        self.malformed = malformed
+        self.extra_lines = extra_lines
+        self.body = body
+        self.memo: dict[Any, Any] = {}
+        self.storable: bool | None = None
+        """Whether the disk cache can hold it (set by ``diskcache.storable``)."""
+        self.addressable = False
+        """True when the disk cache recorded that its path is a valid note address."""
+
+    @staticmethod
+    def of(stamp: Stamp, text: str, parsed: ParsedNote) -> Entry:
+        header = text[: parsed.header_chars]
+        size = max(0, stamp[2] - len(header.encode("utf-8", "surrogatepass")))
+        entry = Entry(
+            stamp,
+            parsed.meta,
+            size,
+            header,
+            parsed.has_frontmatter,
+            parsed.legacy_keys,
+            parsed.malformed,
+            parsed.extra_lines,
+            parsed.body,
+        )
+        entry.memo["parsed"] = parsed
+        return entry
+
+    def parsed(self) -> ParsedNote:
+        """The full parse (the body must be known)."""
+        found: ParsedNote | None = self.memo.get("parsed")
+        if found is None:
+            assert self.body is not None
+            found = ParsedNote(
+                self.meta,
+                self.body,
+                len(self.header),
+                self.has_frontmatter,
+                self.legacy_keys,
+                self.malformed,
+                self.extra_lines,
+            )
+            self.memo["parsed"] = found
+        return found
+
+    def text(self) -> str:
+        assert self.body is not None
+        return self.header + self.body
 
 
 class NoteCache:
     def __init__(self) -> None:
-        self._entries: dict[tuple[str, str], Cached] = {}
+        self._homes: dict[str, dict[str, Entry]] = {}
         self._bytes = 0
 
-    def get(self, home: str, path: str, stamp: Stamp) -> Cached | None:
-        entry = self._entries.get((home, path))
+    def home(self, home: str) -> dict[str, Entry]:
+        """The live map of ``home``'s cached entries by path (check each stamp before use)."""
+        return self._homes.setdefault(home, {})
+
+    def get(self, home: str, path: str, stamp: Stamp) -> Entry | None:
+        entry = self._homes.get(home, {}).get(path)
         if entry is None or entry.stamp != stamp:
             return None
         return entry
 
-    def put(self, home: str, path: str, stamp: Stamp, text: str, parsed: ParsedNote) -> None:
-        size = stamp[2]
-        if size > MAX_FILE_BYTES or stamp[5] != 1:
+    def put(self, home: str, path: str, entry: Entry, now_ns: int | None = None) -> None:
+        """Keep ``entry`` if it is ``cacheable`` (the caller read it with this stamp)."""
+        if not cacheable(entry.stamp, now_ns):
             return
-        if time.time_ns() - max(stamp[3], stamp[4]) < SETTLE_NS:
-            return  # too fresh: a second write within one timestamp tick would look the same
-        old = self._entries.pop((home, path), None)
+        size = entry.stamp[2]
+        entries = self.home(home)
+        old = entries.pop(path, None)
         if old is not None:
             self._bytes -= old.stamp[2]
         if self._bytes + size > MAX_TOTAL_BYTES:
-            self._entries.clear()
+            for other in self._homes.values():
+                other.clear()  # emptied in place: callers may hold these maps
             self._bytes = 0
-        self._entries[(home, path)] = Cached(stamp, text, parsed)
+        entries[path] = entry
         self._bytes += size
 
     def clear(self) -> None:
-        self._entries.clear()
+        for entries in self._homes.values():
+            entries.clear()
         self._bytes = 0
 
 

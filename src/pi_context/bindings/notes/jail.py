@@ -21,7 +21,6 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
-import secrets
 import stat
 import time
 import unicodedata
@@ -266,7 +265,7 @@ def replace_file(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
     """
     actual = _actual_name(dir_fd, name)
     existing_kind(dir_fd, actual, shown)
-    temp = f"{TEMP_PREFIX}{os.getpid()}.{secrets.token_hex(6)}"
+    temp = f"{TEMP_PREFIX}{os.getpid()}.{os.urandom(6).hex()}"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(temp, flags, 0o666, dir_fd=dir_fd)

@@ -12,14 +12,12 @@ one-line notice for the human.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 
+from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
-from pi_context.bindings.notes.store import (
-    HomeReadError,
-    NoteStore,
-    Refused,
-)
+from pi_context.bindings.notes.store import HomeReadError, NoteStore, Refused
 
 
 @dataclass(frozen=True)
@@ -85,6 +83,11 @@ class NotesSnapshot:
 
 def load_snapshot(store: NoteStore) -> NotesSnapshot:
     """Read each available home exactly once and freeze the result."""
+    with gc_paused():
+        return _load_snapshot(store)
+
+
+def _load_snapshot(store: NoteStore) -> NotesSnapshot:
     available = store.homes.available()
     notes: list[SnapshotNote] = []
     loaded: list[str] = []
@@ -92,18 +95,26 @@ def load_snapshot(store: NoteStore) -> NotesSnapshot:
     refused: list[Refused] = []
     for scope in available:
         try:
-            home = store.load(scope)
+            found, home_refused = store.read_home(scope, bodies=True)
         except HomeReadError as exc:
             failures.append(HomeFailure(scope, exc.message))
             continue
         loaded.append(scope)
-        refused.extend(home.refused)
-        notes.extend(
-            SnapshotNote(note.scope, note.path, note.body, note.meta, note.size_bytes)
-            for note in home.notes
-        )
+        refused.extend(home_refused)
+        key = ("snapshot", scope)
+        for path, entry in found:
+            # Built once per file version: a long-lived host re-boots over the same notes.
+            note = entry.memo.get(key)
+            if note is None or note.path != path:
+                body = entry.body or ""
+                size = len(body.encode("utf-8", "surrogatepass"))
+                note = SnapshotNote(scope, path, body, entry.meta, size)
+                entry.memo[key] = note
+            notes.append(note)
     # The order of ``list_order`` (newest first, then path, then scope), without building
     # a second record per note: the snapshot of 50,000 notes is a hot path of every boot.
-    ordered = tuple(sorted(notes, key=lambda n: (-n.meta.updated_at, n.path, n.scope)))
+    notes.sort(key=attrgetter("path", "scope"))
+    notes.sort(key=attrgetter("meta.updated_at"), reverse=True)
+    ordered = tuple(notes)
     unavailable = tuple(scope for scope in SCOPES if scope not in available)
     return NotesSnapshot(ordered, tuple(loaded), unavailable, tuple(failures), tuple(refused))

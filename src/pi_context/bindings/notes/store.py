@@ -25,14 +25,21 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
-from pi_context.bindings.notes import jail
+from pi_context.bindings.notes import diskcache, jail
 from pi_context.bindings.notes.address import (
     NOTE_SUFFIX,
     RESERVED_PREFIX,
     NoteAddressError,
     note_path,
 )
-from pi_context.bindings.notes.cache import CACHE, MAX_FILE_BYTES, Stamp
+from pi_context.bindings.notes.cache import (
+    CACHE,
+    MAX_FILE_BYTES,
+    Entry,
+    Stamp,
+    cacheable,
+    gc_paused,
+)
 from pi_context.bindings.notes.errors import (
     EditError,
     HomeReadError,
@@ -143,7 +150,7 @@ class WriteOutcome:
     applied: int = 0
 
 
-def _legacy_reason(parsed: ParsedNote) -> str:
+def _legacy_reason(parsed: ParsedNote | Entry) -> str:
     keys = ", ".join(parsed.legacy_keys)
     return f"note uses legacy snake_case metadata ({keys}); {MIGRATE_HINT}"
 
@@ -217,7 +224,7 @@ def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
     return NoteError(exc.message, path=path, scope=scope)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Walked:
     """One candidate note met by a home walk; ``dir_fd`` is valid only while it is yielded."""
 
@@ -226,6 +233,125 @@ class _Walked:
     name: str
     size: int
     stamp: Stamp
+
+
+def _holds(entry: Entry, refused: bool, literals: Sequence[str]) -> bool:
+    """A search keeps a note whose body holds a literal; a refusal is reported only for a
+    file that holds one anywhere."""
+    body = entry.body or ""
+    if any(literal in body for literal in literals):
+        return True
+    return refused and any(literal in entry.text() for literal in literals)
+
+
+class _HomeCache:
+    """One read of one home through both caches (this process's, then the disk's).
+
+    An entry is used only when its stamp equals the one the walk just saw. Files read during
+    the walk are remembered; at the end, if the disk cache disagrees with what the walk saw,
+    it is rewritten with the current entries (``finish``).
+    """
+
+    def __init__(self, notes_root: Path, home: str, bodies: bool) -> None:
+        self.home = home
+        self.bodies = bodies
+        self.file = diskcache.cache_file(notes_root, home)
+        self.rows: diskcache.Rows | None = None
+        self.tried = False
+        self.memory = CACHE.home(home)
+        self.seen: list[tuple[str, Entry]] = []
+        """The storable entries of this walk: what the disk cache should hold."""
+        self.disk_hits = 0
+        self.dirty = False
+        self.now_ns = time.time_ns()
+        self.holding: set[int] | None = None
+        self.skipped: list[tuple[str, int]] = []
+        """Disk rows a search skipped: still what the disk cache should hold."""
+
+    def unneeded(self, path: str, stamp: Stamp, literals: Sequence[str]) -> bool:
+        """Whether the disk cache proves that the usable note at ``path`` holds none of
+        ``literals`` (a search then skips it without building it)."""
+        rows = self._rows()
+        row = None if rows is None else rows.index.get(path)
+        if rows is None or row is None or rows.stamp(row) != stamp:
+            return False
+        if self.holding is None:
+            self.holding = rows.holding(literals)
+        if row in self.holding or rows.legacy(row) or not rows.addressable(row):
+            return False
+        self.skipped.append((path, row))
+        return True
+
+    def _rows(self) -> diskcache.Rows | None:
+        if not self.tried and self.file is not None:
+            self.tried = True
+            self.rows = diskcache.load(self.file, bodies=self.bodies)
+        return self.rows
+
+    def hit(self, path: str, entry: Entry) -> None:
+        """``entry`` came from this process's cache."""
+        if entry.storable or (entry.storable is None and diskcache.storable(path, entry)):
+            self.seen.append((path, entry))
+
+    def lookup(self, path: str, stamp: Stamp) -> Entry | None:
+        """The entry for the file from the disk cache (after a miss in this process's)."""
+        rows = self._rows()
+        row = None if rows is None else rows.index.get(path)
+        if rows is None or row is None or rows.stamp(row) != stamp:
+            return None
+        entry = rows.entry(row)
+        if entry is not None:
+            CACHE.put(self.home, path, entry, self.now_ns)
+            self.seen.append((path, entry))
+            self.disk_hits += 1
+        return entry
+
+    def remember(self, path: str, entry: Entry) -> None:
+        """``entry`` was just read from the file with the walk's stamp."""
+        if cacheable(entry.stamp, self.now_ns):
+            CACHE.put(self.home, path, entry, self.now_ns)
+            if diskcache.storable(path, entry):
+                self.seen.append((path, entry))
+                self.dirty = True
+
+    def _on_disk(self, path: str, entry: Entry) -> bool:
+        row = None if self.rows is None else self.rows.index.get(path)
+        return row is not None and self.rows is not None and self.rows.stamp(row) == entry.stamp
+
+    def _in_line(self) -> bool:
+        """Whether the disk cache holds exactly this walk's entries."""
+        rows = self.rows
+        if rows is None:
+            return not self.seen and not self.skipped
+        if rows.count != len(self.seen) + len(self.skipped):
+            return False
+        if self.disk_hits == len(self.seen):
+            return True  # every entry was matched against its own row
+        return all(self._on_disk(path, entry) for path, entry in self.seen)
+
+    def finish(self) -> None:
+        """After a complete walk: bring the disk cache in line with it if they differ."""
+        if self.file is None or not (self.dirty or self.tried):
+            return  # served from this process's cache alone: the disk was not consulted
+        if not self.dirty and self._in_line():
+            return
+        if self.skipped and self.rows is not None:
+            rows = self.rows
+            built = ((path, rows.entry(row)) for path, row in self.skipped)
+            self.seen.extend((path, entry) for path, entry in built if entry is not None)
+        if any(entry.body is None for _path, entry in self.seen):
+            full = diskcache.load(self.file, bodies=True)
+            self.seen = [(path, self._with_body(full, path, entry)) for path, entry in self.seen]
+        diskcache.save(self.file, self.seen, lambda path: _path_problem(path) is None)
+
+    @staticmethod
+    def _with_body(rows: diskcache.Rows | None, path: str, entry: Entry) -> Entry:
+        if entry.body is not None or rows is None:
+            return entry
+        row = rows.index.get(path)
+        if row is None or rows.stamp(row) != entry.stamp:
+            return entry  # left out of the disk cache until a call reads it again
+        return rows.entry(row) or entry
 
 
 class NoteStore:
@@ -386,16 +512,16 @@ class NoteStore:
                 f"cannot read the {scope} home: {exc.strerror or exc}", scope=scope
             ) from exc
         folders: list[str] = []
-        seen: set[str] = set()
-        # Exact NFC spellings first, so a later NFD twin is the one refused.
-        entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
+        seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
+        if not all(entry.name.isascii() for entry in entries):
+            # Exact NFC spellings first, so a later NFD twin is the one refused.
+            entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
         for entry in entries:
             name = entry.name
             if name.startswith(RESERVED_PREFIX):
                 continue  # the store's own temp files and lock folder
             try:
-                if entry.is_symlink():
-                    continue  # listing never follows links
+                # Neither test follows a link: a symbolic link is neither a folder nor a file.
                 if entry.is_dir(follow_symlinks=False):
                     folders.append(name)
                     continue
@@ -404,27 +530,29 @@ class NoteStore:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue  # vanished since it was listed
-            shown = prefix + jail.nfc(name)
-            if shown in seen:
-                refused.append(
-                    Refused(scope, shown, "another spelling (NFC/NFD) of this name is the note")
-                )
-                continue
-            seen.add(shown)
+            if name.isascii():
+                shown = prefix + name
+            else:
+                shown = prefix + jail.nfc(name)
+                if shown in seen:
+                    reason = "another spelling (NFC/NFD) of this name is the note"
+                    refused.append(Refused(scope, shown, reason))
+                    continue
+                seen.add(shown)
             yield _Walked(shown, fd, name, info.st_size, _stamp(info))
         return folders
 
-    def _parsed(
-        self, scope: str, home: str, item: _Walked, head_only: bool
-    ) -> tuple[str, ParsedNote] | Refused:
-        """(text, parsed) of a walked file, from the cache when its stamp still matches.
+    def _entry(
+        self, scope: str, cache: _HomeCache, item: _Walked, head_only: bool
+    ) -> Entry | Refused:
+        """The parsed file, from a cache when its stamp still matches.
 
         ``head_only`` may return just the head of a large file. Raises ``FileNotFoundError``
         if the file vanished.
         """
-        cached = CACHE.get(home, item.path, item.stamp)
-        if cached is not None:
-            return cached.text, cached.parsed
+        entry = cache.lookup(item.path, item.stamp)  # this process's cache already missed
+        if entry is not None:
+            return entry
         whole = not head_only or item.size <= MAX_FILE_BYTES
         limit = None if whole else HEAD_BYTES
         try:
@@ -437,41 +565,87 @@ class NoteStore:
         except jail.JailError as exc:
             return Refused(scope, item.path, exc.message)
         text = _decode(data)
-        parsed = parse_note(text, _mtime_ms(info))
+        entry = Entry.of(item.stamp, text, parse_note(text, _mtime_ms(info)))
         if len(data) == info.st_size and _stamp(info) == item.stamp:
-            CACHE.put(home, item.path, item.stamp, text, parsed)
-        return text, parsed
+            cache.remember(item.path, entry)
+        return entry
 
-    def _usable(self, scope: str, path: str, parsed: ParsedNote | None) -> Refused | None:
-        problem = _path_problem(path)
+    def _usable(self, scope: str, path: str, entry: Entry) -> Refused | None:
+        problem = None if entry.addressable else _path_problem(path)
+        if problem is None and not entry.legacy_keys:
+            return None
         if problem is not None:
             return Refused(scope, path, f"not addressable as a note: {problem}")
-        if parsed is not None and parsed.legacy_keys:
-            return Refused(scope, path, _legacy_reason(parsed))
-        return None
+        return Refused(scope, path, _legacy_reason(entry))
 
-    def scan(self, scope: str) -> HomeScan:
-        """Metadata of every note in one home, reading only the head of each file."""
-        records: list[NoteRecord] = []
+    def read_home(
+        self,
+        scope: str,
+        accept: Callable[[str], bool] | None = None,
+        *,
+        bodies: bool,
+        contains: Sequence[str] | None = None,
+    ) -> tuple[list[tuple[str, Entry]], list[Refused]]:
+        """(path, entry) of every usable note of one home, and the refused files.
+
+        ``bodies`` asks for whole files (else a large file may be read only up to its
+        body); ``contains`` keeps only notes whose body holds one of those literals.
+        Raises ``HomeReadError``.
+        """
+        with gc_paused():
+            return self._read_home(scope, accept, bodies, contains)
+
+    def _read_home(
+        self,
+        scope: str,
+        accept: Callable[[str], bool] | None,
+        bodies: bool,
+        contains: Sequence[str] | None,
+    ) -> tuple[list[tuple[str, Entry]], list[Refused]]:
+        found: list[tuple[str, Entry]] = []
         refused: list[Refused] = []
-        home = str(self.home(scope))
+        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies)
+        memory = cache.memory
         for item in self._walk(scope, refused):
-            try:
-                got = self._parsed(scope, home, item, head_only=True)
-            except FileNotFoundError:
-                continue  # removed between listing and opening
-            if isinstance(got, Refused):
-                refused.append(got)
+            path = item.path
+            if accept is not None and not accept(path):
                 continue
-            text, parsed = got
-            problem = self._usable(scope, item.path, parsed)
+            entry = memory.get(path)
+            if entry is None or entry.stamp != item.stamp or (bodies and entry.body is None):
+                if contains is not None and cache.unneeded(path, item.stamp, contains):
+                    continue
+                try:
+                    got = self._entry(scope, cache, item, head_only=not bodies)
+                except FileNotFoundError:
+                    continue  # removed between listing and opening
+                if isinstance(got, Refused):
+                    refused.append(got)
+                    continue
+                entry = got
+            else:
+                cache.hit(path, entry)  # the hot path of a long-lived host
+            problem = self._usable(scope, path, entry)
+            if contains is not None and not _holds(entry, problem is not None, contains):
+                continue
             if problem is not None:
                 refused.append(problem)
                 continue
-            header_bytes = len(text[: parsed.header_chars].encode("utf-8", "surrogatepass"))
-            records.append(
-                NoteRecord(scope, item.path, parsed.meta, max(0, item.size - header_bytes))
-            )
+            found.append((path, entry))
+        if accept is None:
+            cache.finish()  # only a complete walk knows which notes are gone
+        return found, refused
+
+    def scan(self, scope: str) -> HomeScan:
+        """Metadata of every note in one home, reading only the head of large files."""
+        found, refused = self.read_home(scope, bodies=False)
+        key = ("record", scope)
+        records: list[NoteRecord] = []
+        for path, entry in found:
+            record = entry.memo.get(key)
+            if record is None or record.path != path:
+                record = NoteRecord(scope, path, entry.meta, entry.size_bytes)
+                entry.memo[key] = record
+            records.append(record)
         return HomeScan(scope, tuple(records), tuple(sorted(refused, key=lambda r: r.path)))
 
     def load(
@@ -483,31 +657,17 @@ class NoteStore:
         """Every note of one home in full.
 
         ``accept`` filters virtual paths; ``contains`` keeps only notes whose body holds one of
-        those literals (checked on the raw file first, so most files are never parsed).
+        those literals.
         """
+        found, refused = self.read_home(scope, accept, bodies=True, contains=contains)
+        key = ("note", scope)
         notes: list[Note] = []
-        refused: list[Refused] = []
-        home = str(self.home(scope))
-        for item in self._walk(scope, refused):
-            if accept is not None and not accept(item.path):
-                continue
-            try:
-                got = self._parsed(scope, home, item, head_only=False)
-            except FileNotFoundError:
-                continue
-            if isinstance(got, Refused):
-                refused.append(got)
-                continue
-            text, parsed = got
-            if contains is not None and not any(literal in text for literal in contains):
-                continue
-            problem = self._usable(scope, item.path, parsed)
-            if problem is not None:
-                refused.append(problem)
-                continue
-            if contains is not None and not any(literal in parsed.body for literal in contains):
-                continue  # the literal was only in the metadata block
-            notes.append(Note(scope, item.path, text, parsed))
+        for path, entry in found:
+            note = entry.memo.get(key)
+            if note is None or note.path != path:
+                note = Note(scope, path, entry.text(), entry.parsed())
+                entry.memo[key] = note
+            notes.append(note)
         return HomeLoad(scope, tuple(notes), tuple(refused))
 
     # --- writes -------------------------------------------------------------------------

@@ -1,0 +1,344 @@
+"""A per-home file of parsed notes that outlives the process, so a fresh CLI call or a new
+host does not re-read and re-parse every note.
+
+It lives in the cache directory (``$PI_CONTEXT_CACHE_DIR``, else ``$XDG_CACHE_HOME/pi-context``,
+else ``~/.cache/pi-context``), under ``notes/<hash of the home's path>.bin``; deleting it only
+costs a rebuild. ``PI_CONTEXT_NOTES_CACHE=0`` turns it off. A cache directory inside the notes
+root is never used: the cache must never write into a home.
+
+It is derived data and never trusted on its own:
+
+* each row carries the file's stamp (device, inode, size, mtime, ctime, link count); the store
+  uses a row only when the stamp its directory walk just saw is identical. ``ctime`` cannot be
+  set by ``utime``, so a rewrite in place with the same size and a forged mtime still differs;
+  a row is written only for a file untouched for ``SETTLE_NS`` (two writes inside one
+  timestamp tick cannot look alike);
+* the file is sealed: a magic, a version, section lengths and a CRC of each section. A short,
+  foreign or damaged file is ignored (and replaced by the next write), never half-used.
+
+Layout: a fixed header; the meta section (an int64 array, column after column, then
+NUL-separated text columns: path, origin, status, header); the bodies as UTF-8, back to back.
+Rows whose texts hold a NUL are simply not stored. The file is replaced atomically (a temp file
+in the same folder, then ``rename``), so readers see one whole version.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import struct
+import sys
+import zlib
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from pi_context.bindings.notes.cache import Entry, Stamp
+from pi_context.bindings.notes.frontmatter import NoteMeta
+
+CACHE_ENV = "PI_CONTEXT_CACHE_DIR"
+ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
+
+MAGIC = b"PINOTEC1"
+VERSION = 2
+# magic, version, rules, rows, meta bytes, body bytes, a CRC of each section
+_HEADER = struct.Struct("<8sIIIQQII")
+INT_COLUMNS = (
+    "dev",
+    "ino",
+    "size",
+    "mtime_ns",
+    "ctime_ns",
+    "nlink",
+    "stale",
+    "created_at",
+    "updated_at",
+    "last_accessed",
+    "access_count",
+    "size_bytes",
+    "has_frontmatter",
+    "extra_count",
+    "addressable",
+    "body_start",
+    "body_end",
+)
+TEXT_COLUMNS = ("path", "origin", "status", "header", "legacy_keys", "malformed", "extra_lines")
+"""Tuples of names or lines are stored joined by newlines (no line holds one)."""
+_LITTLE = sys.byteorder == "little"
+_START, _END = INT_COLUMNS.index("body_start"), INT_COLUMNS.index("body_end")
+_rules: int | None = None
+
+
+def rules() -> int:
+    """A fingerprint of the path rules (the ``address`` module's source): a cache written
+    under other rules is not used, since each row records whether its path was addressable."""
+    global _rules
+    if _rules is None:
+        from pi_context.bindings.notes import address
+
+        try:
+            _rules = zlib.crc32(Path(address.__file__).read_bytes())
+        except (OSError, TypeError):
+            _rules = 0  # unknown rules: a cache is then never reused across processes
+    return _rules
+
+
+def cache_root() -> Path:
+    """``$PI_CONTEXT_CACHE_DIR``, else ``$XDG_CACHE_HOME/pi-context``, else ``~/.cache/...``."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "pi-context"
+
+
+def cache_file(notes_root: Path, home: str) -> Path | None:
+    """Where the cache of ``home`` lives, or ``None`` when the disk cache must not be used."""
+    if os.environ.get(ENABLE_ENV, "1") == "0":
+        return None
+    folder = cache_root() / "notes"
+    try:
+        real_folder = os.path.realpath(folder)
+        real_root = os.path.realpath(notes_root)
+        inside = os.path.commonpath([real_folder, real_root]) == real_root
+    except (OSError, ValueError):
+        return None
+    if inside:
+        return None  # a cache file there would sit in a home, or be listed as one
+    key = hashlib.sha256(os.fsencode(os.path.abspath(home))).hexdigest()[:32]
+    return folder / f"{key}.bin"
+
+
+class Rows:
+    """The rows of one cache file, decoded column by column; an entry is built on request."""
+
+    def __init__(
+        self, count: int, ints: array[int], texts: list[list[str]], bodies: bytes | None
+    ) -> None:
+        self.count = count
+        n = count
+        self._ints = [ints[k * n : (k + 1) * n].tolist() for k in range(len(INT_COLUMNS))]
+        self._texts = texts
+        self._bodies = bodies
+        self.index = dict(zip(texts[0], range(n), strict=True))
+
+    @property
+    def has_bodies(self) -> bool:
+        return self._bodies is not None
+
+    def addressable(self, row: int) -> bool:
+        return bool(self._ints[14][row])
+
+    def legacy(self, row: int) -> bool:
+        return self._texts[4][row] != ""
+
+    def holding(self, literals: Sequence[str]) -> set[int]:
+        """The rows whose body holds one of ``literals`` (bodies must be loaded).
+
+        UTF-8 is self-synchronizing, so a literal is in a decoded body exactly when its
+        encoding is in the body's bytes; one that cannot be encoded is in no body.
+        """
+        assert self._bodies is not None
+        blob, starts, ends = self._bodies, self._ints[_START], self._ints[_END]
+        found: set[int] = set()
+        for literal in literals:
+            try:
+                needle = literal.encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+            if not needle:
+                return set(range(self.count))
+            position = blob.find(needle)
+            while position != -1:
+                # The last row starting at or before the match (empty bodies share a start).
+                row = bisect_right(starts, position) - 1
+                if row >= 0 and position + len(needle) <= ends[row]:
+                    found.add(row)
+                    position = blob.find(needle, max(ends[row], position + 1))
+                else:
+                    position = blob.find(needle, position + 1)
+        return found
+
+    def stamp(self, row: int) -> Stamp:
+        dev, ino, size, mtime, ctime, nlink = self._ints[:6]
+        return (dev[row], ino[row], size[row], mtime[row], ctime[row], nlink[row])
+
+    def entry(self, row: int) -> Entry | None:
+        """Row ``row`` as a cache entry (with its body when loaded); ``None`` if damaged."""
+        i, t = self._ints, self._texts
+        body = None
+        if self._bodies is not None:
+            try:
+                body = self._bodies[i[_START][row] : i[_END][row]].decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+        meta = NoteMeta(
+            t[1][row],
+            bool(i[6][row]),
+            i[7][row],
+            i[8][row],
+            i[9][row],
+            i[10][row],
+            t[2][row],
+        )
+        legacy, malformed, extra = t[4][row], t[5][row], t[6][row]
+        entry = Entry(
+            (i[0][row], i[1][row], i[2][row], i[3][row], i[4][row], i[5][row]),
+            meta,
+            i[11][row],
+            t[3][row],
+            bool(i[12][row]),
+            tuple(legacy.split("\n")) if legacy else (),
+            tuple(malformed.split("\n")) if malformed else (),
+            tuple(extra.split("\n")) if i[13][row] else (),
+            body,
+        )
+        entry.storable = True
+        entry.addressable = bool(i[14][row])
+        return entry
+
+
+def _texts(data: bytes, count: int) -> list[list[str]] | None:
+    columns = data.decode("utf-8", "surrogatepass").split("\0")
+    if len(columns) != len(TEXT_COLUMNS) * count + 1 or columns[-1] != "":
+        return None
+    return [columns[i * count : (i + 1) * count] for i in range(len(TEXT_COLUMNS))]
+
+
+def load(file: Path, *, bodies: bool) -> Rows | None:
+    """The cache's rows, or ``None`` when it is absent, foreign or damaged in any way."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        head = os.pread(fd, _HEADER.size, 0)
+        if len(head) != _HEADER.size:
+            return None
+        magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(
+            head
+        )
+        if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
+            return None
+        if os.fstat(fd).st_size != _HEADER.size + meta_len + body_len:
+            return None
+        meta = os.pread(fd, meta_len, _HEADER.size)
+        if len(meta) != meta_len or zlib.crc32(meta) != meta_crc:
+            return None
+        body_data = None
+        if bodies:
+            body_data = os.pread(fd, body_len, _HEADER.size + meta_len)
+            if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
+                return None
+    except (OSError, OverflowError, MemoryError):
+        return None
+    finally:
+        os.close(fd)
+    int_bytes = 8 * len(INT_COLUMNS) * count
+    if int_bytes > len(meta):
+        return None
+    ints = array("q")
+    ints.frombytes(meta[:int_bytes])
+    if not _LITTLE:
+        ints.byteswap()
+    try:
+        texts = _texts(meta[int_bytes:], count)
+    except UnicodeDecodeError:
+        return None
+    if texts is None:
+        return None
+    starts = ints[_START * count : (_START + 1) * count]
+    ends = ints[_END * count : (_END + 1) * count]
+    if count and (min(starts) < 0 or max(ends) > body_len):
+        return None
+    return Rows(count, ints, texts, body_data)
+
+
+def storable(path: str, entry: Entry) -> bool:
+    """Whether the file can hold ``entry`` (no text column may contain a NUL)."""
+    if entry.storable is None:
+        meta = entry.meta
+        texts = (path, meta.origin, meta.status, entry.header, *entry.extra_lines)
+        entry.storable = all("\0" not in text for text in texts)
+    return entry.storable
+
+
+def save(
+    file: Path, entries: Iterable[tuple[str, Entry]], addressable: Callable[[str], bool]
+) -> bool:
+    """Replace the cache with ``entries`` (atomically); ``False`` if it could not be written.
+
+    ``addressable`` says whether a path is a valid note address. Entries without a body, or
+    holding a NUL in a text column, are left out.
+    """
+    kept = [(p, e) for p, e in entries if e.body is not None and storable(p, e)]
+    columns: list[list[int]] = [[] for _ in INT_COLUMNS]
+    texts: list[list[str]] = [[] for _ in TEXT_COLUMNS]
+    bodies: list[bytes] = []
+    offset = 0
+    for path, entry in kept:
+        assert entry.body is not None
+        body = entry.body.encode("utf-8", "surrogatepass")
+        meta = entry.meta
+        values = (
+            *entry.stamp,
+            int(meta.stale),
+            meta.created_at,
+            meta.updated_at,
+            meta.last_accessed,
+            meta.access_count,
+            entry.size_bytes,
+            int(entry.has_frontmatter),
+            len(entry.extra_lines),
+            int(addressable(path)),
+            offset,
+            offset + len(body),
+        )
+        for column, value in zip(columns, values, strict=True):
+            column.append(value)
+        strings = (
+            path,
+            meta.origin,
+            meta.status,
+            entry.header,
+            "\n".join(entry.legacy_keys),
+            "\n".join(entry.malformed),
+            "\n".join(entry.extra_lines),
+        )
+        for text_column, text in zip(texts, strings, strict=True):
+            text_column.append(text)
+        bodies.append(body)
+        offset += len(body)
+    ints = array("q", [value for column in columns for value in column])
+    if not _LITTLE:
+        ints.byteswap()
+    joined = "".join("".join(text + "\0" for text in column) for column in texts)
+    meta_data = ints.tobytes() + joined.encode("utf-8", "surrogatepass")
+    body_data = b"".join(bodies)
+    crcs = zlib.crc32(meta_data), zlib.crc32(body_data)
+    sizes = len(kept), len(meta_data), len(body_data)
+    head = _HEADER.pack(MAGIC, VERSION, rules(), *sizes, *crcs)
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        temp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(temp, flags, 0o600)
+        try:
+            try:
+                for chunk in (head, meta_data, body_data):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+            os.replace(temp, file)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
+    except OSError:
+        return False
+    return True
