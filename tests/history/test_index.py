@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.history.index import (
@@ -256,6 +256,50 @@ def test_many_small_appends_merge_column_parts_and_stay_exact(tmp_path: Path) ->
     assert_indexable(path)
     same(path, battery(path))
     same(path, battery(path, fork), fork)
+
+
+_ID = st.sampled_from(["a", "b", "c", "x\ny", "é", "dangling", "a\n"])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(batches=[[("a", None), ("b", "a")], [("a", "b")]])  # a repeat closes a cycle
+@example(batches=[[("x\ny", None), ("b", "x\ny")], [("x\ny", "b")]])
+@example(batches=[[("b", "dangling")], [("dangling", "b"), ("c", "dangling")]])
+@given(
+    batches=st.lists(st.lists(st.tuples(_ID, st.one_of(st.none(), _ID)), max_size=4), max_size=5)
+)
+def test_appends_that_repeat_ids_or_resolve_dangling_parents_stay_exact(
+    tmp_path: Path, batches: list[list[tuple[str, str | None]]]
+) -> None:
+    """Appended raw entries whose ids repeat earlier ids, or that an earlier entry already
+    named as its parent, or that hold newlines: every call after every batch is exact."""
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        path = Path(tmp) / "s.jsonl"
+        header = {"type": "session", "version": 3, "id": "s-1", "timestamp": "t", "cwd": "/"}
+        path.write_bytes(encode_line(header))
+        counter = 0
+        for batch in batches:
+            lines = []
+            for entry_id, parent in batch:
+                counter += 1
+                message = {"role": "user", "content": f"m{counter} {entry_id}", "timestamp": 1}
+                entry = {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "message": message,
+                }
+                lines.append(encode_line(entry))
+            with path.open("ab") as handle:
+                handle.write(b"".join(lines))
+            assert_indexable(path)
+            same(path, [("history_list", {}), ("history_search", {"query": "m"})])
+        leaves = {entry_id for batch in batches for entry_id, _ in batch}
+        for leaf in sorted(leaves):
+            same(path, [("history_list", {}), ("history_windows", {})], leaf)
 
 
 def test_a_truncated_file_is_reindexed(tmp_path: Path) -> None:

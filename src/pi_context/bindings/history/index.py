@@ -41,7 +41,7 @@ import shutil
 import sqlite3
 import zlib
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
@@ -91,6 +91,7 @@ _ARRAYS = {
     "i_role": "B",
     "i_nchars": "q",  # length of the item's content in characters
     "i_tool": "I",  # 0: no tool; k: the k-th name of the t_name table
+    "e_keys": "I",  # CRC-32 of every id and parent, each part sorted (a membership filter)
 }
 _STRINGS = ("e_id", "e_parent", "e_marker", "e_stamp", "i_id", "t_name")
 
@@ -386,8 +387,8 @@ class HistoryIndex:
 
     # -- columns
 
-    def _blob(self, name: str) -> bytes:
-        """A column's bytes (its parts joined), each part checked against its checksum."""
+    def _parts(self, name: str) -> list[bytes]:
+        """A column's parts, each checked against its checksum, and together its length."""
         assert self.db is not None
         rows = self.db.execute(
             "SELECT data, crc FROM parts WHERE name = ? ORDER BY part", (name,)
@@ -395,10 +396,14 @@ class HistoryIndex:
         for data, crc in rows:
             if type(data) is not bytes or zlib.crc32(data) != crc:
                 raise CorruptIndex(f"a part of column {name} fails its checksum")
-        blob = b"".join(row[0] for row in rows)
-        if len(blob) != self.meta["sizes"].get(name, 0):
+        parts = [row[0] for row in rows]
+        if sum(map(len, parts)) != self.meta["sizes"].get(name, 0):
             raise CorruptIndex(f"column {name} has the wrong length")
-        return blob
+        return parts
+
+    def _blob(self, name: str) -> bytes:
+        """A column's bytes (its parts joined)."""
+        return b"".join(self._parts(name))
 
     def _array(self, name: str) -> array[int]:
         column = self._columns.get(name)
@@ -588,6 +593,7 @@ class HistoryIndex:
                 columns.append(("i_start", array("q", [0]).tobytes() + item_starts.tobytes()))
             else:
                 columns.append(("i_start", item_starts.tobytes()))
+            keys: list[int] = []
             for name, values in (
                 ("e_id", new.ids),
                 ("e_parent", new.parents),
@@ -598,6 +604,9 @@ class HistoryIndex:
             ):
                 offsets, data = _pack_strings(values, meta["sizes"].get(name + ".d", 0))
                 columns += [(name + ".o", offsets), (name + ".d", data)]
+                if name in ("e_id", "e_parent"):
+                    keys += _checksums(data, values)
+            columns.append(("e_keys", array("I", sorted(keys)).tobytes()))
             for name, data in columns:
                 _add_part(db, meta, name, data)
             _put_whole(db, meta, "view", view.to_blob())
@@ -646,12 +655,26 @@ class HistoryIndex:
         duplicate wins) or that an existing entry already names as its parent."""
         if len(set(new.ids)) != len(new.ids):
             return True
-        ids, parents = self._strings("e_id"), self._strings("e_parent")
-        if len(new) > 64:
-            existing = set(ids.all())
-            existing.update(parents.all())
-            return not existing.isdisjoint(new.ids)
-        return any(ids.positions(i, True) or parents.positions(i, True) for i in new.ids)
+        # Sorted checksums of every stored id and parent rule most ids out; a checksum that is
+        # there (a real hit, or a rare collision) is settled by an exact search.
+        parts = []
+        for blob in self._parts("e_keys"):
+            keys = array("I")
+            try:
+                keys.frombytes(blob)
+            except ValueError as exc:
+                raise CorruptIndex("column e_keys is not a whole number of values") from exc
+            parts.append(keys)
+        for entry_id in new.ids:
+            key = zlib.crc32(entry_id.encode("utf-8", "surrogatepass"))
+            for keys in parts:
+                at = bisect_left(keys, key)
+                if at < len(keys) and keys[at] == key:
+                    ids, parents = self._strings("e_id"), self._strings("e_parent")
+                    if ids.positions(entry_id, True) or parents.positions(entry_id, True):
+                        return True
+                    break
+        return False
 
     # -- loading
 
@@ -990,12 +1013,23 @@ def _add_part(db: sqlite3.Connection, meta: dict[str, Any], name: str, data: byt
     if parts >= MAX_PARTS:
         rows = db.execute("SELECT data FROM parts WHERE name = ? ORDER BY part", (name,)).fetchall()
         merged = b"".join(row[0] for row in rows) + data
+        if name == "e_keys":  # a sorted column stays sorted
+            merged = array("I", sorted(array("I", merged))).tobytes()
         db.execute("DELETE FROM parts WHERE name = ?", (name,))
         db.execute("INSERT INTO parts VALUES (?, 0, ?, ?)", (name, merged, zlib.crc32(merged)))
         meta["parts"][name] = 1
         return
     db.execute("INSERT INTO parts VALUES (?, ?, ?, ?)", (name, parts, data, zlib.crc32(data)))
     meta["parts"][name] = parts + 1
+
+
+def _checksums(data: bytes, values: Sequence[str]) -> list[int]:
+    """CRC-32 of each string of a packed table part (``data`` as ``_pack_strings`` made it)."""
+    pieces = data.split(b"\n")
+    pieces = pieces[1:-1] if data.startswith(b"\n") else pieces[:-1]
+    if len(pieces) != len(values):  # a string holds a newline: encode one by one
+        pieces = [value.encode("utf-8", "surrogatepass") for value in values]
+    return list(map(zlib.crc32, pieces))
 
 
 def _put_whole(db: sqlite3.Connection, meta: dict[str, Any], name: str, data: bytes) -> None:
