@@ -416,6 +416,16 @@ def _corruptions(directory: Path) -> list[tuple[str, Any]]:
                 (forged, zlib.crc32(forged)),
             )
 
+    def forge_item_entries() -> None:
+        # Each item points at the next entry, checksums recomputed: the re-read notices.
+        with sqlite3.connect(directory / "index.sqlite") as con:
+            (data,) = con.execute("SELECT data FROM parts WHERE name = 'i_seq'").fetchone()
+            forged = array("q", [value + 1 for value in array("q", data)]).tobytes()
+            con.execute(
+                "UPDATE parts SET data = ?, crc = ? WHERE name = 'i_seq'",
+                (forged, zlib.crc32(forged)),
+            )
+
     def drop_part() -> None:
         with sqlite3.connect(directory / "index.sqlite") as con:
             con.execute("DELETE FROM parts WHERE name = 'e_id.d'")
@@ -437,10 +447,11 @@ def _corruptions(directory: Path) -> list[tuple[str, Any]]:
         ("scrambled content", scramble_content),
         ("missing content", drop_content),
         ("missing column part", drop_part),
+        ("forged item entries", forge_item_entries),
     ]
 
 
-@pytest.mark.parametrize("which", range(7))
+@pytest.mark.parametrize("which", range(8))
 def test_a_corrupted_cache_is_never_trusted(tmp_path: Path, which: int) -> None:
     session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(40)])
     calls = battery(path)

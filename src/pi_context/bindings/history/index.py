@@ -90,6 +90,7 @@ _ARRAYS = {
     "i_start": "q",  # content offset of each item (a leading 0: one more value than items)
     "i_role": "B",
     "i_nchars": "q",  # length of the item's content in characters
+    "i_seq": "q",  # the entry each item belongs to
     "i_tool": "I",  # 0: no tool; k: the k-th name of the t_name table
     "e_keys": "I",  # CRC-32 of every id and parent, each part sorted (a membership filter)
 }
@@ -257,6 +258,7 @@ class HistoryIndex:
         self.db: sqlite3.Connection | None = None
         self._content: mmap.mmap | None = None
         self._columns: dict[str, Any] = {}
+        self._blobs: dict[tuple[str, int], sqlite3.Blob] = {}
         self.meta: dict[str, Any] = {}
         self.session_id = ""
         self.file_view: View | None = None
@@ -271,6 +273,7 @@ class HistoryIndex:
 
     def close(self) -> None:
         self._columns = {}
+        self._close_blobs()
         if self._content is not None:
             self._content.close()
             self._content = None
@@ -280,6 +283,12 @@ class HistoryIndex:
                     self.db.execute("ROLLBACK")
             self.db.close()
             self.db = None
+
+    def _close_blobs(self) -> None:
+        for blob in self._blobs.values():
+            with contextlib.suppress(sqlite3.Error):
+                blob.close()
+        self._blobs = {}
 
     def _connect(self) -> sqlite3.Connection:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -359,6 +368,7 @@ class HistoryIndex:
 
     def _snapshot(self, db: sqlite3.Connection, checked: dict[str, Any]) -> dict[str, Any]:
         """Open the read transaction this call answers from; load the file leaf's view."""
+        self._close_blobs()
         if db.in_transaction:
             db.execute("ROLLBACK")
         self._columns = {}
@@ -404,6 +414,61 @@ class HistoryIndex:
     def _blob(self, name: str) -> bytes:
         """A column's bytes (its parts joined)."""
         return b"".join(self._parts(name))
+
+    def _read(self, name: str, at: int, size: int) -> bytes:
+        """``size`` bytes at byte ``at`` of a column, read in place (no whole-column load, no
+        checksum: only for values that the re-read of the session file confirms)."""
+        assert self.db is not None
+        lengths = self.meta["parts"].get(name, [])
+        part = 0
+        while part < len(lengths) and at >= lengths[part]:
+            at -= lengths[part]
+            part += 1
+        if part == len(lengths):
+            raise CorruptIndex(f"column {name} has no byte {at}")
+        if at + size > lengths[part]:
+            raise CorruptIndex(f"a value of column {name} crosses its part")
+        blob = self._blobs.get((name, part))
+        if blob is None:
+            row = self.db.execute(
+                "SELECT rowid FROM parts WHERE name = ? AND part = ?", (name, part)
+            ).fetchone()
+            if row is None:
+                raise CorruptIndex(f"column {name} lost a part")
+            # Kept open for the call: SQLite then reaches later offsets without re-walking.
+            blob = self._blobs[name, part] = self.db.blobopen(
+                "parts", "data", row[0], readonly=True
+            )
+        blob.seek(at)
+        data = blob.read(size)
+        if len(data) != size:
+            raise CorruptIndex(f"column {name} is shorter than its metadata says")
+        return data
+
+    def _value(self, name: str, index: int) -> int:
+        """One value of an array column (from the loaded column if this call has it)."""
+        column = self._columns.get(name)
+        if column is not None:
+            value: int = column[index]
+            return value
+        code = _ARRAYS[name]
+        width = array(code).itemsize
+        return int(array(code, self._read(name, index * width, width))[0])
+
+    def _string(self, name: str, index: int) -> str:
+        """One string of a string table, read in place."""
+        column = self._columns.get(name)
+        if column is not None:
+            text: str = column[index]
+            return text
+        (start,) = array("q", self._read(name + ".o", index * 8, 8))
+        if (index + 1) * 8 < self.meta["sizes"].get(name + ".o", 0):
+            (end,) = array("q", self._read(name + ".o", (index + 1) * 8, 8))
+        else:
+            end = self.meta["sizes"].get(name + ".d", 0)
+        if not 0 < start < end:
+            raise CorruptIndex(f"string {index} of {name} has a bad offset")
+        return self._read(name + ".d", start, end - 1 - start).decode("utf-8", "surrogatepass")
 
     def _array(self, name: str) -> array[int]:
         column = self._columns.get(name)
@@ -481,7 +546,7 @@ class HistoryIndex:
         start = meta["end"]
         roles = bytearray()
         new = _Entries(first=meta["entries"], roles=roles, item_base=meta["items"])
-        offs, lens, item_starts = array("q"), array("q"), array("q")
+        offs, lens, item_starts, item_seqs = array("q"), array("q"), array("q"), array("q")
         nchars, tools = array("q"), array("I")
         item_ids: list[str] = []
         names = {name: code for code, name in enumerate(self._tool_names(meta), 1)}
@@ -530,6 +595,7 @@ class HistoryIndex:
                             roles.append(code)
                             nchars.append(len(content))
                             item_ids.append(item.item_id)
+                            item_seqs.append(new.first + len(new.ids))
                             name = item.tool_name
                             if name is None:
                                 tools.append(0)
@@ -587,6 +653,7 @@ class HistoryIndex:
                 ("e_flags", bytes(new.flags)),
                 ("i_role", bytes(roles)),
                 ("i_nchars", nchars.tobytes()),
+                ("i_seq", item_seqs.tobytes()),
                 ("i_tool", tools.tobytes()),
             ]
             if meta["items"] == 0 and not meta["sizes"].get("i_start"):
@@ -880,15 +947,20 @@ class HistoryIndex:
 
     def item(self, num: int, window_id: str, role_code: int) -> Item:
         """Item ``num`` re-read from the session file and re-projected (never the cache's copy)."""
-        item0 = self._array("e_item0")
-        seq = bisect_right(item0, num) - 1
-        if not 0 <= num < self.meta["items"] or seq < 0:
+        # Every value read here is confirmed by the session file below, so none needs a
+        # whole column loaded and checksummed: each is read in place.
+        if not 0 <= num < self.meta["items"]:
             raise CorruptIndex(f"item {num} missing")
-        sub = num - item0[seq]
-        item_id = self._strings("i_id")[num]
-        nchars = self._array("i_nchars")[num]
-        off, length = self._array("e_off")[seq], self._array("e_len")[seq]
-        entry_id = self._strings("e_id")[seq]
+        seq = self._value("i_seq", num)
+        if not 0 <= seq < self.meta["entries"]:
+            raise CorruptIndex(f"item {num} names no entry")
+        sub = num - self._value("e_item0", seq)
+        item_id = self._string("i_id", num)
+        nchars = self._value("i_nchars", num)
+        off, length = self._value("e_off", seq), self._value("e_len", seq)
+        entry_id = self._string("e_id", seq)
+        if sub < 0 or off < 0 or length < 0:
+            raise CorruptIndex(f"item {num} has bad offsets")
         with open(self.source, "rb") as handle:
             line = os.pread(handle.fileno(), length, off)
         entry = _parse(line)
@@ -1008,19 +1080,21 @@ def _add_part(db: sqlite3.Connection, meta: dict[str, Any], name: str, data: byt
     """Append ``data`` to column ``name`` as a new part; too many parts are merged into one."""
     if not data:
         return
-    parts = int(meta["parts"].get(name, 0))
+    lengths = list(meta["parts"].get(name, []))
     meta["sizes"][name] = int(meta["sizes"].get(name, 0)) + len(data)
-    if parts >= MAX_PARTS:
+    if len(lengths) >= MAX_PARTS:
         rows = db.execute("SELECT data FROM parts WHERE name = ? ORDER BY part", (name,)).fetchall()
         merged = b"".join(row[0] for row in rows) + data
         if name == "e_keys":  # a sorted column stays sorted
             merged = array("I", sorted(array("I", merged))).tobytes()
         db.execute("DELETE FROM parts WHERE name = ?", (name,))
         db.execute("INSERT INTO parts VALUES (?, 0, ?, ?)", (name, merged, zlib.crc32(merged)))
-        meta["parts"][name] = 1
+        meta["parts"][name] = [len(merged)]
         return
-    db.execute("INSERT INTO parts VALUES (?, ?, ?, ?)", (name, parts, data, zlib.crc32(data)))
-    meta["parts"][name] = parts + 1
+    db.execute(
+        "INSERT INTO parts VALUES (?, ?, ?, ?)", (name, len(lengths), data, zlib.crc32(data))
+    )
+    meta["parts"][name] = [*lengths, len(data)]
 
 
 def _checksums(data: bytes, values: Sequence[str]) -> list[int]:
@@ -1035,5 +1109,5 @@ def _checksums(data: bytes, values: Sequence[str]) -> list[int]:
 def _put_whole(db: sqlite3.Connection, meta: dict[str, Any], name: str, data: bytes) -> None:
     db.execute("DELETE FROM parts WHERE name = ?", (name,))
     db.execute("INSERT INTO parts VALUES (?, 0, ?, ?)", (name, data, zlib.crc32(data)))
-    meta["parts"][name] = 1
+    meta["parts"][name] = [len(data)]
     meta["sizes"][name] = len(data)
