@@ -60,6 +60,7 @@ from pi_context.bindings.session.jsonl import (
 from pi_context.bindings.session.migrate import needs_migration
 from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
 from pi_context.bindings.session.windows import (
+    BOOT_TYPE,
     is_reset_marker,
     legacy_window_prefix,
     marker_window_id,
@@ -546,7 +547,7 @@ class HistoryIndex:
         start = meta["end"]
         roles = bytearray()
         new = _Entries(first=meta["entries"], roles=roles, item_base=meta["items"])
-        offs, lens, item_starts, item_seqs = array("q"), array("q"), array("q"), array("q")
+        offs, lens, item_lens, item_seqs = array("q"), array("q"), array("q"), array("q")
         nchars, tools = array("q"), array("I")
         item_ids: list[str] = []
         names = {name: code for code, name in enumerate(self._tool_names(meta), 1)}
@@ -556,6 +557,18 @@ class HistoryIndex:
         content_path = _content_file(self.directory, meta)
         offset = start
         tail = b""
+        seq = new.first
+        # The loop runs once per line of the file: its per-line work is kept to local names.
+        add_id, add_parent, add_marker = new.ids.append, new.parents.append, new.markers.append
+        add_stamp, add_flags, add_item0 = new.stamps.append, new.flags.append, new.item0.append
+        add_off, add_len, add_role, add_chars = (
+            offs.append,
+            lens.append,
+            roles.append,
+            nchars.append,
+        )
+        add_item_id, add_item_seq, add_tool = item_ids.append, item_seqs.append, tools.append
+        add_item_len = item_lens.append
         with open(content_path, "r+b") as out:
             out.seek(committed)
             for chunk, chunk_start in _chunks(fd, start):
@@ -564,6 +577,7 @@ class HistoryIndex:
                     tail = chunk
                     break
                 texts: list[bytes] = []
+                add_text = texts.append
                 offset = chunk_start
                 for line in chunk[:cut].split(b"\n")[:-1]:
                     line_start = offset
@@ -583,50 +597,51 @@ class HistoryIndex:
                     if kind == "session" or type(entry_id) is not str or not entry_id:
                         continue
                     flags = 0
-                    new.item0.append(num)
+                    add_item0(num)
                     if kind in ITEM_ENTRY_TYPES:
                         for item in entry_items(value, None, ""):
                             content = item.content
                             text = content.encode("utf-8", "surrogatepass")
-                            texts.append(text)
-                            committed += len(text)
-                            item_starts.append(committed)
+                            add_text(text)
+                            add_item_len(len(text))
                             code = _ROLE_CODE[item.role]
-                            roles.append(code)
-                            nchars.append(len(content))
-                            item_ids.append(item.item_id)
-                            item_seqs.append(new.first + len(new.ids))
+                            add_role(code)
+                            add_chars(len(content))
+                            add_item_id(item.item_id)
+                            add_item_seq(seq)
                             name = item.tool_name
                             if name is None:
-                                tools.append(0)
+                                add_tool(0)
                             else:
                                 tool = names.get(name)
                                 if tool is None:
                                     tool = names[name] = len(names) + 1
                                     new_names.append(name)
-                                tools.append(tool)
-                            if kind == "compaction" and code == _SYSTEM:
+                                add_tool(tool)
+                            if code == _SYSTEM and kind == "compaction":
                                 flags |= _FLIP
                             num += 1
                     marker = ""
-                    if kind == "custom" or kind == "custom_message":
-                        if is_reset_marker(value):
-                            marker = marker_window_id(value)
-                        if names_legacy_window(value, session_id):
-                            flags |= _LEGACY
+                    if kind == "custom" and is_reset_marker(value):
+                        marker = marker_window_id(value)
+                    # Only a marker or a boot can name a window (names_legacy_window decides).
+                    boot = kind == "custom_message" and value.get("customType") == BOOT_TYPE
+                    if (marker or boot) and names_legacy_window(value, session_id):
+                        flags |= _LEGACY
                     parent = value.get("parentId")
                     stamp = value.get("timestamp")
                     if type(stamp) is str:
                         flags |= _STAMP
                     else:
                         stamp = ""
-                    new.ids.append(entry_id)
-                    new.parents.append(parent if type(parent) is str else "")
-                    new.markers.append(marker)
-                    new.stamps.append(stamp)
-                    new.flags.append(flags)
-                    offs.append(line_start)
-                    lens.append(len(line))
+                    add_id(entry_id)
+                    add_parent(parent if type(parent) is str else "")
+                    add_marker(marker)
+                    add_stamp(stamp)
+                    add_flags(flags)
+                    add_off(line_start)
+                    add_len(len(line))
+                    seq += 1
                 out.write(b"".join(texts))  # past the committed length: unseen until the commit
                 tail = chunk[cut:]
             out.truncate()
@@ -634,6 +649,7 @@ class HistoryIndex:
             written = os.fstat(out.fileno())
         if session_id is None:
             raise Unindexable("no complete header line yet: the loader decides")
+        committed += sum(item_lens)
         after = os.fstat(fd)
         end = offset
         # The file's mtime as of the bytes read; unknown (-1) if it moved on meanwhile.
@@ -656,10 +672,11 @@ class HistoryIndex:
                 ("i_seq", item_seqs.tobytes()),
                 ("i_tool", tools.tobytes()),
             ]
+            item_starts = array("q", accumulate(item_lens, initial=meta["committed"]))
             if meta["items"] == 0 and not meta["sizes"].get("i_start"):
-                columns.append(("i_start", array("q", [0]).tobytes() + item_starts.tobytes()))
-            else:
                 columns.append(("i_start", item_starts.tobytes()))
+            else:
+                columns.append(("i_start", item_starts[1:].tobytes()))
             keys: list[int] = []
             for name, values in (
                 ("e_id", new.ids),
