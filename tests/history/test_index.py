@@ -302,6 +302,29 @@ def test_appends_that_repeat_ids_or_resolve_dangling_parents_stay_exact(
             same(path, [("history_list", {}), ("history_windows", {})], leaf)
 
 
+def test_parallel_first_calls_share_one_build_and_agree(tmp_path: Path) -> None:
+    """Calls racing on a cold cache (one builds under the lock, the others wait and reuse it)
+    all answer exactly, and the index is usable afterwards."""
+    session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(300)])
+    expected = run(path, "history_search", {"query": "needle1"}, None, False)
+    answers: list[Any] = []
+
+    def call() -> None:
+        answers.append(
+            TOOLS_BY_NAME["history_search"]
+            .run(ToolContext(session_path=path), {"query": "needle1"})
+            .text
+        )
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert answers == [expected[0]] * 6
+    assert_indexable(path)
+
+
 def test_a_truncated_file_is_reindexed(tmp_path: Path) -> None:
     session, path = _session(tmp_path, ["alpha", "beta", "gamma"])
     assert len(_search(path, "a")) == 3
