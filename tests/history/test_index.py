@@ -24,8 +24,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from pi_context.bindings.history.columns import MAX_PARTS
 from pi_context.bindings.history.index import (
-    MAX_PARTS,
     HistoryIndex,
     Unindexable,
     cache_dir_for,
@@ -258,7 +258,7 @@ def test_many_small_appends_merge_column_parts_and_stay_exact(tmp_path: Path) ->
     same(path, battery(path, fork), fork)
 
 
-_ID = st.sampled_from(["a", "b", "c", "x\ny", "é", "dangling", "a\n"])
+_ID = st.sampled_from(["a", "b", "c", "x\ny", "é", "dangling", "a\n", "\nz"])
 
 
 @settings(
@@ -267,6 +267,7 @@ _ID = st.sampled_from(["a", "b", "c", "x\ny", "é", "dangling", "a\n"])
 @example(batches=[[("a", None), ("b", "a")], [("a", "b")]])  # a repeat closes a cycle
 @example(batches=[[("x\ny", None), ("b", "x\ny")], [("x\ny", "b")]])
 @example(batches=[[("b", "dangling")], [("dangling", "b"), ("c", "dangling")]])
+@example(batches=[[("c", None)], [("\nz", "c")], [("\nz", "\nz")]])  # an id after a newline
 @given(
     batches=st.lists(st.lists(st.tuples(_ID, st.one_of(st.none(), _ID)), max_size=4), max_size=5)
 )

@@ -42,10 +42,9 @@ import sqlite3
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
-from operator import add
 from pathlib import Path
 from typing import Any
 
@@ -68,13 +67,13 @@ from pi_context.bindings.session.windows import (
     root_window_id,
 )
 
+from .columns import Strings, add_part, checksums, pack_strings, put_whole
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
 
 SCHEMA = 5  # 5: packed columns in checksummed parts (4: legacy window ids, rows per entry)
 SAMPLE_BLOCK = 64 * 1024
 SAMPLE_SPREAD = 8  # evenly spaced 4 KiB blocks between head and tail
 READ_CHUNK = 8 << 20  # the file is indexed in chunks of complete lines (bounded memory)
-MAX_PARTS = 16  # a column with more parts than this is merged into one on the next append
 _ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
 _DEVELOPER = _ROLE_CODE["developer"]
 _SYSTEM = _ROLE_CODE["system"]
@@ -123,75 +122,6 @@ def index_enabled() -> bool:
 def cache_dir_for(source: Path) -> Path:
     key = hashlib.sha256(os.fsencode(source)).hexdigest()[:32]
     return cache_root() / "history" / key
-
-
-# --- string tables ------------------------------------------------------------------------------
-
-
-class Strings:
-    """Strings packed as UTF-8, each preceded and followed by a newline, with their offsets:
-    a lookup is a byte search confirmed by the offsets, so no dict of every id is ever built."""
-
-    def __init__(self, offsets: array[int], data: bytes) -> None:
-        self.offsets = offsets  # start of each string in ``data``
-        self.data = data
-
-    def __len__(self) -> int:
-        return len(self.offsets)
-
-    def _end(self, index: int) -> int:
-        offsets = self.offsets
-        return (offsets[index + 1] if index + 1 < len(offsets) else len(self.data)) - 1
-
-    def __getitem__(self, index: int) -> str:
-        raw = self.data[self.offsets[index] : self._end(index)]
-        return raw.decode("utf-8", "surrogatepass")
-
-    def positions(self, text: str, last: bool = False) -> list[int]:
-        """Indexes holding exactly ``text`` (ascending; only the last one with ``last``)."""
-        needle = b"\n" + text.encode("utf-8", "surrogatepass") + b"\n"
-        data, offsets = self.data, self.offsets
-        found: list[int] = []
-        at = data.rfind(needle) if last else data.find(needle)
-        while at >= 0:
-            index = bisect_right(offsets, at + 1) - 1
-            if index >= 0 and offsets[index] == at + 1 and self._end(index) == at + len(needle) - 1:
-                found.append(index)
-                if last:
-                    return found
-            # A string holding a newline can fake a boundary: look on, one byte further.
-            at = data.rfind(needle, 0, at + len(needle) - 1) if last else data.find(needle, at + 1)
-        return found
-
-    def all(self) -> list[str]:
-        if not self.offsets:
-            return []
-        text = self.data[1:-1].decode("utf-8", "surrogatepass")
-        values = text.split("\n")
-        if len(values) == len(self.offsets):
-            return values
-        return [self[i] for i in range(len(self.offsets))]  # some string holds a newline
-
-
-def _pack_strings(values: Sequence[str], base: int) -> tuple[bytes, bytes]:
-    """(offsets, data) for ``values`` appended to a table whose data is ``base`` bytes long."""
-    if base == 0:
-        prefix, base = b"\n", 1
-    else:
-        prefix = b""
-    text = "\n".join(values)
-    end = b"\n" if values else b""
-    if text.isascii():
-        data = prefix + text.encode("ascii") + end
-        lengths: Iterator[int] = map(len, values)
-    else:
-        parts = [value.encode("utf-8", "surrogatepass") for value in values]
-        data = prefix + b"\n".join(parts) + end
-        lengths = map(len, parts)
-    # Each string starts after the ones before it and their newlines.
-    starts = map(add, accumulate(lengths, initial=base), range(len(values)))
-    offsets = array("q", starts)
-    return offsets.tobytes(), data
 
 
 # --- the branch as the index sees it ------------------------------------------------------------
@@ -686,14 +616,15 @@ class HistoryIndex:
                 ("i_id", item_ids),
                 ("t_name", new_names),
             ):
-                offsets, data = _pack_strings(values, meta["sizes"].get(name + ".d", 0))
+                base = meta["sizes"].get(name + ".d", 0)
+                offsets, data = pack_strings(values, base)
                 columns += [(name + ".o", offsets), (name + ".d", data)]
                 if name in ("e_id", "e_parent"):
-                    keys += _checksums(data, values)
+                    keys += checksums(data, values, base == 0)
             columns.append(("e_keys", array("I", sorted(keys)).tobytes()))
             for name, data in columns:
-                _add_part(db, meta, name, data)
-            _put_whole(db, meta, "view", view.to_blob())
+                add_part(db, meta, name, data)
+            put_whole(db, meta, "view", view.to_blob())
             meta.update(
                 end=end,
                 committed=committed,
@@ -1091,40 +1022,3 @@ def _store_meta(db: sqlite3.Connection, meta: dict[str, Any]) -> None:
         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
         [(key, json.dumps(value)) for key, value in meta.items()],
     )
-
-
-def _add_part(db: sqlite3.Connection, meta: dict[str, Any], name: str, data: bytes) -> None:
-    """Append ``data`` to column ``name`` as a new part; too many parts are merged into one."""
-    if not data:
-        return
-    lengths = list(meta["parts"].get(name, []))
-    meta["sizes"][name] = int(meta["sizes"].get(name, 0)) + len(data)
-    if len(lengths) >= MAX_PARTS:
-        rows = db.execute("SELECT data FROM parts WHERE name = ? ORDER BY part", (name,)).fetchall()
-        merged = b"".join(row[0] for row in rows) + data
-        if name == "e_keys":  # a sorted column stays sorted
-            merged = array("I", sorted(array("I", merged))).tobytes()
-        db.execute("DELETE FROM parts WHERE name = ?", (name,))
-        db.execute("INSERT INTO parts VALUES (?, 0, ?, ?)", (name, merged, zlib.crc32(merged)))
-        meta["parts"][name] = [len(merged)]
-        return
-    db.execute(
-        "INSERT INTO parts VALUES (?, ?, ?, ?)", (name, len(lengths), data, zlib.crc32(data))
-    )
-    meta["parts"][name] = [*lengths, len(data)]
-
-
-def _checksums(data: bytes, values: Sequence[str]) -> list[int]:
-    """CRC-32 of each string of a packed table part (``data`` as ``_pack_strings`` made it)."""
-    pieces = data.split(b"\n")
-    pieces = pieces[1:-1] if data.startswith(b"\n") else pieces[:-1]
-    if len(pieces) != len(values):  # a string holds a newline: encode one by one
-        pieces = [value.encode("utf-8", "surrogatepass") for value in values]
-    return list(map(zlib.crc32, pieces))
-
-
-def _put_whole(db: sqlite3.Connection, meta: dict[str, Any], name: str, data: bytes) -> None:
-    db.execute("DELETE FROM parts WHERE name = ?", (name,))
-    db.execute("INSERT INTO parts VALUES (?, 0, ?, ?)", (name, data, zlib.crc32(data)))
-    meta["parts"][name] = [len(data)]
-    meta["sizes"][name] = len(data)
