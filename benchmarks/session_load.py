@@ -162,6 +162,7 @@ def main() -> int:
     args = parser.parse_args()
     module = ensure_pi()
     agree = True
+    table: list[str] = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(n) for n in args.entries.split(",")):
             path = Path(tmp) / f"bench-{size}.jsonl"
@@ -196,10 +197,26 @@ def main() -> int:
                 f" {pi_best['ms']:.0f} ms, peak RSS {pi_rss:.0f} MiB;"
                 f" branch {pi_best['branch']:,}, {pi_best['messages']:,} messages"
             )
+            time_ratio, rss_ratio = best["ms"] / pi_best["ms"], rss / pi_rss
             print(
-                f"  ratio ours/Pi: time {best['ms'] / pi_best['ms']:.2f}x,"
-                f" RSS {rss / pi_rss:.2f}x; agree on branch and context: {same}"
+                f"  ratio ours/Pi: time {time_ratio:.2f}x (target <= 1.0x:"
+                f" {'met' if time_ratio <= 1.0 else 'NOT met'}), RSS {rss_ratio:.2f}x (target"
+                f" <= 1.5x: {'met' if rss_ratio <= 1.5 else 'NOT met'});"
+                f" agree on branch and context: {same}"
             )
+            table.append(
+                f"| {size:,} entries ({mib:.0f} MiB) | {best['ms']:.0f} ms, {rss:.0f} MiB |"
+                f" {pi_best['ms']:.0f} ms, {pi_rss:.0f} MiB | {time_ratio:.2f}x, {rss_ratio:.2f}x |"
+            )
+    if table:
+        print(
+            f"best of {args.runs} interleaved fresh-process runs"
+            " (targets: time <= 1.0x, RSS <= 1.5x)"
+        )
+        print("| session | ours: time, peak RSS | Pi: time, peak RSS | ratio: time, RSS |")
+        print("| --- | --- | --- | --- |")
+        for line in table:
+            print(line)
     return 0 if agree else 1
 
 

@@ -15,14 +15,21 @@ import subprocess
 import sys
 import tempfile
 import threading
+import zlib
+from array import array
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.history.index import HistoryIndex, Unindexable, cache_dir_for
+from pi_context.bindings.history.columns import MAX_PARTS
+from pi_context.bindings.history.index import (
+    HistoryIndex,
+    Unindexable,
+    cache_dir_for,
+)
 from pi_context.bindings.history.items import ROLES
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.jsonl import encode_line
@@ -233,6 +240,92 @@ def test_an_append_is_seen_by_the_next_call(tmp_path: Path) -> None:
     same(path, battery(path))
 
 
+def test_many_small_appends_merge_column_parts_and_stay_exact(tmp_path: Path) -> None:
+    session, path = _session(tmp_path, ["alpha"])
+    fork = session.leaf_id
+    assert fork is not None
+    for k in range(2 * MAX_PARTS + 3):
+        if k == MAX_PARTS:  # a branch switch in the middle: the view is rebuilt, not extended
+            session.move_leaf(fork)
+        new = session.append_message({"role": "user", "content": f"step {k} ∆", "timestamp": k})
+        assert _search(path, f"step {k} ") == [new]
+    directory = cache_dir_for(Path(os.path.realpath(path)))
+    with sqlite3.connect(directory / "index.sqlite") as con:
+        most = con.execute("SELECT max(n) FROM (SELECT count(*) n FROM parts GROUP BY name)")
+        assert most.fetchone()[0] <= MAX_PARTS
+    assert_indexable(path)
+    same(path, battery(path))
+    same(path, battery(path, fork), fork)
+
+
+_ID = st.sampled_from(["a", "b", "c", "x\ny", "é", "dangling", "a\n", "\nz"])
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(batches=[[("a", None), ("b", "a")], [("a", "b")]])  # a repeat closes a cycle
+@example(batches=[[("x\ny", None), ("b", "x\ny")], [("x\ny", "b")]])
+@example(batches=[[("b", "dangling")], [("dangling", "b"), ("c", "dangling")]])
+@example(batches=[[("c", None)], [("\nz", "c")], [("\nz", "\nz")]])  # an id after a newline
+@given(
+    batches=st.lists(st.lists(st.tuples(_ID, st.one_of(st.none(), _ID)), max_size=4), max_size=5)
+)
+def test_appends_that_repeat_ids_or_resolve_dangling_parents_stay_exact(
+    tmp_path: Path, batches: list[list[tuple[str, str | None]]]
+) -> None:
+    """Appended raw entries whose ids repeat earlier ids, or that an earlier entry already
+    named as its parent, or that hold newlines: every call after every batch is exact."""
+    with tempfile.TemporaryDirectory(dir=tmp_path) as tmp:
+        path = Path(tmp) / "s.jsonl"
+        header = {"type": "session", "version": 3, "id": "s-1", "timestamp": "t", "cwd": "/"}
+        path.write_bytes(encode_line(header))
+        counter = 0
+        for batch in batches:
+            lines = []
+            for entry_id, parent in batch:
+                counter += 1
+                message = {"role": "user", "content": f"m{counter} {entry_id}", "timestamp": 1}
+                entry = {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:00.000Z",
+                    "message": message,
+                }
+                lines.append(encode_line(entry))
+            with path.open("ab") as handle:
+                handle.write(b"".join(lines))
+            assert_indexable(path)
+            same(path, [("history_list", {}), ("history_search", {"query": "m"})])
+        leaves = {entry_id for batch in batches for entry_id, _ in batch}
+        for leaf in sorted(leaves):
+            same(path, [("history_list", {}), ("history_windows", {})], leaf)
+
+
+def test_parallel_first_calls_share_one_build_and_agree(tmp_path: Path) -> None:
+    """Calls racing on a cold cache (one builds under the lock, the others wait and reuse it)
+    all answer exactly, and the index is usable afterwards."""
+    session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(300)])
+    expected = run(path, "history_search", {"query": "needle1"}, None, False)
+    answers: list[Any] = []
+
+    def call() -> None:
+        answers.append(
+            TOOLS_BY_NAME["history_search"]
+            .run(ToolContext(session_path=path), {"query": "needle1"})
+            .text
+        )
+
+    threads = [threading.Thread(target=call) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert answers == [expected[0]] * 6
+    assert_indexable(path)
+
+
 def test_a_truncated_file_is_reindexed(tmp_path: Path) -> None:
     session, path = _session(tmp_path, ["alpha", "beta", "gamma"])
     assert len(_search(path, "a")) == 3
@@ -334,12 +427,32 @@ def _corruptions(directory: Path) -> list[tuple[str, Any]]:
 
     def tamper_values() -> None:
         with sqlite3.connect(directory / "index.sqlite") as con:
-            con.execute("UPDATE items SET item_id = 'forged', nchars = nchars + 1")
-            con.execute("UPDATE blobs SET data = zeroblob(length(data)) WHERE name = 'roles'")
+            con.execute("UPDATE parts SET data = zeroblob(length(data)) WHERE name = 'i_role'")
+            con.execute("UPDATE parts SET data = zeroblob(length(data)) WHERE name = 'i_tool'")
 
     def forge_rows() -> None:
+        # Offsets shifted, checksums recomputed: only the re-read from the session file notices.
         with sqlite3.connect(directory / "index.sqlite") as con:
-            con.execute("UPDATE entries SET off = off + 3")
+            (data,) = con.execute("SELECT data FROM parts WHERE name = 'e_off'").fetchone()
+            forged = array("q", [value + 3 for value in array("q", data)]).tobytes()
+            con.execute(
+                "UPDATE parts SET data = ?, crc = ? WHERE name = 'e_off'",
+                (forged, zlib.crc32(forged)),
+            )
+
+    def forge_item_entries() -> None:
+        # Each item points at the next entry, checksums recomputed: the re-read notices.
+        with sqlite3.connect(directory / "index.sqlite") as con:
+            (data,) = con.execute("SELECT data FROM parts WHERE name = 'i_seq'").fetchone()
+            forged = array("q", [value + 1 for value in array("q", data)]).tobytes()
+            con.execute(
+                "UPDATE parts SET data = ?, crc = ? WHERE name = 'i_seq'",
+                (forged, zlib.crc32(forged)),
+            )
+
+    def drop_part() -> None:
+        with sqlite3.connect(directory / "index.sqlite") as con:
+            con.execute("DELETE FROM parts WHERE name = 'e_id.d'")
 
     def scramble_content() -> None:
         for content in directory.glob("content-*.bin"):
@@ -357,10 +470,12 @@ def _corruptions(directory: Path) -> list[tuple[str, Any]]:
         ("forged offsets", forge_rows),
         ("scrambled content", scramble_content),
         ("missing content", drop_content),
+        ("missing column part", drop_part),
+        ("forged item entries", forge_item_entries),
     ]
 
 
-@pytest.mark.parametrize("which", range(6))
+@pytest.mark.parametrize("which", range(8))
 def test_a_corrupted_cache_is_never_trusted(tmp_path: Path, which: int) -> None:
     session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(40)])
     calls = battery(path)

@@ -1,9 +1,13 @@
 """A persistent, incremental index of a session file's history items that can never be stale.
 
 One cache directory per session file (``<cache>/history/<hash of the real path>/``) holds an
-SQLite database (entries, items and the selected branch's projection as packed arrays) and an
-append-only ``content-<generation>.bin`` with every item's text, back to back, as UTF-8. The
-cache is derived data: deleting it, or any part of it, only costs a rebuild.
+SQLite database and an append-only ``content-<generation>.bin`` with every item's text, back to
+back, as UTF-8. The database holds the metadata and packed columns: one value per entry (line
+offset and length, first item, flags, id, parent, marker, timestamp) or per item (content
+offset, role, length, tool, id), each column stored as parts that appends add to, every part
+with its own checksum, plus the selected branch's projection. Packed columns (not one row per
+entry) make a cold build cost about one pass over the file. The cache is derived data: deleting
+it, or any part of it, only costs a rebuild.
 
 Every call checks the index against the file before answering (``open_view``):
 
@@ -17,11 +21,12 @@ Every call checks the index against the file before answering (``open_view``):
 * files the index does not model (no header, a version that needs migration, an unreadable
   cache) are answered by the unindexed path, so answers are the loader's in every case.
 
-The index never answers with its own copy of an item: delivered items are re-read from the
-session file at their recorded byte offset and re-projected (``item``); a mismatch means the
-cache is corrupt, and it is rebuilt. The content file only finds search candidates, and the
-database is sealed with a digest of its packed arrays. A branch other than the file's own leaf
-is projected from the index's entry table on each call.
+A call reads the database inside one read transaction, so it sees one consistent state even
+while another process appends. The index never answers with its own copy of an item: delivered
+items are re-read from the session file at their recorded byte offset and re-projected
+(``item``); a mismatch means the cache is corrupt, and it is rebuilt. The content file only
+finds search candidates. A branch other than the file's own leaf is projected from the entry
+columns on each call.
 """
 
 from __future__ import annotations
@@ -34,10 +39,12 @@ import mmap
 import os
 import shutil
 import sqlite3
+import zlib
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +59,7 @@ from pi_context.bindings.session.jsonl import (
 from pi_context.bindings.session.migrate import needs_migration
 from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
 from pi_context.bindings.session.windows import (
+    BOOT_TYPE,
     is_reset_marker,
     legacy_window_prefix,
     marker_window_id,
@@ -59,16 +67,34 @@ from pi_context.bindings.session.windows import (
     root_window_id,
 )
 
+from .columns import Strings, add_part, checksums, pack_strings, put_whole
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
 
-SCHEMA = 4  # 4: entries remember seed-format (legacy) window ids
+SCHEMA = 5  # 5: packed columns in checksummed parts (4: legacy window ids, rows per entry)
 SAMPLE_BLOCK = 64 * 1024
 SAMPLE_SPREAD = 8  # evenly spaced 4 KiB blocks between head and tail
+READ_CHUNK = 8 << 20  # the file is indexed in chunks of complete lines (bounded memory)
 _ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
 _DEVELOPER = _ROLE_CODE["developer"]
 _SYSTEM = _ROLE_CODE["system"]
+_FLIP, _LEGACY, _STAMP = 1, 2, 4  # entry flag bits (_STAMP: the timestamp is a string)
 CACHE_ENV = "PI_CONTEXT_CACHE_DIR"
 DISABLE_ENV = "PI_CONTEXT_HISTORY_INDEX"  # "0" answers every call without the index
+
+# Packed columns: name -> array type code ("" marks a string table, stored as name.o + name.d).
+_ARRAYS = {
+    "e_off": "q",  # byte offset of the entry's line
+    "e_len": "q",  # its length (without the newline)
+    "e_item0": "q",  # number of its first item
+    "e_flags": "B",
+    "i_start": "q",  # content offset of each item (a leading 0: one more value than items)
+    "i_role": "B",
+    "i_nchars": "q",  # length of the item's content in characters
+    "i_seq": "q",  # the entry each item belongs to
+    "i_tool": "I",  # 0: no tool; k: the k-th name of the t_name table
+    "e_keys": "I",  # CRC-32 of every id and parent, each part sorted (a membership filter)
+}
+_STRINGS = ("e_id", "e_parent", "e_marker", "e_stamp", "i_id", "t_name")
 
 
 class Unindexable(Exception):
@@ -134,16 +160,21 @@ class View:
 
 
 @dataclass
-class _Entry:
-    seq: int
-    entry_id: str
-    parent: str | None
-    marker: str | None
-    stamp: str | None
-    item0: int
-    nitems: int
-    flip: bool  # a compaction whose role turns "developer" when a reset marker follows it
-    legacy: bool = False  # a boot/marker this session wrote with a seed-format window id
+class _Entries:
+    """Entry columns as plain lists, for walking branches (``first`` is the first seq held)."""
+
+    first: int = 0
+    ids: list[str] = field(default_factory=list)
+    parents: list[str] = field(default_factory=list)  # "" for none
+    markers: list[str] = field(default_factory=list)  # "" for none
+    stamps: list[str] = field(default_factory=list)
+    flags: bytearray = field(default_factory=bytearray)
+    item0: list[int] = field(default_factory=list)  # one more value than entries
+    roles: bytes | bytearray = b""  # role codes of the items from number ``item_base`` on
+    item_base: int = 0
+
+    def __len__(self) -> int:
+        return len(self.ids)
 
 
 # --- the index -----------------------------------------------------------------------------------
@@ -157,8 +188,9 @@ class HistoryIndex:
         self.directory = cache if cache is not None else cache_dir_for(self.source)
         self.db: sqlite3.Connection | None = None
         self._content: mmap.mmap | None = None
-        self._starts = array("q")
-        self._roles = bytearray()
+        self._columns: dict[str, Any] = {}
+        self._blobs: dict[tuple[str, int], sqlite3.Blob] = {}
+        self.meta: dict[str, Any] = {}
         self.session_id = ""
         self.file_view: View | None = None
 
@@ -171,12 +203,23 @@ class HistoryIndex:
         self.close()
 
     def close(self) -> None:
+        self._columns = {}
+        self._close_blobs()
         if self._content is not None:
             self._content.close()
             self._content = None
         if self.db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
             self.db.close()
             self.db = None
+
+    def _close_blobs(self) -> None:
+        for blob in self._blobs.values():
+            with contextlib.suppress(sqlite3.Error):
+                blob.close()
+        self._blobs = {}
 
     def _connect(self) -> sqlite3.Connection:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -187,9 +230,6 @@ class HistoryIndex:
 
     def discard(self) -> None:
         """Throw the cache away (it is only derived data)."""
-        self._discard()
-
-    def _discard(self) -> None:
         self.close()
         shutil.rmtree(self.directory, ignore_errors=True)
 
@@ -214,7 +254,7 @@ class HistoryIndex:
             except (CorruptIndex, sqlite3.DatabaseError, OSError, ValueError, KeyError) as exc:
                 if isinstance(exc, FileNotFoundError) and not self.source.exists():
                     raise Unindexable("the session file is gone") from exc
-                self._discard()
+                self.discard()
                 if attempt == 2:
                     raise Unindexable(f"cannot build the history index: {exc}") from exc
         raise AssertionError("unreachable")
@@ -240,17 +280,11 @@ class HistoryIndex:
                         raise CorruptIndex("the index changed under the lock")
                     if stat.st_size > meta["end"]:
                         self._append(db, meta, fd)
-                        meta = _meta(db)
-                    if meta is None:
-                        raise CorruptIndex("no metadata after an append")
             try:
-                self._load(db, meta)
+                meta = self._snapshot(db, meta)
             except CorruptIndex:
                 with self._locked():  # a writer may have been mid-update: look again, alone
-                    meta = _meta(db)
-                    if meta is None:
-                        raise
-                    self._load(db, meta)
+                    meta = self._snapshot(db, meta)
         if meta["pending"]:
             raise Unindexable("an unterminated last line parses: the loader includes it")
         assert self.file_view is not None
@@ -261,7 +295,25 @@ class HistoryIndex:
             raise Unindexable("unknown leaf: the loader names the error")
         if seq == self.file_view.leaf_seq:
             return self.file_view
-        return self._build_view(seq)
+        return self._build_view(seq, self._entries())
+
+    def _snapshot(self, db: sqlite3.Connection, checked: dict[str, Any]) -> dict[str, Any]:
+        """Open the read transaction this call answers from; load the file leaf's view."""
+        self._close_blobs()
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        self._columns = {}
+        db.execute("BEGIN")
+        meta = _meta(db)
+        if meta is None or meta["generation"] != checked["generation"]:
+            raise CorruptIndex("the index was rebuilt meanwhile")
+        if meta["end"] < checked["end"]:
+            raise CorruptIndex("the index went backwards")
+        self.meta = meta
+        self.session_id = meta["session_id"] or ""
+        self.file_view = View.from_blob(self._blob("view"))
+        self._map_content(meta)
+        return meta
 
     def _matches(self, meta: dict[str, Any], stat: os.stat_result, fd: int) -> bool:
         if meta.get("schema") != SCHEMA or meta.get("source") != str(self.source):
@@ -274,27 +326,126 @@ class HistoryIndex:
             return False
         return bool(_sample(fd, meta["end"]) == meta["sample"])
 
+    # -- columns
+
+    def _parts(self, name: str) -> list[bytes]:
+        """A column's parts, each checked against its checksum, and together its length."""
+        assert self.db is not None
+        rows = self.db.execute(
+            "SELECT data, crc FROM parts WHERE name = ? ORDER BY part", (name,)
+        ).fetchall()
+        for data, crc in rows:
+            if type(data) is not bytes or zlib.crc32(data) != crc:
+                raise CorruptIndex(f"a part of column {name} fails its checksum")
+        parts = [row[0] for row in rows]
+        if sum(map(len, parts)) != self.meta["sizes"].get(name, 0):
+            raise CorruptIndex(f"column {name} has the wrong length")
+        return parts
+
+    def _blob(self, name: str) -> bytes:
+        """A column's bytes (its parts joined)."""
+        return b"".join(self._parts(name))
+
+    def _read(self, name: str, at: int, size: int) -> bytes:
+        """``size`` bytes at byte ``at`` of a column, read in place (no whole-column load, no
+        checksum: only for values that the re-read of the session file confirms)."""
+        assert self.db is not None
+        lengths = self.meta["parts"].get(name, [])
+        part = 0
+        while part < len(lengths) and at >= lengths[part]:
+            at -= lengths[part]
+            part += 1
+        if part == len(lengths):
+            raise CorruptIndex(f"column {name} has no byte {at}")
+        if at + size > lengths[part]:
+            raise CorruptIndex(f"a value of column {name} crosses its part")
+        blob = self._blobs.get((name, part))
+        if blob is None:
+            row = self.db.execute(
+                "SELECT rowid FROM parts WHERE name = ? AND part = ?", (name, part)
+            ).fetchone()
+            if row is None:
+                raise CorruptIndex(f"column {name} lost a part")
+            # Kept open for the call: SQLite then reaches later offsets without re-walking.
+            blob = self._blobs[name, part] = self.db.blobopen(
+                "parts", "data", row[0], readonly=True
+            )
+        blob.seek(at)
+        data = blob.read(size)
+        if len(data) != size:
+            raise CorruptIndex(f"column {name} is shorter than its metadata says")
+        return data
+
+    def _value(self, name: str, index: int) -> int:
+        """One value of an array column (from the loaded column if this call has it)."""
+        column = self._columns.get(name)
+        if column is not None:
+            value: int = column[index]
+            return value
+        code = _ARRAYS[name]
+        width = array(code).itemsize
+        return int(array(code, self._read(name, index * width, width))[0])
+
+    def _string(self, name: str, index: int) -> str:
+        """One string of a string table, read in place."""
+        column = self._columns.get(name)
+        if column is not None:
+            text: str = column[index]
+            return text
+        (start,) = array("q", self._read(name + ".o", index * 8, 8))
+        if (index + 1) * 8 < self.meta["sizes"].get(name + ".o", 0):
+            (end,) = array("q", self._read(name + ".o", (index + 1) * 8, 8))
+        else:
+            end = self.meta["sizes"].get(name + ".d", 0)
+        if not 0 < start < end:
+            raise CorruptIndex(f"string {index} of {name} has a bad offset")
+        return self._read(name + ".d", start, end - 1 - start).decode("utf-8", "surrogatepass")
+
+    def _array(self, name: str) -> array[int]:
+        column = self._columns.get(name)
+        if column is None:
+            column = array(_ARRAYS[name])
+            try:
+                column.frombytes(self._blob(name))
+            except ValueError as exc:
+                raise CorruptIndex(f"column {name} is not a whole number of values") from exc
+            self._columns[name] = column
+        result: array[int] = column
+        return result
+
+    def _strings(self, name: str) -> Strings:
+        column = self._columns.get(name)
+        if column is None:
+            offsets = array("q")
+            try:
+                offsets.frombytes(self._blob(name + ".o"))
+            except ValueError as exc:
+                raise CorruptIndex(f"column {name} is not a whole number of values") from exc
+            column = Strings(offsets, self._blob(name + ".d"))
+            self._columns[name] = column
+        result: Strings = column
+        return result
+
+    def _expect(self, name: str, count: int) -> None:
+        got = len(self._array(name))
+        if got != count:
+            raise CorruptIndex(f"column {name} holds {got} values, not {count}")
+
     # -- building
 
     def _rebuild(self, db: sqlite3.Connection, stat: os.stat_result, fd: int) -> None:
         generation = os.urandom(6).hex()
         for old in self.directory.glob("content-*.bin"):
             old.unlink(missing_ok=True)  # readers holding a map keep their (unlinked) copy
+        if db.in_transaction:
+            db.execute("ROLLBACK")
         db.executescript(
             """
-            DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS blobs;
-            DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS items;
+            DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS parts;
+            DROP TABLE IF EXISTS blobs; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS items;
             CREATE TABLE meta (key TEXT PRIMARY KEY, value);
-            CREATE TABLE blobs (name TEXT PRIMARY KEY, data BLOB);
-            CREATE TABLE entries (seq INTEGER PRIMARY KEY, id TEXT, parent TEXT, marker TEXT,
-                stamp TEXT, off INTEGER, len INTEGER, item0 INTEGER, nitems INTEGER,
-                flip INTEGER, legacy INTEGER);
-            CREATE INDEX entries_id ON entries(id);
-            CREATE INDEX entries_parent ON entries(parent);
-            CREATE TABLE items (num INTEGER PRIMARY KEY, seq INTEGER, sub INTEGER,
-                item_id TEXT, tool_name TEXT, nchars INTEGER);
-            CREATE INDEX items_id ON items(item_id);
-            CREATE INDEX items_tool ON items(tool_name);
+            CREATE TABLE parts (name TEXT, part INTEGER, data BLOB, crc INTEGER,
+                PRIMARY KEY (name, part));
             """
         )
         meta: dict[str, Any] = {
@@ -310,164 +461,237 @@ class HistoryIndex:
             "items": 0,
             "session_id": None,
             "pending": False,
-            "seal": "",
+            "sizes": {},
+            "parts": {},
         }
         _content_file(self.directory, meta).write_bytes(b"")
-        self._starts = array("q", [0])
-        self._roles = bytearray()
+        self.meta = meta
+        self._columns = {}
         self.file_view = None
-        db.execute("BEGIN")
-        _store_meta(db, meta)
-        _store_blobs(db, meta, self._starts, self._roles, None)
-        db.execute("COMMIT")
         self._append(db, meta, fd)
 
     def _append(self, db: sqlite3.Connection, meta: dict[str, Any], fd: int) -> None:
         """Index the complete lines past ``meta['end']``; update the file leaf's view."""
+        self.meta = meta
+        self._columns = {}
         start = meta["end"]
-        data = _read_from(fd, start)
-        after = os.fstat(fd)
-        # The file's mtime as of the bytes read; unknown (-1) if it moved on meanwhile.
-        mtime_ns = after.st_mtime_ns if after.st_size == start + len(data) else -1
-        cut = data.rfind(b"\n") + 1
-        tail = data[cut:]
-        body = data[:cut]
-        pending = _pending(tail)
-        meta["pending"] = pending
-        self._load(db, meta, view=False)
-        starts, roles = self._starts, self._roles
+        roles = bytearray()
+        new = _Entries(first=meta["entries"], roles=roles, item_base=meta["items"])
+        offs, lens, item_lens, item_seqs = array("q"), array("q"), array("q"), array("q")
+        nchars, tools = array("q"), array("I")
+        item_ids: list[str] = []
+        names = {name: code for code, name in enumerate(self._tool_names(meta), 1)}
+        new_names: list[str] = []
+        committed, num = meta["committed"], meta["items"]
+        session_id: str | None = meta["session_id"]
         content_path = _content_file(self.directory, meta)
-        new_entries: list[_Entry] = []
-        rows_entries: list[tuple[Any, ...]] = []
-        rows_items: list[tuple[Any, ...]] = []
-        chunks: list[bytes] = []
-        committed = meta["committed"]
-        seq, num = meta["entries"], meta["items"]
         offset = start
-        for line in body.split(b"\n")[:-1]:
-            line_start = offset
-            offset += len(line) + 1
-            value = _parse(line)
-            if value is None:
-                continue
-            if meta["session_id"] is None:
-                if not is_header(value) or needs_migration([value]):
-                    raise Unindexable("no current header: the loader decides")
-                meta["session_id"] = value["id"]
-                continue
-            if type(value) is not dict or value.get("type") == "session":
-                continue
-            entry_id = value.get("id")
-            if type(entry_id) is not str or not entry_id:
-                continue
-            items = entry_items(value, None, "") if value.get("type") in ITEM_ENTRY_TYPES else []
-            flip = False
-            for sub, item in enumerate(items):
-                text = item.content.encode("utf-8", "surrogatepass")
-                chunks.append(text)
-                committed += len(text)
-                starts.append(committed)
-                code = _ROLE_CODE[item.role]
-                roles.append(code)
-                flip = flip or (value.get("type") == "compaction" and code == _SYSTEM)
-                rows_items.append(
-                    (num + sub, seq, sub, item.item_id, item.tool_name, len(item.content))
-                )
-            parent = value.get("parentId")
-            parent = parent if isinstance(parent, str) and parent else None
-            marker = marker_window_id(value) if is_reset_marker(value) else None
-            stamp = value.get("timestamp")
-            stamp = stamp if isinstance(stamp, str) else None
-            legacy = names_legacy_window(value, meta["session_id"])
-            entry = _Entry(seq, entry_id, parent, marker, stamp, num, len(items), flip, legacy)
-            new_entries.append(entry)
-            rows_entries.append(
-                (
-                    seq,
-                    entry_id,
-                    parent,
-                    marker,
-                    stamp,
-                    line_start,
-                    len(line),
-                    num,
-                    len(items),
-                    flip,
-                    legacy,
-                )
-            )
-            seq += 1
-            num += len(items)
-        if meta["session_id"] is None:
-            raise Unindexable("no complete header line yet: the loader decides")
-        self.session_id = meta["session_id"]
-        # Content first (past the committed length, so readers never see it), then one commit.
+        tail = b""
+        seq = new.first
+        # The loop runs once per line of the file: its per-line work is kept to local names.
+        add_id, add_parent, add_marker = new.ids.append, new.parents.append, new.markers.append
+        add_stamp, add_flags, add_item0 = new.stamps.append, new.flags.append, new.item0.append
+        add_off, add_len, add_role, add_chars = (
+            offs.append,
+            lens.append,
+            roles.append,
+            nchars.append,
+        )
+        add_item_id, add_item_seq, add_tool = item_ids.append, item_seqs.append, tools.append
+        add_item_len = item_lens.append
         with open(content_path, "r+b") as out:
-            out.seek(meta["committed"])
-            out.write(b"".join(chunks))
+            out.seek(committed)
+            for chunk, chunk_start in _chunks(fd, start):
+                cut = chunk.rfind(b"\n") + 1
+                if cut == 0:
+                    tail = chunk
+                    break
+                texts: list[bytes] = []
+                add_text = texts.append
+                offset = chunk_start
+                for line in chunk[:cut].split(b"\n")[:-1]:
+                    line_start = offset
+                    offset += len(line) + 1
+                    value = _parse(line)
+                    if value is None:
+                        continue
+                    if session_id is None:
+                        if not is_header(value) or needs_migration([value]):
+                            raise Unindexable("no current header: the loader decides")
+                        session_id = meta["session_id"] = value["id"]
+                        continue
+                    if type(value) is not dict:
+                        continue
+                    kind = value.get("type")
+                    entry_id = value.get("id")
+                    if kind == "session" or type(entry_id) is not str or not entry_id:
+                        continue
+                    flags = 0
+                    add_item0(num)
+                    if kind in ITEM_ENTRY_TYPES:
+                        for item in entry_items(value, None, ""):
+                            content = item.content
+                            text = content.encode("utf-8", "surrogatepass")
+                            add_text(text)
+                            add_item_len(len(text))
+                            code = _ROLE_CODE[item.role]
+                            add_role(code)
+                            add_chars(len(content))
+                            add_item_id(item.item_id)
+                            add_item_seq(seq)
+                            name = item.tool_name
+                            if name is None:
+                                add_tool(0)
+                            else:
+                                tool = names.get(name)
+                                if tool is None:
+                                    tool = names[name] = len(names) + 1
+                                    new_names.append(name)
+                                add_tool(tool)
+                            if code == _SYSTEM and kind == "compaction":
+                                flags |= _FLIP
+                            num += 1
+                    marker = ""
+                    if kind == "custom" and is_reset_marker(value):
+                        marker = marker_window_id(value)
+                    # Only a marker or a boot can name a window (names_legacy_window decides).
+                    boot = kind == "custom_message" and value.get("customType") == BOOT_TYPE
+                    if (marker or boot) and names_legacy_window(value, session_id):
+                        flags |= _LEGACY
+                    parent = value.get("parentId")
+                    stamp = value.get("timestamp")
+                    if type(stamp) is str:
+                        flags |= _STAMP
+                    else:
+                        stamp = ""
+                    add_id(entry_id)
+                    add_parent(parent if type(parent) is str else "")
+                    add_marker(marker)
+                    add_stamp(stamp)
+                    add_flags(flags)
+                    add_off(line_start)
+                    add_len(len(line))
+                    seq += 1
+                out.write(b"".join(texts))  # past the committed length: unseen until the commit
+                tail = chunk[cut:]
             out.truncate()
             out.flush()
             written = os.fstat(out.fileno())
+        if session_id is None:
+            raise Unindexable("no complete header line yet: the loader decides")
+        committed += sum(item_lens)
+        after = os.fstat(fd)
+        end = offset
+        # The file's mtime as of the bytes read; unknown (-1) if it moved on meanwhile.
+        mtime_ns = after.st_mtime_ns if after.st_size == end + len(tail) else -1
+        pending = _pending(tail)
+        self.session_id = session_id
+        new.item0.append(num)
+        view = self._new_view(meta, new)
         # Anything that writes the content file later (it is never rewritten by us) is seen.
         meta["content_stamp"] = [written.st_size, written.st_mtime_ns, written.st_ino]
         db.execute("BEGIN IMMEDIATE")
         try:
-            rebuild_view = self._breaks_branches(db, new_entries)
-            db.executemany("INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?,?,?)", rows_entries)
-            db.executemany("INSERT INTO items VALUES (?,?,?,?,?,?)", rows_items)
+            columns: list[tuple[str, bytes]] = [
+                ("e_off", offs.tobytes()),
+                ("e_len", lens.tobytes()),
+                ("e_item0", array("q", new.item0[:-1]).tobytes()),
+                ("e_flags", bytes(new.flags)),
+                ("i_role", bytes(roles)),
+                ("i_nchars", nchars.tobytes()),
+                ("i_seq", item_seqs.tobytes()),
+                ("i_tool", tools.tobytes()),
+            ]
+            item_starts = array("q", accumulate(item_lens, initial=meta["committed"]))
+            if meta["items"] == 0 and not meta["sizes"].get("i_start"):
+                columns.append(("i_start", item_starts.tobytes()))
+            else:
+                columns.append(("i_start", item_starts[1:].tobytes()))
+            keys: list[int] = []
+            for name, values in (
+                ("e_id", new.ids),
+                ("e_parent", new.parents),
+                ("e_marker", new.markers),
+                ("e_stamp", new.stamps),
+                ("i_id", item_ids),
+                ("t_name", new_names),
+            ):
+                base = meta["sizes"].get(name + ".d", 0)
+                offsets, data = pack_strings(values, base)
+                columns += [(name + ".o", offsets), (name + ".d", data)]
+                if name in ("e_id", "e_parent"):
+                    keys += checksums(data, values, base == 0)
+            columns.append(("e_keys", array("I", sorted(keys)).tobytes()))
+            for name, data in columns:
+                add_part(db, meta, name, data)
+            put_whole(db, meta, "view", view.to_blob())
             meta.update(
-                end=start + cut,
+                end=end,
                 committed=committed,
-                entries=seq,
+                entries=meta["entries"] + len(new),
                 items=num,
                 pending=pending,
                 mtime_ns=mtime_ns,
+                session_id=session_id,
             )
-            meta["sample"] = _sample(fd, meta["end"])
-            view = self.file_view
-            if new_entries or view is None:
-                if view is None or rebuild_view:
-                    view = self._build_view(seq - 1 if seq else -1)
-                else:
-                    view = self._extend_view(view, new_entries, seq - 1)
-            _store_blobs(db, meta, starts, roles, view)
+            meta["sample"] = _sample(fd, end)
             _store_meta(db, meta)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        self._columns = {}
         self.file_view = view
 
-    def _breaks_branches(self, db: sqlite3.Connection, new: list[_Entry]) -> bool:
+    def _tool_names(self, meta: dict[str, Any]) -> list[str]:
+        if not meta["sizes"].get("t_name.o"):
+            return []
+        return self._strings("t_name").all()
+
+    def _new_view(self, meta: dict[str, Any], new: _Entries) -> View:
+        """The file leaf's view after ``new`` is appended (extended when it can be)."""
+        seq = meta["entries"] + len(new) - 1
+        if meta["entries"] == 0:  # a fresh build: everything is at hand
+            return self._build_view(seq, new)
+        old = self.file_view
+        if old is None:
+            assert self.db is not None
+            old = View.from_blob(self._blob("view"))
+        if not new.ids:
+            return old
+        if not self._breaks_branches(new):
+            extended = self._extend_view(old, new, seq)
+            if extended is not None:
+                return extended
+        return self._build_view(seq, self._entries(new))
+
+    def _breaks_branches(self, new: _Entries) -> bool:
         """Whether appending ``new`` can change an existing branch: an id that repeats (a later
         duplicate wins) or that an existing entry already names as its parent."""
-        for entry in new:
-            hit = db.execute(
-                "SELECT 1 FROM entries WHERE id = ?1 OR parent = ?1 LIMIT 1", (entry.entry_id,)
-            ).fetchone()
-            if hit is not None:
-                return True
-        return len({e.entry_id for e in new}) != len(new)
+        if len(set(new.ids)) != len(new.ids):
+            return True
+        # Sorted checksums of every stored id and parent rule most ids out; a checksum that is
+        # there (a real hit, or a rare collision) is settled by an exact search.
+        parts = []
+        for blob in self._parts("e_keys"):
+            keys = array("I")
+            try:
+                keys.frombytes(blob)
+            except ValueError as exc:
+                raise CorruptIndex("column e_keys is not a whole number of values") from exc
+            parts.append(keys)
+        for entry_id in new.ids:
+            key = zlib.crc32(entry_id.encode("utf-8", "surrogatepass"))
+            for keys in parts:
+                at = bisect_left(keys, key)
+                if at < len(keys) and keys[at] == key:
+                    ids, parents = self._strings("e_id"), self._strings("e_parent")
+                    if ids.positions(entry_id, True) or parents.positions(entry_id, True):
+                        return True
+                    break
+        return False
 
     # -- loading
-
-    def _load(self, db: sqlite3.Connection, meta: dict[str, Any], view: bool = True) -> None:
-        blobs = dict(db.execute("SELECT name, data FROM blobs").fetchall())
-        starts = array("q")
-        starts.frombytes(blobs["starts"])
-        roles = bytearray(blobs["roles"])
-        view_blob = blobs.get("view")
-        if _seal(blobs["starts"], blobs["roles"], view_blob) != meta["seal"]:
-            raise CorruptIndex("the index's seal does not match its arrays")
-        if len(starts) != meta["items"] + 1 or len(roles) != meta["items"]:
-            raise CorruptIndex("item arrays disagree with the item count")
-        if starts[-1] != meta["committed"]:
-            raise CorruptIndex("content length disagrees")
-        self._starts, self._roles = starts, roles
-        self.session_id = meta["session_id"] or ""
-        self.file_view = View.from_blob(view_blob) if view_blob else None
-        if view:
-            self._map_content(meta)
 
     def _map_content(self, meta: dict[str, Any]) -> None:
         if self._content is not None:
@@ -483,159 +707,208 @@ class HistoryIndex:
                     handle.fileno(), meta["committed"], access=mmap.ACCESS_READ
                 )
 
-    def _entries(self) -> tuple[list[_Entry], dict[str, int]]:
-        assert self.db is not None
-        rows = self.db.execute(f"SELECT {_ENTRY_COLUMNS} FROM entries ORDER BY seq").fetchall()
-        entries = [_row_entry(row) for row in rows]
-        if any(e.seq != i for i, e in enumerate(entries)):
-            raise CorruptIndex("entry numbering has gaps")
-        winners = {e.entry_id: e.seq for e in entries}  # a later duplicate wins, as in Pi
-        return entries, winners
+    def _entries(self, new: _Entries | None = None) -> _Entries:
+        """Every indexed entry (plus ``new``, not yet stored) as lists."""
+        count = self.meta["entries"]
+        table = _Entries(
+            ids=self._strings("e_id").all(),
+            parents=self._strings("e_parent").all(),
+            markers=self._strings("e_marker").all(),
+            stamps=self._strings("e_stamp").all(),
+            flags=bytearray(self._blob("e_flags")),
+            item0=list(self._array("e_item0")),
+            roles=self._blob("i_role"),
+        )
+        if len(table.roles) != self.meta["items"]:
+            raise CorruptIndex("role column disagrees")
+        for column in (table.ids, table.parents, table.markers, table.stamps, table.flags):
+            if len(column) != count:
+                raise CorruptIndex("entry columns disagree")
+        if len(table.item0) != count:
+            raise CorruptIndex("entry columns disagree")
+        if new is not None:
+            table.ids += new.ids
+            table.parents += new.parents
+            table.markers += new.markers
+            table.stamps += new.stamps
+            table.flags += new.flags
+            table.item0 += new.item0
+            table.roles = bytes(table.roles) + bytes(new.roles)
+        else:
+            table.item0.append(self.meta["items"])
+        return table
 
     def _winner(self, entry_id: str) -> int | None:
-        assert self.db is not None
-        row = self.db.execute("SELECT max(seq) FROM entries WHERE id = ?", (entry_id,)).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+        found = self._strings("e_id").positions(entry_id, last=True)
+        return found[0] if found else None
 
     # -- views
 
-    def _build_view(self, leaf_seq: int) -> View:
+    def _build_view(self, leaf_seq: int, table: _Entries) -> View:
         """Project the branch ending at ``leaf_seq`` (root to leaf, cycles stop the walk)."""
-        entries, winners = self._entries()
-        branch: list[_Entry] = []
+        first = table.first
+        ids, parents = table.ids, table.parents
+        winners = {entry_id: seq for seq, entry_id in enumerate(ids, first)}  # a later one wins
+        branch: list[int] = []
         seen: set[int] = set()
-        current = entries[leaf_seq] if 0 <= leaf_seq < len(entries) else None
-        while current is not None and current.seq not in seen:
-            seen.add(current.seq)
+        current: int | None = leaf_seq if first <= leaf_seq < first + len(ids) else None
+        while current is not None and current not in seen:
+            seen.add(current)
             branch.append(current)
-            parent = winners.get(current.parent) if current.parent is not None else None
-            current = entries[parent] if parent is not None else None
+            parent = parents[current - first]
+            current = winners.get(parent) if parent else None
         branch.reverse()
         view = View(leaf_seq, array("i"), bytearray(), [])
-        root_created = branch[0].stamp if branch else None
-        root = self._root_id(any(e.legacy for e in branch))
-        view.windows.append((root, root_created, None, 0))
-        self._extend(view, branch, None)
+        root_created = None
+        if branch and table.flags[branch[0] - first] & _STAMP:
+            root_created = table.stamps[branch[0] - first]
+        legacy = any(table.flags[seq - first] & _LEGACY for seq in branch)
+        view.windows.append((self._root_id(legacy), root_created, None, 0))
+        self._extend(view, table, branch, None)
         return view
 
-    def _extend_view(self, view: View, new: list[_Entry], leaf_seq: int) -> View:
+    def _extend_view(self, view: View, new: _Entries, leaf_seq: int) -> View | None:
         """The file leaf moved: extend the old branch if the new leaf descends from its leaf."""
-        by_seq = {e.seq: e for e in new}
-        first_new = new[0].seq
-        winners = {e.entry_id: e.seq for e in new}
-        path: list[_Entry] = []
-        current: _Entry | None = by_seq.get(leaf_seq)
-        while current is not None:
+        first = new.first
+        winners = {entry_id: seq for seq, entry_id in enumerate(new.ids, first)}
+        path: list[int] = []
+        current = leaf_seq
+        while True:
             path.append(current)
-            if current.parent is None:
-                return self._build_view(leaf_seq)
-            parent = winners.get(current.parent)
+            parent_id = new.parents[current - first]
+            if not parent_id:
+                return None
+            parent = winners.get(parent_id)
             if parent is None:
-                parent = self._winner(current.parent)
-            if parent == view.leaf_seq and parent is not None and parent < first_new:
-                path.reverse()
-                old_leaf = self._entry(view.leaf_seq)
-                extended = View(
-                    leaf_seq,
-                    array("i", view.positions),
-                    bytearray(view.roles),
-                    list(view.windows),
-                    view.ascending,
-                )
-                self._extend(extended, path, old_leaf)
-                return extended
-            if parent is None or parent < first_new or len(path) > len(new):
-                return self._build_view(leaf_seq)
-            current = by_seq.get(parent)
-        return self._build_view(leaf_seq)
+                parent = self._winner(parent_id)
+            if parent is not None and parent == view.leaf_seq and parent < first:
+                break
+            if parent is None or parent < first or len(path) > len(new):
+                return None
+            current = parent
+        path.reverse()
+        extended = View(
+            leaf_seq,
+            array("i", view.positions),
+            bytearray(view.roles),
+            list(view.windows),
+            view.ascending,
+        )
+        old = view.leaf_seq
+        flags, item0 = self._blob("e_flags"), self._array("e_item0")
+        before = (flags[old], item0[old], self._next_item0(old)) if old >= 0 else None
+        self._extend(extended, new, path, before)
+        return extended
+
+    def _next_item0(self, seq: int) -> int:
+        item0 = self._array("e_item0")
+        return item0[seq + 1] if seq + 1 < len(item0) else self.meta["items"]
 
     def _root_id(self, legacy: bool) -> str:
         if legacy:
             return f"{legacy_window_prefix(self.session_id)}root"
         return root_window_id(self.session_id)
 
-    def _entry(self, seq: int) -> _Entry:
-        assert self.db is not None
-        row = self.db.execute(
-            f"SELECT {_ENTRY_COLUMNS} FROM entries WHERE seq = ?",
-            (seq,),
-        ).fetchone()
-        if row is None:
-            raise CorruptIndex(f"entry {seq} missing")
-        return _row_entry(row)
-
-    def _extend(self, view: View, path: list[_Entry], before: _Entry | None) -> None:
-        """Append ``path`` (branch order) to ``view``; ``before`` is the entry preceding it."""
-        roles = self._roles
-        previous = before
-        if any(e.legacy for e in path) and view.windows:
+    def _extend(
+        self,
+        view: View,
+        table: _Entries,
+        path: list[int],
+        before: tuple[int, int, int] | None,
+    ) -> None:
+        """Append ``path`` (seqs in branch order) to ``view``; ``before`` is the flags and item
+        span of the entry preceding it (None: the path starts the branch)."""
+        first = table.first
+        flags, item0 = table.flags, table.item0
+        if view.windows and any(flags[seq - first] & _LEGACY for seq in path):
             # The branch now shows the session wrote seed-format ids: its root is named that way.
             _, created, marker_id, start = view.windows[0]
             view.windows[0] = (self._root_id(True), created, marker_id, start)
-        for entry in path:
-            if entry.marker is not None:
-                if previous is not None and previous.flip:
-                    _flip_last(view, previous)
-                view.windows.append(
-                    (entry.marker, entry.stamp, entry.entry_id, len(view.positions))
-                )
-            if entry.nitems and view.positions and view.positions[-1] >= entry.item0:
-                view.ascending = False
-            for num in range(entry.item0, entry.item0 + entry.nitems):
-                view.positions.append(num)
-                view.roles.append(roles[num])
-            previous = entry
+        previous = before
+        roles, base = table.roles, table.item_base
+        positions, view_roles = view.positions, view.roles
+        for seq in path:
+            at = seq - first
+            marker = table.markers[at]
+            if marker:
+                if previous is not None and previous[0] & _FLIP:
+                    _flip_last(view, previous[2] - previous[1])
+                stamp = table.stamps[at] if flags[at] & _STAMP else None
+                view.windows.append((marker, stamp, table.ids[at], len(positions)))
+            lo, hi = item0[at], item0[at + 1]
+            if hi > lo:
+                if positions and positions[-1] >= lo:
+                    view.ascending = False
+                positions.extend(range(lo, hi))
+                view_roles += roles[lo - base : hi - base]
+            previous = (flags[at], lo, hi)
 
     # -- answering
 
     def tool_names(self, name: str | None, namespace: str | None) -> set[int]:
-        """Item numbers whose tool name is ``name`` / whose family is ``namespace``."""
-        assert self.db is not None
-        if name is not None:
-            rows = self.db.execute("SELECT num FROM items WHERE tool_name = ?", (name,))
-        else:
-            rows = self.db.execute(
-                "SELECT num FROM items WHERE instr(tool_name, '_') > 1 "
-                "AND substr(tool_name, 1, instr(tool_name, '_') - 1) = ?",
-                (namespace,),
-            )
-        return {row[0] for row in rows}
+        """Item numbers whose tool name is ``name`` and whose family is ``namespace``."""
+        names = self._strings("t_name").all()
+        wanted = set()
+        for code, tool in enumerate(names, 1):
+            cut = tool.find("_")
+            family = tool[:cut] if cut > 0 else None
+            if (name is None or tool == name) and (namespace is None or family == namespace):
+                wanted.add(code)
+        if not wanted:
+            return set()
+        codes = self._array("i_tool")
+        self._expect("i_tool", self.meta["items"])
+        return {num for num, code in enumerate(codes) if code in wanted}
 
     def find_ids(self, item_id: str) -> list[int]:
-        assert self.db is not None
-        rows = self.db.execute("SELECT num FROM items WHERE item_id = ?", (item_id,))
-        return [row[0] for row in rows]
+        return self._strings("i_id").positions(item_id)
 
     def matches(self, queries: tuple[str, ...]) -> set[int]:
         """Item numbers whose content holds any query (every branch; the caller scopes)."""
         found: set[int] = set()
-        content, starts = self._content, self._starts
+        content = self._content
         if content is None:
             return found
+        starts = self._array("i_start")
+        self._expect("i_start", self.meta["items"] + 1)
+        if starts[-1] != self.meta["committed"]:
+            raise CorruptIndex("content length disagrees")
+        add = found.add
         for query in queries:
             needle = query.encode("utf-8", "surrogatepass")
+            size = len(needle)
             # Backwards: CPython's reverse search skips far faster than its forward one.
             at = content.rfind(needle)
+            num = len(starts) - 1
             while at >= 0:
-                num = bisect_right(starts, at) - 1
-                if at + len(needle) <= starts[num + 1]:
-                    found.add(num)
+                # A common literal hits item after item: try the item before the last hit first.
+                if num > 0 and starts[num - 1] <= at < starts[num]:
+                    num -= 1
+                else:
+                    num = bisect_right(starts, at) - 1
+                if at + size <= starts[num + 1]:
+                    add(num)
                     at = content.rfind(needle, 0, starts[num])
                 else:  # straddles two items: look for a match starting earlier
-                    at = content.rfind(needle, 0, at + len(needle) - 1)
+                    at = content.rfind(needle, 0, at + size - 1)
         return found
 
     def item(self, num: int, window_id: str, role_code: int) -> Item:
         """Item ``num`` re-read from the session file and re-projected (never the cache's copy)."""
-        assert self.db is not None
-        row = self.db.execute(
-            "SELECT i.sub, i.item_id, i.nchars, e.off, e.len, e.id FROM items i "
-            "JOIN entries e ON e.seq = i.seq WHERE i.num = ?",
-            (num,),
-        ).fetchone()
-        if row is None:
+        # Every value read here is confirmed by the session file below, so none needs a
+        # whole column loaded and checksummed: each is read in place.
+        if not 0 <= num < self.meta["items"]:
             raise CorruptIndex(f"item {num} missing")
-        sub, item_id, nchars, off, length, entry_id = row
+        seq = self._value("i_seq", num)
+        if not 0 <= seq < self.meta["entries"]:
+            raise CorruptIndex(f"item {num} names no entry")
+        sub = num - self._value("e_item0", seq)
+        item_id = self._string("i_id", num)
+        nchars = self._value("i_nchars", num)
+        off, length = self._value("e_off", seq), self._value("e_len", seq)
+        entry_id = self._string("e_id", seq)
+        if sub < 0 or off < 0 or length < 0:
+            raise CorruptIndex(f"item {num} has bad offsets")
         with open(self.source, "rb") as handle:
             line = os.pread(handle.fileno(), length, off)
         entry = _parse(line)
@@ -655,17 +928,9 @@ class HistoryIndex:
 # --- helpers -------------------------------------------------------------------------------
 
 
-_ENTRY_COLUMNS = "seq, id, parent, marker, stamp, item0, nitems, flip, legacy"
-
-
-def _row_entry(row: Any) -> _Entry:
-    seq, entry_id, parent, marker, stamp, item0, nitems, flip, legacy = row
-    return _Entry(seq, entry_id, parent, marker, stamp, item0, nitems, bool(flip), bool(legacy))
-
-
-def _flip_last(view: View, entry: _Entry) -> None:
+def _flip_last(view: View, count: int) -> None:
     """The compaction right before a reset marker is the reset's checkpoint: a developer item."""
-    for pos in range(len(view.positions) - entry.nitems, len(view.positions)):
+    for pos in range(len(view.positions) - count, len(view.positions)):
         if view.roles[pos] == _SYSTEM:
             view.roles[pos] = _DEVELOPER
 
@@ -678,6 +943,8 @@ def _parse(line: bytes) -> Any:
         value = parse_chunk(line, 0, False, [])
         if value is SKIPPED:
             return None
+    if type(value) is dict:  # the usual case; an object is always truthy
+        return value
     return value if js_truthy(value) else None
 
 
@@ -695,15 +962,25 @@ def _pending(tail: bytes) -> bool:
     return js_truthy(value)
 
 
-def _read_from(fd: int, start: int) -> bytes:
-    chunks: list[bytes] = []
+def _chunks(fd: int, start: int) -> Iterator[tuple[bytes, int]]:
+    """The bytes from ``start`` to the end, in chunks that end at a line end (the last may
+    not), each with its offset."""
     offset = start
+    carry = b""
     while True:
-        chunk = os.pread(fd, 1 << 24, offset)
+        chunk = os.pread(fd, READ_CHUNK, offset)
         if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
+            if carry:
+                yield carry, offset - len(carry)
+            return
         offset += len(chunk)
+        data = carry + chunk if carry else chunk
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:
+            carry = data
+            continue
+        yield data[:cut], offset - len(data)
+        carry = data[cut:]
 
 
 def _sample(fd: int, end: int) -> str:
@@ -716,14 +993,6 @@ def _sample(fd: int, end: int) -> str:
         for k in range(1, SAMPLE_SPREAD + 1):
             at = end * k // (SAMPLE_SPREAD + 1)
             digest.update(os.pread(fd, min(4096, end - at), at))
-    return digest.hexdigest()
-
-
-def _seal(starts: bytes, roles: bytes, view: bytes | None) -> str:
-    digest = hashlib.blake2b(digest_size=16)
-    for part in (starts, roles, view or b""):
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(part)
     return digest.hexdigest()
 
 
@@ -743,6 +1012,8 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any] | None:
     required = ("schema", "source", "dev", "ino", "end", "sample", "generation", "committed")
     if any(key not in meta for key in required):
         return None
+    if type(meta.get("sizes")) is not dict or type(meta.get("parts")) is not dict:
+        return None
     return meta
 
 
@@ -751,18 +1022,3 @@ def _store_meta(db: sqlite3.Connection, meta: dict[str, Any]) -> None:
         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
         [(key, json.dumps(value)) for key, value in meta.items()],
     )
-
-
-def _store_blobs(
-    db: sqlite3.Connection,
-    meta: dict[str, Any],
-    starts: array[int],
-    roles: bytearray,
-    view: View | None,
-) -> None:
-    start_bytes, role_bytes = starts.tobytes(), bytes(roles)
-    view_bytes = view.to_blob() if view is not None else None
-    rows: list[tuple[str, bytes | None]] = [("starts", start_bytes), ("roles", role_bytes)]
-    rows.append(("view", view_bytes))
-    db.executemany("INSERT OR REPLACE INTO blobs VALUES (?, ?)", rows)
-    meta["seal"] = _seal(start_bytes, role_bytes, view_bytes)

@@ -67,6 +67,10 @@ class IndexedHistory:
         """Branch positions of those item numbers that are on the branch, ascending."""
         positions = self.view.positions
         out: list[int] = []
+        count = len(positions)
+        if self.view.ascending and count and positions[0] == 0 and positions[-1] == count - 1:
+            # Every item is on the branch, in file order: a position is its item number.
+            return sorted(num for num in nums if 0 <= num < count)
         if self.view.ascending:  # the usual case: branch order is file order
             for num in nums:
                 pos = bisect_left(positions, num)
