@@ -208,7 +208,9 @@ def test_kill_9_at_random_moments_never_leaves_a_torn_note(tmp_path: Path) -> No
     orphaned = 0
     seed = 0
     started = time.monotonic()
-    while kills < KILLS:
+    # On a loaded machine a worker may start too late for any kill of a batch to land inside a
+    # write; the run goes on (bounded) until at least one did, so the checks mean something.
+    while kills < KILLS or (orphaned == 0 and kills < KILLS * 5):
         batch = []
         for _ in range(PARALLEL):
             seed += 1
