@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -111,11 +110,9 @@ def test_a_large_table_loads_and_every_shadowed_row_is_named(tmp_path: Path) -> 
     end = BASE.index("\n", BASE.index("why:", BASE.index(first))) + 1
     path = tmp_path / "large.yaml"
     path.write_text(BASE[:end] + extra + BASE[end:])
-    started = time.monotonic()
+    # Loading time as the table grows is measured by benchmarks/spec_load.py.
     with pytest.raises(SpecError) as info:
         load(path)
-    # a guard against a quadratic regression (which took minutes), not a speed target
-    assert time.monotonic() - started < 120
     messages = [d.message for d in info.value.diagnostics]
     assert len(messages) == n
     assert messages[-1] == (
