@@ -91,3 +91,26 @@ def test_hostile_values_under_shared_keys_load_unchanged() -> None:
     assert raw.values == [json.loads(line) for line in data.splitlines()]
     assert b"".join(encode_line(v) for v in raw.values) == data
     assert raw.values[3]["parentId"] is not raw.values[2]["id"], "objects are never shared"
+
+
+def test_lines_the_fast_decoder_refuses_share_their_keys_too() -> None:
+    """A lone surrogate escape sends a line through Python's ``json``, which makes fresh key
+    strings per call; the loaded entries still share them, and keep their exact values."""
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}
+    rows: list[Any] = [header]
+    parent = None
+    for n in range(3):
+        content = [{"type": "text", "text": f"lone \ud800 surrogate {n}"}]
+        body = {"role": "user", "content": content, "timestamp": n}
+        rows.append({"type": "message", "id": f"e{n}", "parentId": parent, "message": body})
+        parent = f"e{n}"
+    data = b"".join(encode_line(r) for r in rows)
+    assert b"\\ud800" in data
+    raw = parse_raw(data)
+    assert raw.values == [json.loads(line) for line in data.splitlines()]
+    assert b"".join(encode_line(v) for v in raw.values) == data
+    first, last = raw.values[1], raw.values[3]
+    for a, b in [(first, last), (first["message"], last["message"])]:
+        assert [id(k) for k in a] == [id(k) for k in b]
+    block_a, block_b = first["message"]["content"][0], last["message"]["content"][0]
+    assert [id(k) for k in block_a] == [id(k) for k in block_b]

@@ -330,12 +330,8 @@ class Session:
                     Problem("bad-message", line, "message entry without a message object")
                 )
             parent = value.get("parentId")
-            if type(parent) is str:
-                known = by_id.get(parent)
-                if known is None:
-                    forward.append(parent)
-                else:  # one string object per id, not one more per child (~25 MiB at 400k)
-                    value["parentId"] = known["id"]
+            if type(parent) is str and parent not in by_id:
+                forward.append(parent)
             entries.append(value)
             lines.append(line)
             by_id[entry_id] = value

@@ -44,3 +44,21 @@ def share_values(entry: dict[str, Any], shared: dict[str, str]) -> None:
         value = entry.get(key)
         if type(value) is str:
             entry[key] = keep(value, value)
+
+
+def share_keys(entry: dict[str, Any], shared: dict[str, str]) -> dict[str, Any]:
+    """``entry`` with its keys (and its message's and content blocks' keys) shared.
+
+    For lines the fast decoder refuses: Python's ``json`` makes fresh key strings for every
+    object (its key memo lives for one call), where ``msgspec`` reuses cached ones."""
+    keep = shared.setdefault
+    message = entry.get("message")
+    if type(message) is dict:
+        content = message.get("content")
+        if type(content) is list:
+            message["content"] = [
+                {keep(k, k): v for k, v in block.items()} if type(block) is dict else block
+                for block in content
+            ]
+        entry["message"] = {keep(k, k): v for k, v in message.items()}
+    return {keep(k, k): v for k, v in entry.items()}

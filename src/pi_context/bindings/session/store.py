@@ -19,7 +19,7 @@ from typing import Any
 
 from .errors import Problem, SessionError
 from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
-from .share import share_values
+from .share import share_keys, share_values
 
 BOM = b"\xef\xbb\xbf"
 
@@ -107,6 +107,8 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
             if parsed is SKIPPED:
                 continue
             value = parsed
+            if type(value) is dict:
+                value = share_keys(value, shared)
         if type(value) is dict:
             share_values(value, shared)
             # Most entries are children of the line before: share that id string too.
