@@ -184,7 +184,7 @@ def verify_persisted(session: Session, entry_ids: Sequence[str]) -> None:
             session.path,
         ) from None
     on_disk: dict[str, Any] = {}
-    for _, value in raw.values:
+    for value in raw.values:
         if isinstance(value, dict) and isinstance(value.get("id"), str):
             on_disk[value["id"]] = value
     for entry_id, entry in zip(entry_ids, expected, strict=True):

@@ -15,6 +15,7 @@ import re
 import secrets
 import time
 import uuid
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -124,7 +125,7 @@ class Session:
         self._durability = durability
         self._file_values: list[Any] = [header]  # Pi's fileEntries (for whole-file rewrites)
         self._entries: list[Entry] = []
-        self._lines: list[int | None] = []  # source line of each entry (None: appended here)
+        self._lines: array[int] = array("q")  # source line of each entry (0: appended here)
         self._by_id: dict[str, Entry] = {}
         self._labels: dict[Any, Any] = {}
         self._label_stamps: dict[Any, Any] = {}
@@ -256,11 +257,11 @@ class Session:
             session._tail_checked = not raw.unterminated
             session.problems = list(raw.problems)
             return session
-        if not raw.values or not is_header(raw.values[0][1]):
+        if not raw.values or not is_header(raw.values[0]):
             raise SessionError(
-                _not_a_session_reason(raw), path, raw.values[0][0] if raw.values else None
+                _not_a_session_reason(raw), path, raw.lines[0] if raw.values else None
             )
-        header = raw.values[0][1]
+        header = raw.values[0]
         session = cls(
             header=header,
             path=path,
@@ -270,13 +271,16 @@ class Session:
             durability=durability,
             readonly=readonly,
         )
-        session._load(raw.values, raw.problems)
+        session._load(raw.values, raw.lines, raw.problems)
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session
 
-    def _load(self, numbered: Sequence[tuple[int, Any]], problems: Iterable[Problem]) -> None:
-        values = [value for _, value in numbered]
+    def _load(
+        self, values: list[Any], numbers: Sequence[int] | None, problems: Iterable[Problem]
+    ) -> None:
+        """Index ``values`` (the header first; the list is kept as the file's values) with
+        their source lines (None: not from a file)."""
         self.problems = list(problems)
         if needs_migration(values):
             old = header_version(values)
@@ -295,7 +299,9 @@ class Session:
         # dangling reference) or an id that repeats; without either the cycle walk is skipped.
         forward: list[str] = []
         repeats = False
-        for line, value in numbered[1:]:
+        for index in range(1, len(values)):
+            value = values[index]
+            line = numbers[index] if numbers is not None else 0
             if type(value) is not dict:
                 what = type(value).__name__
                 problems_out.append(
@@ -339,7 +345,8 @@ class Session:
             line_of = {id(e): ln for e, ln in zip(entries, lines, strict=True)}
             for cycle in cycles:
                 first = by_id[cycle[0]]
-                problems_out.append(Problem("cycle", line_of.get(id(first)), _cycle_text(cycle)))
+                found = line_of.get(id(first))
+                problems_out.append(Problem("cycle", found or None, _cycle_text(cycle)))
 
     # -----------------------------------------------------------------------------------------
     # state
@@ -393,7 +400,7 @@ class Session:
         entry = self._by_id.get(entry_id)
         for candidate, line in zip(self._entries, self._lines, strict=True):
             if candidate is entry:
-                return line
+                return line or None
         return None
 
     def get(self, entry_id: str) -> Entry | None:
@@ -452,7 +459,7 @@ class Session:
         """Each id written more than once, with the lines of all its entries (the last wins)."""
         lines: dict[str, list[int | None]] = {}
         for entry, line in zip(self._entries, self._lines, strict=True):
-            lines.setdefault(entry["id"], []).append(line)
+            lines.setdefault(entry["id"], []).append(line or None)
         return {entry_id: found for entry_id, found in lines.items() if len(found) > 1}
 
     def view(self, leaf_id: str | None = None, *, tree: bool = True) -> dict[str, Any]:
@@ -508,7 +515,7 @@ class Session:
             raise SessionError("session was opened read-only", self._path)
         self._file_values.append(entry)
         self._entries.append(entry)
-        self._lines.append(None)
+        self._lines.append(0)
         previous_leaf = self._leaf_id
         shadowed = self._by_id.get(entry["id"])
         self._by_id[entry["id"]] = entry
@@ -750,7 +757,7 @@ class Session:
             uuids=self._uuids,
             durability=Durability.NONE,
         )
-        clone._load([(0, clone._header)] + [(0, copy.deepcopy(e)) for e in self.branch()], [])
+        clone._load([clone._header] + [copy.deepcopy(e) for e in self.branch()], None, [])
         clone._leaf_id = self._leaf_id
         return clone
 
@@ -881,7 +888,7 @@ class Session:
             uuids=self._uuids,
             durability=self._durability,
         )
-        clone._load([(0, header)] + [(0, e) for e in kept], [])
+        clone._load([header, *kept], None, [])
         on_path = {e["id"] for e in kept}
         for target, label in list(self._labels.items()):
             if target in on_path:
@@ -896,7 +903,7 @@ class Session:
                 }
                 clone._file_values.append(label_entry)
                 clone._entries.append(label_entry)
-                clone._lines.append(None)
+                clone._lines.append(0)
                 clone._by_id[entry_id] = label_entry
                 clone._leaf_id = entry_id
         clone._labels, clone._label_stamps = tr.resolve_labels(clone._file_values)
@@ -942,7 +949,7 @@ def _not_a_session_reason(raw: Any) -> str:
         return "not a Pi session: the file starts with a UTF-8 byte-order mark (remove EF BB BF)"
     if not raw.values:
         return "not a Pi session: no line parses as JSON"
-    first = raw.values[0][1]
+    first = raw.values[0]
     return (
         "not a Pi session: the first JSON value must be a header "
         '{"type":"session","id":...}, found ' + repr(first)[:80]
