@@ -124,6 +124,13 @@ class Rows:
         self._texts = texts
         self._bodies = bodies
         self.index = dict(zip(texts[0], range(n), strict=True))
+        # Built in C: a walk compares each file's stamp with one tuple, and a listing or a
+        # snapshot reads only the columns of the rows it shows (10,000 rows cost no objects).
+        self.stamps = list(zip(*self._ints[:6], strict=True))
+        self.paths = texts[0]
+        self.updated_at = self._ints[8]
+        self.usable = [bool(a) and not b for a, b in zip(self._ints[14], texts[4], strict=True)]
+        """Per row: an addressable note without legacy metadata (else the store refuses it)."""
 
     @property
     def has_bodies(self) -> bool:
@@ -163,8 +170,36 @@ class Rows:
         return found
 
     def stamp(self, row: int) -> Stamp:
-        dev, ino, size, mtime, ctime, nlink = self._ints[:6]
-        return (dev[row], ino[row], size[row], mtime[row], ctime[row], nlink[row])
+        found: Stamp = self.stamps[row]
+        return found
+
+    def matching(self, path: str, stamp: Stamp) -> int | None:
+        """The row of ``path`` if it was stored with exactly ``stamp``."""
+        row = self.index.get(path)
+        if row is None or self.stamps[row] != stamp:
+            return None
+        return row
+
+    def meta(self, row: int) -> NoteMeta:
+        i, t = self._ints, self._texts
+        return NoteMeta(
+            t[1][row], bool(i[6][row]), i[7][row], i[8][row], i[9][row], i[10][row], t[2][row]
+        )
+
+    def size_bytes(self, row: int) -> int:
+        """UTF-8 bytes after the metadata block (what a listing reports)."""
+        size: int = self._ints[11][row]
+        return size
+
+    def body_bytes(self, row: int) -> int:
+        """UTF-8 bytes of the stored body (equal to ``len(body.encode())``)."""
+        return int(self._ints[_END][row] - self._ints[_START][row])
+
+    def body_of(self, row: int) -> str:
+        """Row ``row``'s body (bodies must be loaded); decoded only when asked for."""
+        assert self._bodies is not None
+        start, end = self._ints[_START][row], self._ints[_END][row]
+        return self._bodies[start:end].decode("utf-8", "surrogatepass")
 
     def entry(self, row: int) -> Entry | None:
         """Row ``row`` as a cache entry (with its body when loaded); ``None`` if damaged."""
@@ -175,15 +210,7 @@ class Rows:
                 body = self._bodies[i[_START][row] : i[_END][row]].decode("utf-8")
             except UnicodeDecodeError:
                 return None
-        meta = NoteMeta(
-            t[1][row],
-            bool(i[6][row]),
-            i[7][row],
-            i[8][row],
-            i[9][row],
-            i[10][row],
-            t[2][row],
-        )
+        meta = self.meta(row)
         legacy, malformed, extra = t[4][row], t[5][row], t[6][row]
         entry = Entry(
             (i[0][row], i[1][row], i[2][row], i[3][row], i[4][row], i[5][row]),
@@ -208,6 +235,11 @@ def _texts(data: bytes, count: int) -> list[list[str]] | None:
     return [columns[i * count : (i + 1) * count] for i in range(len(TEXT_COLUMNS))]
 
 
+_loaded: dict[str, tuple[tuple[int, ...], Rows]] = {}
+"""The last rows decoded from each cache file in this process, keyed by the file's identity:
+the file is only ever replaced by a rename, so the same identity means the same bytes."""
+
+
 def load(file: Path, *, bodies: bool) -> Rows | None:
     """The cache's rows, or ``None`` when it is absent, foreign or damaged in any way."""
     try:
@@ -215,28 +247,47 @@ def load(file: Path, *, bodies: bool) -> Rows | None:
     except OSError:
         return None
     try:
-        head = os.pread(fd, _HEADER.size, 0)
-        if len(head) != _HEADER.size:
-            return None
-        magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(
-            head
+        info = os.fstat(fd)
+        identity = (
+            info.st_dev,
+            info.st_ino,
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+            rules(),
         )
-        if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
-            return None
-        if os.fstat(fd).st_size != _HEADER.size + meta_len + body_len:
-            return None
-        meta = os.pread(fd, meta_len, _HEADER.size)
-        if len(meta) != meta_len or zlib.crc32(meta) != meta_crc:
-            return None
-        body_data = None
-        if bodies:
-            body_data = os.pread(fd, body_len, _HEADER.size + meta_len)
-            if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
-                return None
+        known = _loaded.get(str(file))
+        if known is not None and known[0] == identity and (known[1].has_bodies or not bodies):
+            return known[1]
+        rows = _read(fd, info.st_size, bodies)
     except (OSError, OverflowError, MemoryError):
         return None
     finally:
         os.close(fd)
+    if rows is None:
+        _loaded.pop(str(file), None)
+    else:
+        _loaded[str(file)] = (identity, rows)
+    return rows
+
+
+def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
+    head = os.pread(fd, _HEADER.size, 0)
+    if len(head) != _HEADER.size:
+        return None
+    magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(head)
+    if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
+        return None
+    if file_size != _HEADER.size + meta_len + body_len:
+        return None
+    meta = os.pread(fd, meta_len, _HEADER.size)
+    if len(meta) != meta_len or zlib.crc32(meta) != meta_crc:
+        return None
+    body_data = None
+    if bodies:
+        body_data = os.pread(fd, body_len, _HEADER.size + meta_len)
+        if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
+            return None
     int_bytes = 8 * len(INT_COLUMNS) * count
     if int_bytes > len(meta):
         return None

@@ -15,18 +15,46 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from pi_context.bindings.notes.cache import gc_paused
+from pi_context.bindings.notes.diskcache import Rows
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
 from pi_context.bindings.notes.store import HomeReadError, NoteStore, Refused
 
 
-@dataclass(frozen=True)
 class SnapshotNote:
-    scope: str
-    path: str
-    body: str
-    meta: NoteMeta
-    size_bytes: int
+    """One note of the snapshot. A note served from the disk cache keeps the rows it came
+    from (bytes read when the snapshot was taken, never re-read) and decodes its body only
+    when asked: a boot shows a few bodies of thousands."""
+
+    __slots__ = ("scope", "path", "meta", "size_bytes", "_body", "_rows", "_row")
+
+    def __init__(
+        self,
+        scope: str,
+        path: str,
+        body: str | None,
+        meta: NoteMeta,
+        size_bytes: int,
+        rows: Rows | None = None,
+        row: int = -1,
+    ) -> None:
+        self.scope = scope
+        self.path = path
+        self.meta = meta
+        self.size_bytes = size_bytes
+        self._body = body
+        self._rows = rows
+        self._row = row
+
+    @property
+    def body(self) -> str:
+        if self._body is None:
+            assert self._rows is not None
+            self._body = self._rows.body_of(self._row)
+        return self._body
+
+    def __repr__(self) -> str:
+        return f"SnapshotNote({self.scope!r}, {self.path!r}, {self.size_bytes} bytes)"
 
 
 @dataclass(frozen=True)
@@ -95,14 +123,21 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
     refused: list[Refused] = []
     for scope in available:
         try:
-            found, home_refused = store.read_home(scope, bodies=True)
+            read = store.read_home(scope, bodies=True)
         except HomeReadError as exc:
             failures.append(HomeFailure(scope, exc.message))
             continue
         loaded.append(scope)
-        refused.extend(home_refused)
+        refused.extend(read.refused)
+        rows = read.rows
+        if rows is not None:
+            meta_of, bytes_of = rows.meta, rows.body_bytes
+            notes.extend(
+                SnapshotNote(scope, path, None, meta_of(row), bytes_of(row), rows, row)
+                for path, row in read.rows_served
+            )
         key = ("snapshot", scope)
-        for path, entry in found:
+        for path, entry in read.entries:
             # Built once per file version: a long-lived host re-boots over the same notes.
             note = entry.memo.get(key)
             if note is None or note.path != path:
