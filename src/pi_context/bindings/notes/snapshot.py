@@ -18,7 +18,7 @@ from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.diskcache import Rows
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
-from pi_context.bindings.notes.store import HomeReadError, NoteStore, Refused
+from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore, Refused
 
 
 class SnapshotNote:
@@ -26,7 +26,7 @@ class SnapshotNote:
     from (bytes read when the snapshot was taken, never re-read) and decodes its body only
     when asked: a boot shows a few bodies of thousands."""
 
-    __slots__ = ("scope", "path", "meta", "size_bytes", "_body", "_rows", "_row")
+    __slots__ = ("scope", "path", "meta", "size_bytes", "_body", "_rows", "_row", "_store")
 
     def __init__(
         self,
@@ -37,6 +37,7 @@ class SnapshotNote:
         size_bytes: int,
         rows: Rows | None = None,
         row: int = -1,
+        store: NoteStore | None = None,
     ) -> None:
         self.scope = scope
         self.path = path
@@ -45,16 +46,31 @@ class SnapshotNote:
         self._body = body
         self._rows = rows
         self._row = row
+        self._store = store
 
     @property
     def body(self) -> str:
         if self._body is None:
             assert self._rows is not None
-            self._body = self._rows.body_of(self._row)
+            body = self._rows.body_of(self._row)
+            if body is None:
+                # The cache file was damaged in place after the snapshot was taken (only a
+                # foreign writer does that): the note file is the best remaining source.
+                body = _read_now(self._store, self.scope, self.path)
+            self._body = body
         return self._body
 
     def __repr__(self) -> str:
         return f"SnapshotNote({self.scope!r}, {self.path!r}, {self.size_bytes} bytes)"
+
+
+def _read_now(store: NoteStore | None, scope: str, path: str) -> str:
+    if store is None:
+        return ""
+    try:
+        return store.read(scope, path, allow_legacy=True).body
+    except NoteError:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -133,7 +149,7 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
         if rows is not None:
             meta_of, bytes_of = rows.meta, rows.body_bytes
             notes.extend(
-                SnapshotNote(scope, path, None, meta_of(row), bytes_of(row), rows, row)
+                SnapshotNote(scope, path, None, meta_of(row), bytes_of(row), rows, row, store)
                 for path, row in read.rows_served
             )
         key = ("snapshot", scope)
@@ -148,7 +164,9 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
             notes.append(note)
     # The order of ``list_order`` (newest first, then path, then scope), without building
     # a second record per note: the snapshot of 50,000 notes is a hot path of every boot.
-    notes.sort(key=attrgetter("path", "scope"))
+    # Three stable sorts on single attributes (no key tuple per note), least significant first.
+    notes.sort(key=attrgetter("scope"))
+    notes.sort(key=attrgetter("path"))
     notes.sort(key=attrgetter("meta.updated_at"), reverse=True)
     ordered = tuple(notes)
     unavailable = tuple(scope for scope in SCOPES if scope not in available)

@@ -292,9 +292,12 @@ class _HomeCache:
     it is rewritten with the current entries (``finish``).
     """
 
-    def __init__(self, notes_root: Path, home: str, bodies: bool) -> None:
+    def __init__(self, notes_root: Path, home: str, bodies: bool, search: bool) -> None:
         self.home = home
         self.bodies = bodies
+        self.search = search
+        """A search loads every body with the rows (one byte search finds the candidates);
+        otherwise a body is read from the cache file only when it is used."""
         self.file = diskcache.cache_file(notes_root, home)
         self.rows: diskcache.Rows | None = None
         self.tried = False
@@ -330,7 +333,7 @@ class _HomeCache:
     def _rows(self) -> diskcache.Rows | None:
         if not self.tried and self.file is not None:
             self.tried = True
-            self.rows = diskcache.load(self.file, bodies=self.bodies)
+            self.rows = diskcache.load(self.file, bodies=self.search)
         return self.rows
 
     def hit(self, path: str, entry: Entry) -> None:
@@ -344,7 +347,7 @@ class _HomeCache:
         row = None if rows is None else rows.matching(path, stamp)
         if rows is None or row is None:
             return None
-        entry = rows.entry(row)
+        entry = rows.entry(row, body=self.bodies)
         if entry is not None:
             CACHE.put(self.home, path, entry, self.now_ns)
             self.seen.append((path, entry))
@@ -666,7 +669,7 @@ class NoteStore:
         found: list[tuple[str, Entry]] = []
         served: list[tuple[str, int]] = []
         refused: list[Refused] = []
-        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies)
+        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies, contains is not None)
         memory_get = cache.memory.get
         rows_tried = contains is not None  # a search consults the rows through ``unneeded``
         index: dict[str, int] = {}
