@@ -271,6 +271,9 @@ def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
     return NoteError(exc.message, path=path, scope=scope)
 
 
+_Served = tuple[dict[str, Entry], dict[str, int], list[Stamp], list[bool], list[tuple[str, int]]]
+"""(this process's entries, row of each path, row stamps, row usable, rows served so far)."""
+
 _Walked = tuple[str, str, Stamp]
 """A candidate note met by a home walk: (virtual path in NFC, name in its folder, stamp)."""
 
@@ -495,13 +498,18 @@ class NoteStore:
             raise LegacyNoteError(_legacy_reason(note.parsed), path=path, scope=scope)
         return note
 
-    def _walk(self, scope: str, refused: list[Refused]) -> Iterator[tuple[int, list[_Walked]]]:
+    def _walk(
+        self, scope: str, refused: list[Refused], served: _Served | None = None
+    ) -> Iterator[tuple[int, list[_Walked]]]:
         """Every ``.md`` regular file of the home, folder by folder: (open folder, its files);
         raises ``HomeReadError``. The folder's descriptor is valid only while it is yielded.
 
         Links are never followed (a folder swapped for a link mid-walk is skipped), names are
         reported in NFC, and a second spelling of one name in a folder is refused. At most one
         descriptor per folder level is open. Order is unspecified (callers sort).
+
+        With ``served``, a file that this process's cache does not hold and whose usable
+        disk-cache row has the file's stamp is recorded there instead of being yielded.
         """
         try:
             home_fd = self._home_fd(scope, create=False)
@@ -513,7 +521,7 @@ class NoteStore:
         # Frames of (open folder, its virtual prefix, sub-folder names still to visit).
         stack: list[tuple[int, str, list[str]]] = []
         try:
-            files, folders = self._files(scope, home_fd, "", refused)
+            files, folders = self._files(scope, home_fd, "", refused, served)
             stack.append((home_fd, "", folders))
             home_fd = -1  # the stack owns it now
             if files:
@@ -540,7 +548,7 @@ class NoteStore:
                 if child is None:
                     continue  # removed since it was listed
                 try:
-                    files, below = self._files(scope, child, shown + "/", refused)
+                    files, below = self._files(scope, child, shown + "/", refused, served)
                 except BaseException:
                     os.close(child)
                     raise
@@ -554,7 +562,12 @@ class NoteStore:
                 os.close(fd)
 
     def _files(
-        self, scope: str, fd: int, prefix: str, refused: list[Refused]
+        self,
+        scope: str,
+        fd: int,
+        prefix: str,
+        refused: list[Refused],
+        served: _Served | None = None,
     ) -> tuple[list[_Walked], list[str]]:
         """The notes of one open folder, and its sub-folder names (one tight loop per folder:
         at 10,000 notes the walk is most of a fresh listing's time)."""
@@ -572,6 +585,8 @@ class NoteStore:
             # Exact NFC spellings first, so a later NFD twin is the one refused.
             entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
         seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
+        if served is not None:
+            memory, index, stamps, usable, out = served
         for entry in entries:
             name = entry.name
             try:
@@ -598,7 +613,14 @@ class NoteStore:
                 info.st_nlink,
             )
             if ascii_only or name.isascii():
-                files.append((prefix + name, name, stamp))
+                path = prefix + name
+                if served is not None and path not in memory:
+                    # The hot path of a fresh process: a usable row with the walk's stamp.
+                    row = index.get(path)
+                    if row is not None and stamps[row] == stamp and usable[row]:
+                        out.append((path, row))
+                        continue
+                files.append((path, name, stamp))
                 continue
             shown = prefix + jail.nfc(name)
             if shown in seen:
@@ -675,7 +697,14 @@ class NoteStore:
         index: dict[str, int] = {}
         stamps: list[Stamp] = []
         usable: list[bool] = []
-        for dir_fd, files in self._walk(scope, refused):
+        fast: _Served | None = None
+        if contains is None and accept is None:
+            rows = cache.rows_now()
+            if rows is not None:
+                rows_tried = True
+                index, stamps, usable = rows.index, rows.stamps, rows.usable
+                fast = (cache.memory, index, stamps, usable, served)
+        for dir_fd, files in self._walk(scope, refused, fast):
             for item in files:
                 path, _name, stamp = item
                 if accept is not None and not accept(path):
