@@ -147,8 +147,8 @@ class Rows:
         self._bodies = bodies
         self.paths = self._column(0)
         self.index = dict(zip(self.paths, range(n), strict=True))
-        # Built in C: a walk compares each file's stamp with one tuple.
-        self.stamps: list[Stamp] = list(zip(*self._ints[:6], strict=True))
+        self.stamp_columns = self._ints[:6]
+        """device, inode, size, mtime, ctime, link count: a walk compares them field by field."""
         self.updated_at = self._ints[8]
         legacy = self._column(4)
         self.usable = [bool(a) and not b for a, b in zip(self._ints[14], legacy, strict=True)]
@@ -200,13 +200,13 @@ class Rows:
         return found
 
     def stamp(self, row: int) -> Stamp:
-        found: Stamp = self.stamps[row]
-        return found
+        dev, ino, size, mtime, ctime, nlink = self.stamp_columns
+        return (dev[row], ino[row], size[row], mtime[row], ctime[row], nlink[row])
 
     def matching(self, path: str, stamp: Stamp) -> int | None:
         """The row of ``path`` if it was stored with exactly ``stamp``."""
         row = self.index.get(path)
-        if row is None or self.stamps[row] != stamp:
+        if row is None or self.stamp(row) != stamp:
             return None
         return row
 
@@ -257,7 +257,7 @@ class Rows:
         meta = self.meta(row)
         legacy, malformed, extra = t(4)[row], t(5)[row], t(6)[row]
         entry = Entry(
-            self.stamps[row],
+            self.stamp(row),
             meta,
             i[11][row],
             t(3)[row],

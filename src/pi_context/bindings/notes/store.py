@@ -271,8 +271,11 @@ def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
     return NoteError(exc.message, path=path, scope=scope)
 
 
-_Served = tuple[dict[str, Entry], dict[str, int], list[Stamp], list[bool], list[tuple[str, int]]]
-"""(this process's entries, row of each path, row stamps, row usable, rows served so far)."""
+_Served = tuple[
+    dict[str, Entry], dict[str, int], Sequence[Sequence[int]], list[bool], list[tuple[str, int]]
+]
+"""(this process's entries, row of each path, the six stamp columns, row usable, rows served
+so far)."""
 
 _Walked = tuple[str, str, Stamp]
 """A candidate note met by a home walk: (virtual path in NFC, name in its folder, stamp)."""
@@ -586,7 +589,7 @@ class NoteStore:
             entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
         seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
         if served is not None:
-            memory, index, stamps, usable, out = served
+            memory, index, (dev, ino, size, mtime, ctime, nlink), usable, out = served
         for entry in entries:
             name = entry.name
             try:
@@ -604,6 +607,26 @@ class NoteStore:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue  # vanished since it was listed
+            if ascii_only or name.isascii():
+                path = prefix + name
+                if served is not None and path not in memory:
+                    # The hot path of a fresh process: a usable row with the walk's stamp,
+                    # compared field by field (no stamp object per file).
+                    row = index.get(path)
+                    if (
+                        row is not None
+                        and usable[row]
+                        and ino[row] == info.st_ino
+                        and mtime[row] == info.st_mtime_ns
+                        and ctime[row] == info.st_ctime_ns
+                        and size[row] == info.st_size
+                        and nlink[row] == info.st_nlink
+                        and dev[row] == info.st_dev
+                    ):
+                        out.append((path, row))
+                        continue
+            else:
+                path = ""
             stamp = (
                 info.st_dev,
                 info.st_ino,
@@ -612,14 +635,7 @@ class NoteStore:
                 info.st_ctime_ns,
                 info.st_nlink,
             )
-            if ascii_only or name.isascii():
-                path = prefix + name
-                if served is not None and path not in memory:
-                    # The hot path of a fresh process: a usable row with the walk's stamp.
-                    row = index.get(path)
-                    if row is not None and stamps[row] == stamp and usable[row]:
-                        out.append((path, row))
-                        continue
+            if path:
                 files.append((path, name, stamp))
                 continue
             shown = prefix + jail.nfc(name)
@@ -695,15 +711,15 @@ class NoteStore:
         memory_get = cache.memory.get
         rows_tried = contains is not None  # a search consults the rows through ``unneeded``
         index: dict[str, int] = {}
-        stamps: list[Stamp] = []
         usable: list[bool] = []
+        rows: diskcache.Rows | None = None
         fast: _Served | None = None
         if contains is None and accept is None:
             rows = cache.rows_now()
             if rows is not None:
                 rows_tried = True
-                index, stamps, usable = rows.index, rows.stamps, rows.usable
-                fast = (cache.memory, index, stamps, usable, served)
+                index, usable = rows.index, rows.usable
+                fast = (cache.memory, index, rows.stamp_columns, usable, served)
         for dir_fd, files in self._walk(scope, refused, fast):
             for item in files:
                 path, _name, stamp = item
@@ -721,12 +737,12 @@ class NoteStore:
                         rows_tried = True
                         rows = cache.rows_now()
                         if rows is not None:
-                            index, stamps, usable = rows.index, rows.stamps, rows.usable
+                            index, usable = rows.index, rows.usable
                     if contains is None:
                         # The hot path of a fresh process: a usable row with the walk's stamp
                         # is served from its columns, never built.
                         row = index.get(path)
-                        if row is not None and stamps[row] == stamp and usable[row]:
+                        if row is not None and usable[row] and rows and rows.stamp(row) == stamp:
                             served.append((path, row))
                             continue
                     elif cache.unneeded(path, stamp, contains):
