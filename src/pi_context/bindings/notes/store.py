@@ -714,12 +714,23 @@ class NoteStore:
         usable: list[bool] = []
         rows: diskcache.Rows | None = None
         fast: _Served | None = None
+        skipped: list[tuple[str, int]] = []
         if contains is None and accept is None:
             rows = cache.rows_now()
             if rows is not None:
                 rows_tried = True
                 index, usable = rows.index, rows.usable
                 fast = (cache.memory, index, rows.stamp_columns, usable, served)
+        elif contains is not None and accept is None:
+            # A whole-home search: a usable row with the walk's stamp whose body holds no
+            # literal is skipped inside the walk; the rows that hold one are built below.
+            rows = cache.rows_now()
+            if rows is not None and rows.has_bodies:
+                skippable = list(rows.usable)
+                cache.holding = rows.holding(contains)
+                for holder in cache.holding:
+                    skippable[holder] = False
+                fast = (cache.memory, rows.index, rows.stamp_columns, skippable, skipped)
         for dir_fd, files in self._walk(scope, refused, fast):
             for item in files:
                 path, _name, stamp = item
@@ -765,6 +776,7 @@ class NoteStore:
                     continue
                 found.append((path, entry))
         cache.matched.extend(served)
+        cache.matched.extend(skipped)
         if accept is None:
             cache.finish()  # only a complete walk knows which notes are gone
         return HomeRead(scope, found, cache.rows if served else None, served, refused)
