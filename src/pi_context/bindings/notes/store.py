@@ -307,6 +307,7 @@ class _HomeCache:
         self.file = diskcache.cache_file(notes_root, home)
         self.rows: diskcache.Rows | None = None
         self.tried = False
+        self.loaded = False
         self.memory = CACHE.home(home)
         self.seen: list[tuple[str, Entry]] = []
         """The storable entries of this walk: what the disk cache should hold."""
@@ -319,13 +320,18 @@ class _HomeCache:
         rows a search skipped): still what the disk cache should hold."""
 
     def rows_now(self) -> diskcache.Rows | None:
-        """The disk cache's rows (loaded once per read, on the first miss in memory)."""
-        return self._rows()
+        """The disk cache's rows, loaded once per read. Loading alone does not count as
+        consulting them (``tried``): a read served wholly from this process's cache leaves
+        the disk cache alone, as before."""
+        if not self.loaded and self.file is not None:
+            self.loaded = True
+            self.rows = diskcache.load(self.file, bodies=self.search)
+        return self.rows
 
     def unneeded(self, path: str, stamp: Stamp, literals: Sequence[str]) -> bool:
         """Whether the disk cache proves that the usable note at ``path`` holds none of
         ``literals`` (a search then skips it without building it)."""
-        rows = self._rows()
+        rows = self.consult()
         row = None if rows is None else rows.matching(path, stamp)
         if rows is None or row is None:
             return False
@@ -336,11 +342,10 @@ class _HomeCache:
         self.matched.append((path, row))
         return True
 
-    def _rows(self) -> diskcache.Rows | None:
-        if not self.tried and self.file is not None:
-            self.tried = True
-            self.rows = diskcache.load(self.file, bodies=self.search)
-        return self.rows
+    def consult(self) -> diskcache.Rows | None:
+        """The rows, used to answer a miss in this process's cache."""
+        self.tried = True
+        return self.rows_now()
 
     def hit(self, path: str, entry: Entry) -> None:
         """``entry`` came from this process's cache."""
@@ -349,7 +354,7 @@ class _HomeCache:
 
     def lookup(self, path: str, stamp: Stamp) -> Entry | None:
         """The entry for the file from the disk cache (after a miss in this process's)."""
-        rows = self._rows()
+        rows = self.consult()
         row = None if rows is None else rows.matching(path, stamp)
         if rows is None or row is None:
             return None
@@ -746,7 +751,7 @@ class NoteStore:
                 else:
                     if not rows_tried:
                         rows_tried = True
-                        rows = cache.rows_now()
+                        rows = cache.consult()
                         if rows is not None:
                             index, usable = rows.index, rows.usable
                     if contains is None:
@@ -775,6 +780,8 @@ class NoteStore:
                     refused.append(problem)
                     continue
                 found.append((path, entry))
+        if served or skipped:
+            cache.tried = True  # rows answered: the disk cache must match the walk
         cache.matched.extend(served)
         cache.matched.extend(skipped)
         if accept is None:
