@@ -336,6 +336,9 @@ def test_every_stored_row_reads_back_as_the_same_parse(text: str, ino: int, mtim
             assert rows.count == 0, "a row holding a NUL is left out"
             return
         back = rows.entry(rows.index["x/a.md"])
+        row = rows.index["x/a.md"]
+        assert rows.metas([row]) == [rows.meta(row)] == [entry.meta], "column-wise build"
+        assert rows.body_sizes([row]) == [len(text.encode()) - len(entry.header.encode())]
     assert back is not None
     assert back.stamp == stamp
     assert back.parsed() == entry.parsed()

@@ -216,6 +216,29 @@ class Rows:
             origin[row], bool(i[6][row]), i[7][row], i[8][row], i[9][row], i[10][row], status[row]
         )
 
+    def metas(self, rows: Sequence[int]) -> list[NoteMeta]:
+        """``[self.meta(row) for row in rows]``, one column at a time (a snapshot builds
+        one per note)."""
+        i, origin, status = self._ints, self._column(1), self._column(2)
+        stale, created, updated, accessed, count = (i[k] for k in range(6, 11))
+        return list(
+            map(
+                NoteMeta.stored,
+                [origin[row] for row in rows],
+                [stale[row] != 0 for row in rows],
+                [created[row] for row in rows],
+                [updated[row] for row in rows],
+                [accessed[row] for row in rows],
+                [count[row] for row in rows],
+                [status[row] for row in rows],
+            )
+        )
+
+    def body_sizes(self, rows: Sequence[int]) -> list[int]:
+        """``[self.body_bytes(row) for row in rows]``."""
+        starts, ends = self._ints[_START], self._ints[_END]
+        return [ends[row] - starts[row] for row in rows]
+
     def size_bytes(self, row: int) -> int:
         """UTF-8 bytes after the metadata block (what a listing reports)."""
         size: int = self._ints[11][row]

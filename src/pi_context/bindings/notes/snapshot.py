@@ -12,6 +12,7 @@ one-line notice for the human.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter
 
 from pi_context.bindings.notes.cache import gc_paused
@@ -146,11 +147,22 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
         loaded.append(scope)
         refused.extend(read.refused)
         rows = read.rows
-        if rows is not None:
-            meta_of, bytes_of = rows.meta, rows.body_bytes
+        if rows is not None and read.rows_served:
+            paths = [path for path, _row in read.rows_served]
+            served = [row for _path, row in read.rows_served]
+            count = len(served)
             notes.extend(
-                SnapshotNote(scope, path, None, meta_of(row), bytes_of(row), rows, row, store)
-                for path, row in read.rows_served
+                map(
+                    SnapshotNote,
+                    repeat(scope, count),
+                    paths,
+                    repeat(None, count),
+                    rows.metas(served),
+                    rows.body_sizes(served),
+                    repeat(rows, count),
+                    served,
+                    repeat(store, count),
+                )
             )
         key = ("snapshot", scope)
         for path, entry in read.entries:
