@@ -336,6 +336,9 @@ def test_every_stored_row_reads_back_as_the_same_parse(text: str, ino: int, mtim
             assert rows.count == 0, "a row holding a NUL is left out"
             return
         back = rows.entry(rows.index["x/a.md"])
+        row = rows.index["x/a.md"]
+        assert rows.metas([row]) == [rows.meta(row)] == [entry.meta], "column-wise build"
+        assert rows.body_sizes([row]) == [len(text.encode()) - len(entry.header.encode())]
     assert back is not None
     assert back.stamp == stamp
     assert back.parsed() == entry.parsed()
@@ -456,3 +459,46 @@ def test_the_fast_list_order_is_newest_first_then_path_then_scope(
     records = [NoteRecord(s, p, NoteMeta.new(t), 0) for s, p, t in items]
     expected = sorted(records, key=lambda r: (-r.meta.updated_at, r.path, r.scope))
     assert list_order(records) == expected
+
+
+# --- snapshot bodies read on request from the cache file -----------------------------------------
+
+
+def _settled_snapshot(notes: Notes, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """A snapshot of five settled human notes served from the disk cache's rows alone."""
+    monkeypatch.setattr(cache_module, "SETTLE_NS", 50_000_000)
+    for name in NAMES:
+        notes.call("notes_write", path=name, content=f"value {name[0]} one", scope="human")
+    time.sleep(0.1)
+    notes.json("notes_list", scope="human")  # writes the disk cache
+    CACHE.clear()
+    diskcache._loaded.clear()  # a fresh process: nothing decoded yet
+    return load_snapshot(notes.store())
+
+
+def test_a_snapshot_keeps_its_bodies_after_the_cache_file_is_replaced_or_deleted(
+    notes: Notes, own_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot = _settled_snapshot(notes, monkeypatch)
+    for name in NAMES:
+        notes.call("notes_write", path=name, content=f"value {name[0]} two", scope="human")
+    time.sleep(0.1)
+    notes.json("notes_list", scope="human")  # replaces the cache file (a rename)
+    for file in cache_files(own_cache_dir):
+        file.unlink()
+    human = {n.path: n.body for n in snapshot.notes if n.scope == "human"}
+    assert human == {name: f"value {name[0]} one" for name in NAMES}
+
+
+def test_a_cache_file_damaged_in_place_after_a_snapshot_never_yields_a_damaged_body(
+    notes: Notes, own_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot = _settled_snapshot(notes, monkeypatch)
+    [cached] = cache_files(own_cache_dir)
+    data = bytearray(cached.read_bytes())
+    tail = len(b"".join(f"value {name[0]} one".encode() for name in NAMES))
+    data[-tail:] = b"X" * tail  # every body byte, in place (the inode is kept)
+    with cached.open("r+b") as handle:
+        handle.write(data)
+    human = {n.path: n.body for n in snapshot.notes if n.scope == "human"}
+    assert human == {name: f"value {name[0]} one" for name in NAMES}, "read from the notes"

@@ -13,11 +13,16 @@ It is derived data and never trusted on its own:
   set by ``utime``, so a rewrite in place with the same size and a forged mtime still differs;
   a row is written only for a file untouched for ``SETTLE_NS`` (two writes inside one
   timestamp tick cannot look alike);
-* the file is sealed: a magic, a version, section lengths and a CRC of each section. A short,
-  foreign or damaged file is ignored (and replaced by the next write), never half-used.
+* the file is sealed: a magic, a version, section lengths, a CRC of each section and one of
+  each body. A short, foreign or damaged file is ignored (and replaced by the next write),
+  never half-used. Bodies are read only when used (a listing needs none, a boot a few): the
+  rows keep the file open, so a body comes from the very version its row came from even after
+  a rename replaced the file, and a body whose CRC fails is never returned.
 
-Layout: a fixed header; the meta section (an int64 array, column after column, then
-NUL-separated text columns: path, origin, status, header); the bodies as UTF-8, back to back.
+Layout: a fixed header; the meta section (an int64 array, column after column; the byte length
+of each text column; then each text column as NUL-terminated UTF-8 texts: path, origin, status,
+header, ...); the bodies as UTF-8, back to back. Columns are decoded only when used: a listing
+needs the paths, stamps and times of every row and the rest only for the rows it shows.
 Rows whose texts hold a NUL are simply not stored. The file is replaced atomically (a temp file
 in the same folder, then ``rename``), so readers see one whole version.
 """
@@ -29,6 +34,7 @@ import hashlib
 import os
 import struct
 import sys
+import weakref
 import zlib
 from array import array
 from bisect import bisect_right
@@ -42,7 +48,7 @@ CACHE_ENV = "PI_CONTEXT_CACHE_DIR"
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
 MAGIC = b"PINOTEC1"
-VERSION = 2
+VERSION = 3
 # magic, version, rules, rows, meta bytes, body bytes, a CRC of each section
 _HEADER = struct.Struct("<8sIIIQQII")
 INT_COLUMNS = (
@@ -63,11 +69,13 @@ INT_COLUMNS = (
     "addressable",
     "body_start",
     "body_end",
+    "body_crc",
 )
 TEXT_COLUMNS = ("path", "origin", "status", "header", "legacy_keys", "malformed", "extra_lines")
 """Tuples of names or lines are stored joined by newlines (no line holds one)."""
 _LITTLE = sys.byteorder == "little"
 _START, _END = INT_COLUMNS.index("body_start"), INT_COLUMNS.index("body_end")
+_CRC = INT_COLUMNS.index("body_crc")
 _rules: int | None = None
 
 
@@ -116,14 +124,43 @@ class Rows:
     """The rows of one cache file, decoded column by column; an entry is built on request."""
 
     def __init__(
-        self, count: int, ints: array[int], texts: list[list[str]], bodies: bytes | None
+        self,
+        count: int,
+        ints: array[int],
+        blocks: list[bytes],
+        bodies: bytes | None,
+        source: tuple[int, int] | None = None,
     ) -> None:
         self.count = count
+        self._source = source
+        """(open descriptor of the cache file, offset of its bodies) when the bodies were not
+        read: one is read on request, from the very file version these rows came from (the
+        file is only ever replaced by a rename, never rewritten in place)."""
+        if source is not None:
+            weakref.finalize(self, os.close, source[0])
         n = count
-        self._ints = [ints[k * n : (k + 1) * n].tolist() for k in range(len(INT_COLUMNS))]
-        self._texts = texts
+        # Integer columns stay packed arrays; text columns are decoded on first use. A
+        # listing or a snapshot reads only the columns of the rows it shows.
+        self._ints = [ints[k * n : (k + 1) * n] for k in range(len(INT_COLUMNS))]
+        self._blocks = blocks
+        self._decoded: list[list[str] | None] = [None] * len(TEXT_COLUMNS)
         self._bodies = bodies
-        self.index = dict(zip(texts[0], range(n), strict=True))
+        self.paths = self._column(0)
+        self.index = dict(zip(self.paths, range(n), strict=True))
+        self.stamp_columns = self._ints[:6]
+        """device, inode, size, mtime, ctime, link count: a walk compares them field by field."""
+        self.updated_at = self._ints[8]
+        legacy = self._column(4)
+        self.usable = [bool(a) and not b for a, b in zip(self._ints[14], legacy, strict=True)]
+        """Per row: an addressable note without legacy metadata (else the store refuses it)."""
+
+    def _column(self, k: int) -> list[str]:
+        """Text column ``k`` (validated as UTF-8 and counted when the file was loaded)."""
+        found = self._decoded[k]
+        if found is None:
+            found = self._blocks[k].decode("utf-8", "surrogatepass").split("\0")[:-1]
+            self._decoded[k] = found
+        return found
 
     @property
     def has_bodies(self) -> bool:
@@ -133,7 +170,7 @@ class Rows:
         return bool(self._ints[14][row])
 
     def legacy(self, row: int) -> bool:
-        return self._texts[4][row] != ""
+        return self._column(4)[row] != ""
 
     def holding(self, literals: Sequence[str]) -> set[int]:
         """The rows whose body holds one of ``literals`` (bodies must be loaded).
@@ -163,49 +200,130 @@ class Rows:
         return found
 
     def stamp(self, row: int) -> Stamp:
-        dev, ino, size, mtime, ctime, nlink = self._ints[:6]
+        dev, ino, size, mtime, ctime, nlink = self.stamp_columns
         return (dev[row], ino[row], size[row], mtime[row], ctime[row], nlink[row])
 
-    def entry(self, row: int) -> Entry | None:
-        """Row ``row`` as a cache entry (with its body when loaded); ``None`` if damaged."""
-        i, t = self._ints, self._texts
-        body = None
-        if self._bodies is not None:
-            try:
-                body = self._bodies[i[_START][row] : i[_END][row]].decode("utf-8")
-            except UnicodeDecodeError:
-                return None
-        meta = NoteMeta(
-            t[1][row],
-            bool(i[6][row]),
-            i[7][row],
-            i[8][row],
-            i[9][row],
-            i[10][row],
-            t[2][row],
+    def matching(self, path: str, stamp: Stamp) -> int | None:
+        """The row of ``path`` if it was stored with exactly ``stamp``."""
+        row = self.index.get(path)
+        if row is None or self.stamp(row) != stamp:
+            return None
+        return row
+
+    def meta(self, row: int) -> NoteMeta:
+        i, origin, status = self._ints, self._column(1), self._column(2)
+        return NoteMeta.stored(
+            origin[row], bool(i[6][row]), i[7][row], i[8][row], i[9][row], i[10][row], status[row]
         )
-        legacy, malformed, extra = t[4][row], t[5][row], t[6][row]
+
+    def metas(self, rows: Sequence[int]) -> list[NoteMeta]:
+        """``[self.meta(row) for row in rows]``, one column at a time (a snapshot builds
+        one per note)."""
+        i, origin, status = self._ints, self._column(1), self._column(2)
+        stale, created, updated, accessed, count = (i[k] for k in range(6, 11))
+        return list(
+            map(
+                NoteMeta.stored,
+                [origin[row] for row in rows],
+                [stale[row] != 0 for row in rows],
+                [created[row] for row in rows],
+                [updated[row] for row in rows],
+                [accessed[row] for row in rows],
+                [count[row] for row in rows],
+                [status[row] for row in rows],
+            )
+        )
+
+    def body_sizes(self, rows: Sequence[int]) -> list[int]:
+        """``[self.body_bytes(row) for row in rows]``."""
+        starts, ends = self._ints[_START], self._ints[_END]
+        return [ends[row] - starts[row] for row in rows]
+
+    def size_bytes(self, row: int) -> int:
+        """UTF-8 bytes after the metadata block (what a listing reports)."""
+        size: int = self._ints[11][row]
+        return size
+
+    def body_bytes(self, row: int) -> int:
+        """UTF-8 bytes of the stored body (equal to ``len(body.encode())``)."""
+        return int(self._ints[_END][row] - self._ints[_START][row])
+
+    def body_of(self, row: int) -> str | None:
+        """Row ``row``'s body, read and decoded only when asked for; ``None`` if its bytes
+        do not match the checksum stored with the row (a damaged cache file)."""
+        start, end = self._ints[_START][row], self._ints[_END][row]
+        if self._bodies is not None:
+            data = self._bodies[start:end]
+        else:
+            if self._source is None:
+                return None
+            fd, offset = self._source
+            try:
+                data = os.pread(fd, end - start, offset + start)
+            except (OSError, OverflowError):
+                return None
+            if len(data) != end - start or zlib.crc32(data) != self._ints[_CRC][row]:
+                return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def entry(self, row: int, *, body: bool = True) -> Entry | None:
+        """Row ``row`` as a cache entry (with its body if ``body``); ``None`` if damaged."""
+        i, t = self._ints, self._column
+        text = None
+        if body:
+            text = self.body_of(row)
+            if text is None:
+                return None
+        meta = self.meta(row)
+        legacy, malformed, extra = t(4)[row], t(5)[row], t(6)[row]
         entry = Entry(
-            (i[0][row], i[1][row], i[2][row], i[3][row], i[4][row], i[5][row]),
+            self.stamp(row),
             meta,
             i[11][row],
-            t[3][row],
+            t(3)[row],
             bool(i[12][row]),
             tuple(legacy.split("\n")) if legacy else (),
             tuple(malformed.split("\n")) if malformed else (),
             tuple(extra.split("\n")) if i[13][row] else (),
-            body,
+            text,
         )
         entry.storable = True
         entry.addressable = bool(i[14][row])
         return entry
 
 
-def _texts(data: bytes, count: int) -> list[list[str]] | None:
-    columns = data.decode("utf-8", "surrogatepass").split("\0")
-    if len(columns) != len(TEXT_COLUMNS) * count + 1 or columns[-1] != "":
+_LENGTHS = struct.Struct(f"<{len(TEXT_COLUMNS)}Q")
+"""Byte length of each text column's block (the blocks follow, in column order)."""
+
+
+def _blocks(data: bytes, count: int) -> list[bytes] | None:
+    """The text columns' blocks, each ``count`` NUL-terminated UTF-8 texts; ``None`` if not."""
+    if len(data) < _LENGTHS.size:
         return None
-    return [columns[i * count : (i + 1) * count] for i in range(len(TEXT_COLUMNS))]
+    lengths = _LENGTHS.unpack_from(data)
+    if sum(lengths) != len(data) - _LENGTHS.size:
+        return None
+    blocks: list[bytes] = []
+    offset = _LENGTHS.size
+    for length in lengths:
+        block = data[offset : offset + length]
+        offset += length
+        if block.count(b"\0") != count or (count and block[-1:] != b"\0"):
+            return None
+        try:
+            block.decode("utf-8", "surrogatepass")  # checked once; decoded again when used
+        except UnicodeDecodeError:
+            return None
+        blocks.append(block)
+    return blocks
+
+
+_loaded: dict[str, tuple[tuple[int, ...], Rows]] = {}
+"""The last rows decoded from each cache file in this process, keyed by the file's identity:
+the file is only ever replaced by a rename, so the same identity means the same bytes."""
 
 
 def load(file: Path, *, bodies: bool) -> Rows | None:
@@ -214,29 +332,50 @@ def load(file: Path, *, bodies: bool) -> Rows | None:
         fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
+    rows: Rows | None = None
     try:
-        head = os.pread(fd, _HEADER.size, 0)
-        if len(head) != _HEADER.size:
-            return None
-        magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(
-            head
+        info = os.fstat(fd)
+        identity = (
+            info.st_dev,
+            info.st_ino,
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+            rules(),
         )
-        if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
-            return None
-        if os.fstat(fd).st_size != _HEADER.size + meta_len + body_len:
-            return None
-        meta = os.pread(fd, meta_len, _HEADER.size)
-        if len(meta) != meta_len or zlib.crc32(meta) != meta_crc:
-            return None
-        body_data = None
-        if bodies:
-            body_data = os.pread(fd, body_len, _HEADER.size + meta_len)
-            if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
-                return None
+        known = _loaded.get(str(file))
+        if known is not None and known[0] == identity and (known[1].has_bodies or not bodies):
+            return known[1]
+        rows = _read(fd, info.st_size, bodies)
     except (OSError, OverflowError, MemoryError):
-        return None
+        rows = None
     finally:
-        os.close(fd)
+        if rows is None or rows.has_bodies:
+            os.close(fd)  # else the rows own it, to read bodies on request
+    if rows is None:
+        _loaded.pop(str(file), None)
+    else:
+        _loaded[str(file)] = (identity, rows)
+    return rows
+
+
+def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
+    head = os.pread(fd, _HEADER.size, 0)
+    if len(head) != _HEADER.size:
+        return None
+    magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(head)
+    if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
+        return None
+    if file_size != _HEADER.size + meta_len + body_len:
+        return None
+    meta = os.pread(fd, meta_len, _HEADER.size)
+    if len(meta) != meta_len or zlib.crc32(meta) != meta_crc:
+        return None
+    body_data = None
+    if bodies:
+        body_data = os.pread(fd, body_len, _HEADER.size + meta_len)
+        if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
+            return None
     int_bytes = 8 * len(INT_COLUMNS) * count
     if int_bytes > len(meta):
         return None
@@ -244,17 +383,14 @@ def load(file: Path, *, bodies: bool) -> Rows | None:
     ints.frombytes(meta[:int_bytes])
     if not _LITTLE:
         ints.byteswap()
-    try:
-        texts = _texts(meta[int_bytes:], count)
-    except UnicodeDecodeError:
-        return None
+    texts = _blocks(meta[int_bytes:], count)
     if texts is None:
         return None
     starts = ints[_START * count : (_START + 1) * count]
     ends = ints[_END * count : (_END + 1) * count]
     if count and (min(starts) < 0 or max(ends) > body_len):
         return None
-    return Rows(count, ints, texts, body_data)
+    return Rows(count, ints, texts, body_data, None if bodies else (fd, _HEADER.size + meta_len))
 
 
 def storable(path: str, entry: Entry) -> bool:
@@ -296,6 +432,7 @@ def save(
             int(addressable(path)),
             offset,
             offset + len(body),
+            zlib.crc32(body),
         )
         for column, value in zip(columns, values, strict=True):
             column.append(value)
@@ -315,8 +452,11 @@ def save(
     ints = array("q", [value for column in columns for value in column])
     if not _LITTLE:
         ints.byteswap()
-    joined = "".join("".join(text + "\0" for text in column) for column in texts)
-    meta_data = ints.tobytes() + joined.encode("utf-8", "surrogatepass")
+    blocks = [
+        "".join(text + "\0" for text in column).encode("utf-8", "surrogatepass") for column in texts
+    ]
+    lengths = _LENGTHS.pack(*(len(block) for block in blocks))
+    meta_data = ints.tobytes() + lengths + b"".join(blocks)
     body_data = b"".join(bodies)
     crcs = zlib.crc32(meta_data), zlib.crc32(body_data)
     sizes = len(kept), len(meta_data), len(body_data)

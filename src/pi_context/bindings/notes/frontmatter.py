@@ -117,6 +117,30 @@ class NoteMeta:
     access_count: int
     status: str = STATUS_DEFAULT
 
+    @classmethod
+    def stored(
+        cls,
+        origin: str,
+        stale: bool,
+        created_at: int,
+        updated_at: int,
+        last_accessed: int,
+        access_count: int,
+        status: str,
+    ) -> NoteMeta:
+        """The same value as ``NoteMeta(...)``, built without the frozen class's guarded
+        ``__setattr__`` per field: a snapshot of 50,000 notes builds one per note."""
+        meta = object.__new__(cls)
+        fields = meta.__dict__
+        fields["origin"] = origin
+        fields["stale"] = stale
+        fields["created_at"] = created_at
+        fields["updated_at"] = updated_at
+        fields["last_accessed"] = last_accessed
+        fields["access_count"] = access_count
+        fields["status"] = status
+        return meta
+
     @staticmethod
     def new(now_ms: int, *, stale: bool = False, origin: str = ORIGIN_DEFAULT) -> NoteMeta:
         return NoteMeta(origin, stale, now_ms, now_ms, now_ms, 0)

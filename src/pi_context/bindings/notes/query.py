@@ -12,9 +12,10 @@ from pi_context.bindings.notes.store import NoteRecord
 
 def list_order(records: Sequence[NoteRecord]) -> list[NoteRecord]:
     """Most recently updated first; equal times by path, then by scope name."""
-    # Two stable sorts with C key functions: a listing of 50,000 notes is a hot path.
+    # Stable sorts on single attributes, least significant first (no key tuple per record).
     with gc_paused():
-        ordered = sorted(records, key=attrgetter("path", "scope"))
+        ordered = sorted(records, key=attrgetter("scope"))
+        ordered.sort(key=attrgetter("path"))
         ordered.sort(key=attrgetter("meta.updated_at"), reverse=True)
     return ordered
 

@@ -12,21 +12,66 @@ one-line notice for the human.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from operator import attrgetter
 
 from pi_context.bindings.notes.cache import gc_paused
+from pi_context.bindings.notes.diskcache import Rows
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
-from pi_context.bindings.notes.store import HomeReadError, NoteStore, Refused
+from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore, Refused
 
 
-@dataclass(frozen=True)
 class SnapshotNote:
-    scope: str
-    path: str
-    body: str
-    meta: NoteMeta
-    size_bytes: int
+    """One note of the snapshot. A note served from the disk cache keeps the rows it came
+    from (bytes read when the snapshot was taken, never re-read) and decodes its body only
+    when asked: a boot shows a few bodies of thousands."""
+
+    __slots__ = ("scope", "path", "meta", "size_bytes", "_body", "_rows", "_row", "_store")
+
+    def __init__(
+        self,
+        scope: str,
+        path: str,
+        body: str | None,
+        meta: NoteMeta,
+        size_bytes: int,
+        rows: Rows | None = None,
+        row: int = -1,
+        store: NoteStore | None = None,
+    ) -> None:
+        self.scope = scope
+        self.path = path
+        self.meta = meta
+        self.size_bytes = size_bytes
+        self._body = body
+        self._rows = rows
+        self._row = row
+        self._store = store
+
+    @property
+    def body(self) -> str:
+        if self._body is None:
+            assert self._rows is not None
+            body = self._rows.body_of(self._row)
+            if body is None:
+                # The cache file was damaged in place after the snapshot was taken (only a
+                # foreign writer does that): the note file is the best remaining source.
+                body = _read_now(self._store, self.scope, self.path)
+            self._body = body
+        return self._body
+
+    def __repr__(self) -> str:
+        return f"SnapshotNote({self.scope!r}, {self.path!r}, {self.size_bytes} bytes)"
+
+
+def _read_now(store: NoteStore | None, scope: str, path: str) -> str:
+    if store is None:
+        return ""
+    try:
+        return store.read(scope, path, allow_legacy=True).body
+    except NoteError:
+        return ""
 
 
 @dataclass(frozen=True)
@@ -95,14 +140,32 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
     refused: list[Refused] = []
     for scope in available:
         try:
-            found, home_refused = store.read_home(scope, bodies=True)
+            read = store.read_home(scope, bodies=True)
         except HomeReadError as exc:
             failures.append(HomeFailure(scope, exc.message))
             continue
         loaded.append(scope)
-        refused.extend(home_refused)
+        refused.extend(read.refused)
+        rows = read.rows
+        if rows is not None and read.rows_served:
+            paths = [path for path, _row in read.rows_served]
+            served = [row for _path, row in read.rows_served]
+            count = len(served)
+            notes.extend(
+                map(
+                    SnapshotNote,
+                    repeat(scope, count),
+                    paths,
+                    repeat(None, count),
+                    rows.metas(served),
+                    rows.body_sizes(served),
+                    repeat(rows, count),
+                    served,
+                    repeat(store, count),
+                )
+            )
         key = ("snapshot", scope)
-        for path, entry in found:
+        for path, entry in read.entries:
             # Built once per file version: a long-lived host re-boots over the same notes.
             note = entry.memo.get(key)
             if note is None or note.path != path:
@@ -113,7 +176,9 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
             notes.append(note)
     # The order of ``list_order`` (newest first, then path, then scope), without building
     # a second record per note: the snapshot of 50,000 notes is a hot path of every boot.
-    notes.sort(key=attrgetter("path", "scope"))
+    # Three stable sorts on single attributes (no key tuple per note), least significant first.
+    notes.sort(key=attrgetter("scope"))
+    notes.sort(key=attrgetter("path"))
     notes.sort(key=attrgetter("meta.updated_at"), reverse=True)
     ordered = tuple(notes)
     unavailable = tuple(scope for scope in SCOPES if scope not in available)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -136,6 +136,53 @@ class HomeScan:
     refused: tuple[Refused, ...]
 
 
+class HomeRead:
+    """One read of one home: notes built as entries, then notes served straight from the
+    disk cache's rows (``rows_served``: (path, row)). Index ``i`` counts entries first."""
+
+    __slots__ = ("scope", "entries", "rows", "rows_served", "refused")
+
+    def __init__(
+        self,
+        scope: str,
+        entries: list[tuple[str, Entry]],
+        rows: diskcache.Rows | None,
+        rows_served: list[tuple[str, int]],
+        refused: list[Refused],
+    ) -> None:
+        self.scope = scope
+        self.entries = entries
+        self.rows = rows
+        self.rows_served = rows_served
+        self.refused = refused
+
+    def __len__(self) -> int:
+        return len(self.entries) + len(self.rows_served)
+
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.entries] + [path for path, _ in self.rows_served]
+
+    def updated_at(self) -> list[int]:
+        column = self.rows.updated_at if self.rows is not None else []
+        return [entry.meta.updated_at for _, entry in self.entries] + [
+            column[row] for _, row in self.rows_served
+        ]
+
+    def record(self, index: int) -> NoteRecord:
+        """Note ``index`` as a listing record (built on request)."""
+        if index < len(self.entries):
+            path, entry = self.entries[index]
+            key = ("record", self.scope)
+            record: NoteRecord | None = entry.memo.get(key)
+            if record is None or record.path != path:
+                record = NoteRecord(self.scope, path, entry.meta, entry.size_bytes)
+                entry.memo[key] = record
+            return record
+        path, row = self.rows_served[index - len(self.entries)]
+        assert self.rows is not None
+        return NoteRecord(self.scope, path, self.rows.meta(row), self.rows.size_bytes(row))
+
+
 @dataclass(frozen=True)
 class HomeLoad:
     scope: str
@@ -224,15 +271,14 @@ def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
     return NoteError(exc.message, path=path, scope=scope)
 
 
-@dataclass(slots=True)
-class _Walked:
-    """One candidate note met by a home walk; ``dir_fd`` is valid only while it is yielded."""
+_Served = tuple[
+    dict[str, Entry], dict[str, int], Sequence[Sequence[int]], list[bool], list[tuple[str, int]]
+]
+"""(this process's entries, row of each path, the six stamp columns, row usable, rows served
+so far)."""
 
-    path: str
-    dir_fd: int
-    name: str
-    size: int
-    stamp: Stamp
+_Walked = tuple[str, str, Stamp]
+"""A candidate note met by a home walk: (virtual path in NFC, name in its folder, stamp)."""
 
 
 def _holds(entry: Entry, refused: bool, literals: Sequence[str]) -> bool:
@@ -252,12 +298,16 @@ class _HomeCache:
     it is rewritten with the current entries (``finish``).
     """
 
-    def __init__(self, notes_root: Path, home: str, bodies: bool) -> None:
+    def __init__(self, notes_root: Path, home: str, bodies: bool, search: bool) -> None:
         self.home = home
         self.bodies = bodies
+        self.search = search
+        """A search loads every body with the rows (one byte search finds the candidates);
+        otherwise a body is read from the cache file only when it is used."""
         self.file = diskcache.cache_file(notes_root, home)
         self.rows: diskcache.Rows | None = None
         self.tried = False
+        self.loaded = False
         self.memory = CACHE.home(home)
         self.seen: list[tuple[str, Entry]] = []
         """The storable entries of this walk: what the disk cache should hold."""
@@ -265,28 +315,37 @@ class _HomeCache:
         self.dirty = False
         self.now_ns = time.time_ns()
         self.holding: set[int] | None = None
-        self.skipped: list[tuple[str, int]] = []
-        """Disk rows a search skipped: still what the disk cache should hold."""
+        self.matched: list[tuple[str, int]] = []
+        """Disk rows the walk matched and left unbuilt (a listing's or a snapshot's rows, the
+        rows a search skipped): still what the disk cache should hold."""
+
+    def rows_now(self) -> diskcache.Rows | None:
+        """The disk cache's rows, loaded once per read. Loading alone does not count as
+        consulting them (``tried``): a read served wholly from this process's cache leaves
+        the disk cache alone, as before."""
+        if not self.loaded and self.file is not None:
+            self.loaded = True
+            self.rows = diskcache.load(self.file, bodies=self.search)
+        return self.rows
 
     def unneeded(self, path: str, stamp: Stamp, literals: Sequence[str]) -> bool:
         """Whether the disk cache proves that the usable note at ``path`` holds none of
         ``literals`` (a search then skips it without building it)."""
-        rows = self._rows()
-        row = None if rows is None else rows.index.get(path)
-        if rows is None or row is None or rows.stamp(row) != stamp:
+        rows = self.consult()
+        row = None if rows is None else rows.matching(path, stamp)
+        if rows is None or row is None:
             return False
         if self.holding is None:
             self.holding = rows.holding(literals)
         if row in self.holding or rows.legacy(row) or not rows.addressable(row):
             return False
-        self.skipped.append((path, row))
+        self.matched.append((path, row))
         return True
 
-    def _rows(self) -> diskcache.Rows | None:
-        if not self.tried and self.file is not None:
-            self.tried = True
-            self.rows = diskcache.load(self.file, bodies=self.bodies)
-        return self.rows
+    def consult(self) -> diskcache.Rows | None:
+        """The rows, used to answer a miss in this process's cache."""
+        self.tried = True
+        return self.rows_now()
 
     def hit(self, path: str, entry: Entry) -> None:
         """``entry`` came from this process's cache."""
@@ -295,11 +354,11 @@ class _HomeCache:
 
     def lookup(self, path: str, stamp: Stamp) -> Entry | None:
         """The entry for the file from the disk cache (after a miss in this process's)."""
-        rows = self._rows()
-        row = None if rows is None else rows.index.get(path)
-        if rows is None or row is None or rows.stamp(row) != stamp:
+        rows = self.consult()
+        row = None if rows is None else rows.matching(path, stamp)
+        if rows is None or row is None:
             return None
-        entry = rows.entry(row)
+        entry = rows.entry(row, body=self.bodies)
         if entry is not None:
             CACHE.put(self.home, path, entry, self.now_ns)
             self.seen.append((path, entry))
@@ -322,8 +381,8 @@ class _HomeCache:
         """Whether the disk cache holds exactly this walk's entries."""
         rows = self.rows
         if rows is None:
-            return not self.seen and not self.skipped
-        if rows.count != len(self.seen) + len(self.skipped):
+            return not self.seen and not self.matched
+        if rows.count != len(self.seen) + len(self.matched):
             return False
         if self.disk_hits == len(self.seen):
             return True  # every entry was matched against its own row
@@ -335,9 +394,9 @@ class _HomeCache:
             return  # served from this process's cache alone: the disk was not consulted
         if not self.dirty and self._in_line():
             return
-        if self.skipped and self.rows is not None:
+        if self.matched and self.rows is not None:
             rows = self.rows
-            built = ((path, rows.entry(row)) for path, row in self.skipped)
+            built = ((path, rows.entry(row)) for path, row in self.matched)
             self.seen.extend((path, entry) for path, entry in built if entry is not None)
         if any(entry.body is None for _path, entry in self.seen):
             full = diskcache.load(self.file, bodies=True)
@@ -447,12 +506,18 @@ class NoteStore:
             raise LegacyNoteError(_legacy_reason(note.parsed), path=path, scope=scope)
         return note
 
-    def _walk(self, scope: str, refused: list[Refused]) -> Iterator[_Walked]:
-        """Every ``.md`` regular file of the home, by descriptor; raises ``HomeReadError``.
+    def _walk(
+        self, scope: str, refused: list[Refused], served: _Served | None = None
+    ) -> Iterator[tuple[int, list[_Walked]]]:
+        """Every ``.md`` regular file of the home, folder by folder: (open folder, its files);
+        raises ``HomeReadError``. The folder's descriptor is valid only while it is yielded.
 
         Links are never followed (a folder swapped for a link mid-walk is skipped), names are
         reported in NFC, and a second spelling of one name in a folder is refused. At most one
         descriptor per folder level is open. Order is unspecified (callers sort).
+
+        With ``served``, a file that this process's cache does not hold and whose usable
+        disk-cache row has the file's stamp is recorded there instead of being yielded.
         """
         try:
             home_fd = self._home_fd(scope, create=False)
@@ -464,9 +529,11 @@ class NoteStore:
         # Frames of (open folder, its virtual prefix, sub-folder names still to visit).
         stack: list[tuple[int, str, list[str]]] = []
         try:
-            folders = yield from self._files(scope, home_fd, "", refused)
+            files, folders = self._files(scope, home_fd, "", refused, served)
             stack.append((home_fd, "", folders))
             home_fd = -1  # the stack owns it now
+            if files:
+                yield stack[-1][0], files
             while stack:
                 fd, prefix, pending = stack[-1]
                 if not pending:
@@ -474,7 +541,7 @@ class NoteStore:
                     os.close(fd)
                     continue
                 name = pending.pop()
-                shown = prefix + jail.nfc(name)
+                shown = prefix + (name if name.isascii() else jail.nfc(name))
                 if len(stack) > MAX_WALK_DEPTH:
                     refused.append(Refused(scope, shown + "/", "nested too deeply to list"))
                     continue
@@ -489,11 +556,13 @@ class NoteStore:
                 if child is None:
                     continue  # removed since it was listed
                 try:
-                    below = yield from self._files(scope, child, shown + "/", refused)
+                    files, below = self._files(scope, child, shown + "/", refused, served)
                 except BaseException:
                     os.close(child)
                     raise
                 stack.append((child, shown + "/", below))
+                if files:
+                    yield child, files
         finally:
             if home_fd >= 0:
                 os.close(home_fd)
@@ -501,9 +570,15 @@ class NoteStore:
                 os.close(fd)
 
     def _files(
-        self, scope: str, fd: int, prefix: str, refused: list[Refused]
-    ) -> Generator[_Walked, None, list[str]]:
-        """Yield the notes of one open folder; return its sub-folder names."""
+        self,
+        scope: str,
+        fd: int,
+        prefix: str,
+        refused: list[Refused],
+        served: _Served | None = None,
+    ) -> tuple[list[_Walked], list[str]]:
+        """The notes of one open folder, and its sub-folder names (one tight loop per folder:
+        at 10,000 notes the walk is most of a fresh listing's time)."""
         try:
             with os.scandir(fd) as listing:
                 entries = list(listing)
@@ -512,62 +587,93 @@ class NoteStore:
                 f"cannot read the {scope} home: {exc.strerror or exc}", scope=scope
             ) from exc
         folders: list[str] = []
-        seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
-        if not all(entry.name.isascii() for entry in entries):
+        files: list[_Walked] = []
+        ascii_only = all(entry.name.isascii() for entry in entries)
+        if not ascii_only:
             # Exact NFC spellings first, so a later NFD twin is the one refused.
             entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
+        seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
+        if served is not None:
+            memory, index, (dev, ino, size, mtime, ctime, nlink), usable, out = served
         for entry in entries:
             name = entry.name
-            if name.startswith(RESERVED_PREFIX):
-                continue  # the store's own temp files and lock folder
             try:
                 # Neither test follows a link: a symbolic link is neither a folder nor a file.
                 if entry.is_dir(follow_symlinks=False):
-                    folders.append(name)
+                    if not name.startswith(RESERVED_PREFIX):
+                        folders.append(name)
                     continue
-                if not name.endswith(NOTE_SUFFIX) or not entry.is_file(follow_symlinks=False):
+                if (
+                    not name.endswith(NOTE_SUFFIX)
+                    or name.startswith(RESERVED_PREFIX)  # the store's own temp and lock files
+                    or not entry.is_file(follow_symlinks=False)
+                ):
                     continue  # notes are .md files; other files are not notes
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue  # vanished since it was listed
-            if name.isascii():
-                shown = prefix + name
+            if ascii_only or name.isascii():
+                path = prefix + name
+                if served is not None and path not in memory:
+                    # The hot path of a fresh process: a usable row with the walk's stamp,
+                    # compared field by field (no stamp object per file).
+                    row = index.get(path)
+                    if (
+                        row is not None
+                        and usable[row]
+                        and ino[row] == info.st_ino
+                        and mtime[row] == info.st_mtime_ns
+                        and ctime[row] == info.st_ctime_ns
+                        and size[row] == info.st_size
+                        and nlink[row] == info.st_nlink
+                        and dev[row] == info.st_dev
+                    ):
+                        out.append((path, row))
+                        continue
             else:
-                shown = prefix + jail.nfc(name)
-                if shown in seen:
-                    reason = "another spelling (NFC/NFD) of this name is the note"
-                    refused.append(Refused(scope, shown, reason))
-                    continue
-                seen.add(shown)
-            yield _Walked(shown, fd, name, info.st_size, _stamp(info))
-        return folders
+                path = ""
+            stamp = (
+                info.st_dev,
+                info.st_ino,
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+                info.st_nlink,
+            )
+            if path:
+                files.append((path, name, stamp))
+                continue
+            shown = prefix + jail.nfc(name)
+            if shown in seen:
+                reason = "another spelling (NFC/NFD) of this name is the note"
+                refused.append(Refused(scope, shown, reason))
+                continue
+            seen.add(shown)
+            files.append((shown, name, stamp))
+        return files, folders
 
     def _entry(
-        self, scope: str, cache: _HomeCache, item: _Walked, head_only: bool
+        self, scope: str, cache: _HomeCache, dir_fd: int, item: _Walked, head_only: bool
     ) -> Entry | Refused:
-        """The parsed file, from a cache when its stamp still matches.
+        """The parsed file, read now (both caches missed).
 
         ``head_only`` may return just the head of a large file. Raises ``FileNotFoundError``
         if the file vanished.
         """
-        entry = cache.lookup(item.path, item.stamp)  # this process's cache already missed
-        if entry is not None:
-            return entry
-        whole = not head_only or item.size <= MAX_FILE_BYTES
+        path, name, stamp = item
+        whole = not head_only or stamp[2] <= MAX_FILE_BYTES
         limit = None if whole else HEAD_BYTES
         try:
-            data, info = jail.read_file(
-                item.dir_fd, item.name, shown=item.path, limit=limit, exact=True
-            )
+            data, info = jail.read_file(dir_fd, name, shown=path, limit=limit, exact=True)
             if not whole and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
                 # a long metadata block: read the whole file
-                data, info = jail.read_file(item.dir_fd, item.name, shown=item.path, exact=True)
+                data, info = jail.read_file(dir_fd, name, shown=path, exact=True)
         except jail.JailError as exc:
-            return Refused(scope, item.path, exc.message)
+            return Refused(scope, path, exc.message)
         text = _decode(data)
-        entry = Entry.of(item.stamp, text, parse_note(text, _mtime_ms(info)))
-        if len(data) == info.st_size and _stamp(info) == item.stamp:
-            cache.remember(item.path, entry)
+        entry = Entry.of(stamp, text, parse_note(text, _mtime_ms(info)))
+        if len(data) == info.st_size and _stamp(info) == stamp:
+            cache.remember(path, entry)
         return entry
 
     def _usable(self, scope: str, path: str, entry: Entry) -> Refused | None:
@@ -585,12 +691,13 @@ class NoteStore:
         *,
         bodies: bool,
         contains: Sequence[str] | None = None,
-    ) -> tuple[list[tuple[str, Entry]], list[Refused]]:
-        """(path, entry) of every usable note of one home, and the refused files.
+    ) -> HomeRead:
+        """Every usable note of one home (as entries, or as disk-cache rows), and the refused
+        files.
 
         ``bodies`` asks for whole files (else a large file may be read only up to its
-        body); ``contains`` keeps only notes whose body holds one of those literals.
-        Raises ``HomeReadError``.
+        body); ``contains`` keeps only notes whose body holds one of those literals (they
+        always come as entries). Raises ``HomeReadError``.
         """
         with gc_paused():
             return self._read_home(scope, accept, bodies, contains)
@@ -601,52 +708,92 @@ class NoteStore:
         accept: Callable[[str], bool] | None,
         bodies: bool,
         contains: Sequence[str] | None,
-    ) -> tuple[list[tuple[str, Entry]], list[Refused]]:
+    ) -> HomeRead:
         found: list[tuple[str, Entry]] = []
+        served: list[tuple[str, int]] = []
         refused: list[Refused] = []
-        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies)
-        memory = cache.memory
-        for item in self._walk(scope, refused):
-            path = item.path
-            if accept is not None and not accept(path):
-                continue
-            entry = memory.get(path)
-            if entry is None or entry.stamp != item.stamp or (bodies and entry.body is None):
-                if contains is not None and cache.unneeded(path, item.stamp, contains):
+        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies, contains is not None)
+        memory_get = cache.memory.get
+        rows_tried = contains is not None  # a search consults the rows through ``unneeded``
+        index: dict[str, int] = {}
+        usable: list[bool] = []
+        rows: diskcache.Rows | None = None
+        fast: _Served | None = None
+        skipped: list[tuple[str, int]] = []
+        if contains is None and accept is None:
+            rows = cache.rows_now()
+            if rows is not None:
+                rows_tried = True
+                index, usable = rows.index, rows.usable
+                fast = (cache.memory, index, rows.stamp_columns, usable, served)
+        elif contains is not None and accept is None:
+            # A whole-home search: a usable row with the walk's stamp whose body holds no
+            # literal is skipped inside the walk; the rows that hold one are built below.
+            rows = cache.rows_now()
+            if rows is not None and rows.has_bodies:
+                skippable = list(rows.usable)
+                cache.holding = rows.holding(contains)
+                for holder in cache.holding:
+                    skippable[holder] = False
+                fast = (cache.memory, rows.index, rows.stamp_columns, skippable, skipped)
+        for dir_fd, files in self._walk(scope, refused, fast):
+            for item in files:
+                path, _name, stamp = item
+                if accept is not None and not accept(path):
                     continue
-                try:
-                    got = self._entry(scope, cache, item, head_only=not bodies)
-                except FileNotFoundError:
-                    continue  # removed between listing and opening
-                if isinstance(got, Refused):
-                    refused.append(got)
+                entry = memory_get(path)
+                if (
+                    entry is not None
+                    and entry.stamp == stamp
+                    and (entry.body is not None or not bodies)
+                ):
+                    cache.hit(path, entry)  # the hot path of a long-lived host
+                else:
+                    if not rows_tried:
+                        rows_tried = True
+                        rows = cache.consult()
+                        if rows is not None:
+                            index, usable = rows.index, rows.usable
+                    if contains is None:
+                        # The hot path of a fresh process: a usable row with the walk's stamp
+                        # is served from its columns, never built.
+                        row = index.get(path)
+                        if row is not None and usable[row] and rows and rows.stamp(row) == stamp:
+                            served.append((path, row))
+                            continue
+                    elif cache.unneeded(path, stamp, contains):
+                        continue
+                    got: Entry | Refused | None = cache.lookup(path, stamp)
+                    if got is None:
+                        try:
+                            got = self._entry(scope, cache, dir_fd, item, head_only=not bodies)
+                        except FileNotFoundError:
+                            continue  # removed between listing and opening
+                    if isinstance(got, Refused):
+                        refused.append(got)
+                        continue
+                    entry = got
+                problem = self._usable(scope, path, entry)
+                if contains is not None and not _holds(entry, problem is not None, contains):
                     continue
-                entry = got
-            else:
-                cache.hit(path, entry)  # the hot path of a long-lived host
-            problem = self._usable(scope, path, entry)
-            if contains is not None and not _holds(entry, problem is not None, contains):
-                continue
-            if problem is not None:
-                refused.append(problem)
-                continue
-            found.append((path, entry))
+                if problem is not None:
+                    refused.append(problem)
+                    continue
+                found.append((path, entry))
+        if served or skipped:
+            cache.tried = True  # rows answered: the disk cache must match the walk
+        cache.matched.extend(served)
+        cache.matched.extend(skipped)
         if accept is None:
             cache.finish()  # only a complete walk knows which notes are gone
-        return found, refused
+        return HomeRead(scope, found, cache.rows if served else None, served, refused)
 
     def scan(self, scope: str) -> HomeScan:
         """Metadata of every note in one home, reading only the head of large files."""
-        found, refused = self.read_home(scope, bodies=False)
-        key = ("record", scope)
-        records: list[NoteRecord] = []
-        for path, entry in found:
-            record = entry.memo.get(key)
-            if record is None or record.path != path:
-                record = NoteRecord(scope, path, entry.meta, entry.size_bytes)
-                entry.memo[key] = record
-            records.append(record)
-        return HomeScan(scope, tuple(records), tuple(sorted(refused, key=lambda r: r.path)))
+        read = self.read_home(scope, bodies=False)
+        records = [read.record(index) for index in range(len(read))]
+        refused = tuple(sorted(read.refused, key=lambda r: r.path))
+        return HomeScan(scope, tuple(records), refused)
 
     def load(
         self,
@@ -659,7 +806,12 @@ class NoteStore:
         ``accept`` filters virtual paths; ``contains`` keeps only notes whose body holds one of
         those literals.
         """
-        found, refused = self.read_home(scope, accept, bodies=True, contains=contains)
+        read = self.read_home(scope, accept, bodies=True, contains=contains)
+        found, refused = read.entries, read.refused
+        if read.rows is not None:
+            rows = read.rows
+            built = ((path, rows.entry(row)) for path, row in read.rows_served)
+            found = found + [(path, entry) for path, entry in built if entry is not None]
         key = ("note", scope)
         notes: list[Note] = []
         for path, entry in found:

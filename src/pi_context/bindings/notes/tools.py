@@ -11,10 +11,12 @@ end, a legacy note…) returns the same envelope as an error result. Every respo
 from __future__ import annotations
 
 import json
+from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, overload
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob, note_path
+from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
@@ -23,9 +25,10 @@ from pi_context.bindings.notes.homes import (
     notes_root,
     session_id_from_file,
 )
-from pi_context.bindings.notes.query import LineMatch, list_order, match_lines
+from pi_context.bindings.notes.query import LineMatch, match_lines
 from pi_context.bindings.notes.store import (
     NOTE_MAX_BYTES,
+    HomeRead,
     HomeReadError,
     InvalidPathError,
     Note,
@@ -369,13 +372,21 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 class _LazyRows(Sequence[JSONValue]):
-    """Rows rendered on access: a page touches a few dozen of 10,000 records."""
+    """Rows rendered on access: a page touches a few dozen of 10,000 notes, so only those
+    are built into records (the order needs only each note's time, path and scope)."""
 
-    def __init__(self, records: list[NoteRecord]) -> None:
-        self._records = records
+    def __init__(self, reads: list[HomeRead], order: list[int], starts: list[int]) -> None:
+        self._reads = reads
+        self._order = order
+        self._starts = starts
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._order)
+
+    def _row(self, position: int) -> JSONValue:
+        index = self._order[position]
+        home = bisect_right(self._starts, index) - 1
+        return _record_json(self._reads[home].record(index - self._starts[home]))
 
     @overload
     def __getitem__(self, index: int) -> JSONValue: ...
@@ -383,8 +394,27 @@ class _LazyRows(Sequence[JSONValue]):
     def __getitem__(self, index: slice) -> list[JSONValue]: ...
     def __getitem__(self, index: int | slice) -> JSONValue:
         if isinstance(index, slice):
-            return [_record_json(record) for record in self._records[index]]
-        return _record_json(self._records[index])
+            return [self._row(position) for position in range(len(self._order))[index]]
+        return self._row(range(len(self._order))[index])
+
+
+def _listing(reads: list[HomeRead], accept: Callable[[str], bool] | None) -> _LazyRows:
+    """Every note of ``reads`` in ``list_order``: newest first, then path, then scope."""
+    reads = sorted(reads, key=lambda read: read.scope)  # concatenated in scope order
+    paths: list[str] = []
+    updated: list[int] = []
+    starts: list[int] = []
+    for read in reads:
+        starts.append(len(paths))
+        paths.extend(read.paths())
+        updated.extend(read.updated_at())
+    order = list(range(len(paths)))
+    if accept is not None:
+        order = [index for index in order if accept(paths[index])]
+    # Stable sorts with C key functions, least significant key first (scope: concatenation).
+    order.sort(key=paths.__getitem__)
+    order.sort(key=updated.__getitem__, reverse=True)
+    return _LazyRows(reads, order, starts)
 
 
 LIST_KEYS = ("pattern", "scope", "max_results", "cursor")
@@ -397,18 +427,20 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     scopes = _scopes(args, store)
     limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
-    records: list[NoteRecord] = []
+    reads: list[HomeRead] = []
     failures: list[HomeReadError] = []
     refused: list[Refused] = []
     for scope in scopes:
         try:
-            scan = store.scan(scope)
+            read = store.read_home(scope, bodies=False)
         except HomeReadError as exc:
             failures.append(exc)
             continue
-        records.extend(r for r in scan.records if accept is None or accept(r.path))
-        refused.extend(r for r in scan.refused if accept is None or accept(r.path))
-    rows = _LazyRows(list_order(records))
+        reads.append(read)
+        home_refused = sorted(read.refused, key=lambda r: r.path)
+        refused.extend(r for r in home_refused if accept is None or accept(r.path))
+    with gc_paused():
+        rows = _listing(reads, accept)
     result = page(
         rows,
         cursor,
