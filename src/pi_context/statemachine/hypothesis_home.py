@@ -17,8 +17,9 @@ ENV = "HYPOTHESIS_STORAGE_DIRECTORY"
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pi-context" / "hypothesis"
+    from pi_context.cache_dir import cache_root
+
+    return cache_root() / "hypothesis"
 
 
 def keep_out_of_cwd() -> Path:

@@ -66,6 +66,7 @@ from pi_context.bindings.session.windows import (
     names_legacy_window,
     root_window_id,
 )
+from pi_context.cache_dir import cache_root
 
 from .columns import Strings, add_part, checksums, pack_strings, put_whole
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
@@ -78,7 +79,6 @@ _ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
 _DEVELOPER = _ROLE_CODE["developer"]
 _SYSTEM = _ROLE_CODE["system"]
 _FLIP, _LEGACY, _STAMP = 1, 2, 4  # entry flag bits (_STAMP: the timestamp is a string)
-CACHE_ENV = "PI_CONTEXT_CACHE_DIR"
 DISABLE_ENV = "PI_CONTEXT_HISTORY_INDEX"  # "0" answers every call without the index
 
 # Packed columns: name -> array type code ("" marks a string table, stored as name.o + name.d).
@@ -103,16 +103,6 @@ class Unindexable(Exception):
 
 class CorruptIndex(Exception):
     """The cache disagrees with itself or with the session file: rebuild it."""
-
-
-def cache_root() -> Path:
-    """``$PI_CONTEXT_CACHE_DIR``, else ``$XDG_CACHE_HOME/pi-context``, else ``~/.cache/...``."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "pi-context"
 
 
 def index_enabled() -> bool:

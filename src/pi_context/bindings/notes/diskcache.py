@@ -43,8 +43,8 @@ from pathlib import Path
 
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
+from pi_context.cache_dir import cache_root
 
-CACHE_ENV = "PI_CONTEXT_CACHE_DIR"
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
 MAGIC = b"PINOTEC1"
@@ -91,16 +91,6 @@ def rules() -> int:
         except (OSError, TypeError):
             _rules = 0  # unknown rules: a cache is then never reused across processes
     return _rules
-
-
-def cache_root() -> Path:
-    """``$PI_CONTEXT_CACHE_DIR``, else ``$XDG_CACHE_HOME/pi-context``, else ``~/.cache/...``."""
-    explicit = os.environ.get(CACHE_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "pi-context"
 
 
 def cache_file(notes_root: Path, home: str) -> Path | None:
