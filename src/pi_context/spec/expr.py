@@ -588,32 +588,45 @@ def snake(name: str) -> str:
 
 
 def to_python(expr: Expr, names: Mapping[str, str], lazy: Callable[[str], str]) -> str:
-    """Compile a checked guard to a Python expression.
+    """Compile a checked guard to a Python expression over the generated types.
 
     ``names`` maps "state"/"event"/"facts" to the variables holding them; ``lazy(fact)``
     renders a memoised read of a lazy fact. Absent variant fields are ``None`` class
     attributes in the generated types, so ``==``/``!=`` keep the absent semantics.
     """
 
+    def ref(t: Target, parent: int) -> str:
+        if t.kind == "axis":
+            base = f"{names['state']}.{snake(t.name)}"
+            return base if t.member is None else f"{base}.{snake(t.member)}"
+        if t.kind == "field":
+            return f"{names['event']}.{snake(t.name)}"
+        if t.kind == "fact" and t.lazy:
+            # a memoised read is a conditional expression: parenthesise inside operators
+            return parenthesised(lazy(t.name), parent)
+        if t.kind == "fact":
+            return f"{names['facts']}.{snake(t.name)}"
+        raise AssertionError(f"{t.kind} is not available in guards")
+
+    return compile_python(expr, ref)
+
+
+def parenthesised(text: str, parent: int) -> str:
+    """``text`` as an operand: in brackets when it sits inside an operator."""
+    return f"({text})" if parent > 0 else text
+
+
+def compile_python(expr: Expr, ref: Callable[[Target, int], str]) -> str:
+    """A checked expression as Python source; ``ref(target, parent)`` renders each reference
+    (``parent`` is the binding strength around it: 0 at the top, more inside operators)."""
+
     def go(e: Expr, parent: int) -> str:
         # precedence: or=1, and=2, not=3, cmp=4, atom=5
         if isinstance(e, Lit):
             return repr(e.value) if isinstance(e.value, str) else ("True" if e.value else "False")
         if isinstance(e, Ref):
-            t = e.target
-            assert t is not None
-            if t.kind == "axis":
-                base = f"{names['state']}.{snake(t.name)}"
-                return base if t.member is None else f"{base}.{snake(t.member)}"
-            if t.kind == "field":
-                return f"{names['event']}.{snake(t.name)}"
-            if t.kind == "fact" and t.lazy:
-                # a memoised read is a conditional expression: parenthesise inside operators
-                text = lazy(t.name)
-                return f"({text})" if parent > 0 else text
-            if t.kind == "fact":
-                return f"{names['facts']}.{snake(t.name)}"
-            raise AssertionError(f"{t.kind} is not available in guards")
+            assert e.target is not None
+            return ref(e.target, parent)
         if isinstance(e, Not):
             text, prec = f"not {go(e.operand, 3)}", 3
         elif isinstance(e, BoolOp):

@@ -37,6 +37,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
+from pi_context.statemachine.emit import row_chain
 
 
 def step_functions(spec: Spec) -> list[str]:
@@ -328,18 +329,12 @@ def _event_function(spec: Spec, event: Event) -> list[str]:
         out += [f"    if {_negated(fchecks)}:", "        return None"]
     else:
         out += [f"    if {_negated(checks)}:", "        return None"]
-    for row in spec.rows_for(event.name):
-        guard = _python(row.guard, spec)
-        result = f"return {_next_state(spec, row)}, {row.effect!r}, {row.id!r}"
-        out.append(f"    # {row.id}: {row.why}")
-        if guard == "True":
-            out.append(f"    {result}")
-            break
-        out += [f"    if {guard}:", f"        {result}"]
-    else:
-        out.append(f"    raise AssertionError('no row of {event.name} matched')")
-    out.append("")
-    return out
+    return out + row_chain(
+        spec,
+        event.name,
+        lambda row: _python(row.guard, spec),
+        lambda row: f"{_next_state(spec, row)}, {row.effect!r}, {row.id!r}",
+    )
 
 
 def _negated(conds: list[str]) -> str:
@@ -354,47 +349,28 @@ def _negated(conds: list[str]) -> str:
 def _python(expr: ex.Expr, spec: Spec) -> str:
     """A guard or value compiled over the locals of an event function."""
 
-    def go(e: ex.Expr, parent: int) -> str:
-        # precedence: or=1, and=2, not=3, cmp=4, atom=5
-        if isinstance(e, ex.Lit):
-            return repr(e.value) if isinstance(e.value, str) else ("True" if e.value else "False")
-        if isinstance(e, ex.Ref):
-            target = e.target
-            assert target is not None
-            if target.kind == "axis":
-                axis = next(a for a in spec.axes if a.name == target.name)
-                if target.member is None:
-                    assert isinstance(axis, EnumAxis), "a whole variant value in an expression"
-                    return _state_var(axis.name)
-                assert isinstance(axis, VariantAxis)
-                if target.member == axis.tag:
-                    return _tag_var(axis.name)
-                # an absent member reads as None, like the typed classes' None defaults
-                return f"{_state_var(axis.name)}.get({target.member!r})"
-            if target.kind == "field":
-                return f"e_{ex.snake(target.name)}"
-            if target.kind == "fact" and target.lazy:
-                name = f"f_{ex.snake(target.name)}"
-                text = f"(consulted is None or _note(consulted, {target.name!r})) and {name}"
-                return f"({text})" if parent > 0 else text
-            if target.kind == "fact":
-                return f"f_{ex.snake(target.name)}"
-            raise AssertionError(f"{target.kind} is not available here")
-        if isinstance(e, ex.Not):
-            text, prec = f"not {go(e.operand, 3)}", 3
-        elif isinstance(e, ex.BoolOp):
-            prec = 1 if e.op == "or" else 2
-            text = f"{go(e.left, prec)} {e.op} {go(e.right, prec + 1)}"
-        elif isinstance(e, ex.Cmp):
-            prec = 4
-            text = f"{go(e.left, 5)} {e.op} {go(e.right, 5)}"
-        else:
-            prec = 4
-            items = ", ".join(repr(i.value) for i in e.items)
-            text = f"{go(e.operand, 5)} in ({items},)"
-        return f"({text})" if prec < parent else text
+    def ref(target: ex.Target, parent: int) -> str:
+        if target.kind == "axis":
+            axis = next(a for a in spec.axes if a.name == target.name)
+            if target.member is None:
+                assert isinstance(axis, EnumAxis), "a whole variant value in an expression"
+                return _state_var(axis.name)
+            assert isinstance(axis, VariantAxis)
+            if target.member == axis.tag:
+                return _tag_var(axis.name)
+            # an absent member reads as None, like the typed classes' None defaults
+            return f"{_state_var(axis.name)}.get({target.member!r})"
+        if target.kind == "field":
+            return f"e_{ex.snake(target.name)}"
+        if target.kind == "fact" and target.lazy:
+            name = f"f_{ex.snake(target.name)}"
+            text = f"(consulted is None or _note(consulted, {target.name!r})) and {name}"
+            return ex.parenthesised(text, parent)
+        if target.kind == "fact":
+            return f"f_{ex.snake(target.name)}"
+        raise AssertionError(f"{target.kind} is not available here")
 
-    return go(expr, 0)
+    return ex.compile_python(expr, ref)
 
 
 def _next_state(spec: Spec, row: Row) -> str:

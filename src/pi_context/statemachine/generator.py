@@ -29,6 +29,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
+from pi_context.statemachine.emit import row_chain
 from pi_context.statemachine.naming import (
     event_class,
     facts_class,
@@ -385,21 +386,13 @@ def _event_function(spec: Spec, event: Event) -> list[str]:
         out.append("    facts = event.facts")
     for name in event.lazy_order:
         out.append(f"    _{ex.snake(name)}: bool | None = None  # lazy: read at most once")
-    rows = spec.rows_for(event.name)
-    for row in rows:
-        guard = ex.to_python(
-            row.guard, {"state": "state", "event": "event", "facts": "facts"}, _lazy_read
-        )
-        result = f"return {_state_expr(spec, row, 'state', 'event')}, {row.effect!r}, {row.id!r}"
-        out.append(f"    # {row.id}: {row.why}")
-        if guard == "True":
-            out.append(f"    {result}")
-            break
-        out += [f"    if {guard}:", f"        {result}"]
-    else:
-        out.append(f"    raise AssertionError('no row of {event.name} matched')")
-    out.append("")
-    return out
+    names = {"state": "state", "event": "event", "facts": "facts"}
+    return out + row_chain(
+        spec,
+        event.name,
+        lambda row: ex.to_python(row.guard, names, _lazy_read),
+        lambda row: f"{_state_expr(spec, row, 'state', 'event')}, {row.effect!r}, {row.id!r}",
+    )
 
 
 # ---------------------------------------------------------------- machine.py
