@@ -61,10 +61,9 @@ from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
 from pi_context.bindings.session.windows import (
     BOOT_TYPE,
     is_reset_marker,
-    legacy_window_prefix,
     marker_window_id,
     names_legacy_window,
-    root_window_id,
+    root_id_in_format,
 )
 from pi_context.cache_dir import cache_root
 
@@ -753,7 +752,9 @@ class HistoryIndex:
         if branch and table.flags[branch[0] - first] & _STAMP:
             root_created = table.stamps[branch[0] - first]
         legacy = any(table.flags[seq - first] & _LEGACY for seq in branch)
-        view.windows.append((self._root_id(legacy), root_created, None, 0))
+        view.windows.append(
+            (root_id_in_format(self.session_id, legacy=legacy), root_created, None, 0)
+        )
         self._extend(view, table, branch, None)
         return view
 
@@ -794,11 +795,6 @@ class HistoryIndex:
         item0 = self._array("e_item0")
         return item0[seq + 1] if seq + 1 < len(item0) else self.meta["items"]
 
-    def _root_id(self, legacy: bool) -> str:
-        if legacy:
-            return f"{legacy_window_prefix(self.session_id)}root"
-        return root_window_id(self.session_id)
-
     def _extend(
         self,
         view: View,
@@ -813,7 +809,12 @@ class HistoryIndex:
         if view.windows and any(flags[seq - first] & _LEGACY for seq in path):
             # The branch now shows the session wrote seed-format ids: its root is named that way.
             _, created, marker_id, start = view.windows[0]
-            view.windows[0] = (self._root_id(True), created, marker_id, start)
+            view.windows[0] = (
+                root_id_in_format(self.session_id, legacy=True),
+                created,
+                marker_id,
+                start,
+            )
         previous = before
         roles, base = table.roles, table.item_base
         positions, view_roles = view.positions, view.roles

@@ -632,14 +632,7 @@ class NoteStore:
                         continue
             else:
                 path = ""
-            stamp = (
-                info.st_dev,
-                info.st_ino,
-                info.st_size,
-                info.st_mtime_ns,
-                info.st_ctime_ns,
-                info.st_nlink,
-            )
+            stamp = _stamp(info)
             if path:
                 files.append((path, name, stamp))
                 continue

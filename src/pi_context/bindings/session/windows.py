@@ -132,9 +132,13 @@ def uses_legacy_ids(branch: Sequence[Entry], session_id: str) -> bool:
 
 def root_window_id(session_id: str, branch: Sequence[Entry] = ()) -> str:
     """The root window's id: ``pcw:<session id>:root``, or the seed's id for an older session."""
-    if uses_legacy_ids(branch, session_id):
-        return f"{legacy_window_prefix(session_id)}root"
-    return f"{window_prefix(session_id)}root"
+    return root_id_in_format(session_id, legacy=uses_legacy_ids(branch, session_id))
+
+
+def root_id_in_format(session_id: str, *, legacy: bool) -> str:
+    """The root window's id in the current format, or in the seed format (``legacy``)."""
+    prefix = legacy_window_prefix(session_id) if legacy else window_prefix(session_id)
+    return f"{prefix}root"
 
 
 def current_reset(branch: Sequence[Entry]) -> Entry | None:
