@@ -25,8 +25,7 @@ Names are imported on first use, so ``import pi_context`` stays cheap; the sub-p
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (CLI start-up)
 
 __version__ = "0.1.0"
 
@@ -141,7 +140,9 @@ if TYPE_CHECKING:
 else:
     # Hidden from type checkers, so a misspelt name is a type error rather than ``Any``.
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name):
+        import importlib
+
         module = _EXPORTS.get(name)
         if module is None:
             raise AttributeError(f"module 'pi_context' has no attribute {name!r}")
@@ -149,5 +150,5 @@ else:
         globals()[name] = value  # later lookups skip this hook
         return value
 
-    def __dir__() -> list[str]:
+    def __dir__():
         return sorted({*globals(), *__all__})

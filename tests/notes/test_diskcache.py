@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -32,6 +33,8 @@ from .conftest import Notes
 
 SETTLED_SECONDS = cache_module.SETTLE_NS / 1e9 + 0.2
 NAMES = ("a.md", "b.md", "c.md", "d.md", "e.md")
+FOLDER_NAMES = ("sub/a.md", "sub/deep/b.md", "other/c.md")
+"""Notes in folders: a folder's listing is reused while its stamp is unchanged."""
 
 
 def cli(notes: Notes, name: str, **args: Any) -> Any:
@@ -350,8 +353,20 @@ def test_every_stored_row_reads_back_as_the_same_parse(text: str, ino: int, mtim
 
 _OPS = st.lists(
     st.tuples(
-        st.sampled_from(["replace", "in_place_forged", "delete", "rename", "settle", "call"]),
-        st.sampled_from(NAMES),
+        st.sampled_from(
+            [
+                "replace",
+                "in_place_forged",
+                "delete",
+                "rename",
+                "settle",
+                "call",
+                "folder_move",
+                "folder_link",
+                "folder_delete",
+            ]
+        ),
+        st.sampled_from(NAMES + FOLDER_NAMES),
         st.sampled_from(["value one", "value two", "VALUE 3!!", "value fours"]),
     ),
     min_size=1,
@@ -368,9 +383,9 @@ def test_random_edits_behind_the_stores_back_never_leave_a_stale_answer(
     the disk cache alone (this process's cache is emptied) or from both caches."""
     monkeypatch.setattr(cache_module, "SETTLE_NS", 50_000_000)  # > any timestamp tick here
     home = notes.store().home("human")
-    home.mkdir(parents=True, exist_ok=True)
-    for old in home.glob("*.md"):
-        old.unlink()
+    if home.exists():
+        shutil.rmtree(home)  # the previous example's folders and links too
+    home.mkdir(parents=True)
     CACHE.clear()
     template = notes.call("notes_write", path="seed.md", content="value seed", scope="human")
     assert not template.is_error
@@ -390,8 +405,33 @@ def test_random_edits_behind_the_stores_back_never_leave_a_stale_answer(
 
     for op, name, content in ops:
         file = home / name
-        if op == "replace":
-            temp = home / (name + ".tmp")
+        folder = file.parent
+        if op == "folder_move" and folder != home and folder.is_dir():
+            moved = home / "moved"
+            if moved.is_symlink() or moved.is_file():
+                moved.unlink()
+            elif moved.exists():
+                shutil.rmtree(moved)
+            folder.rename(moved)  # every note below leaves its path
+        elif op == "folder_link" and folder != home and not folder.is_symlink():
+            # a folder swapped for a link to another folder: never followed
+            target = home / "elsewhere"
+            target.mkdir(exist_ok=True)
+            (target / "x.md").write_text(header + content)
+            if folder.exists():
+                shutil.rmtree(folder)
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            folder.symlink_to(target, target_is_directory=True)
+        elif op == "folder_delete" and folder != home and folder.is_dir():
+            if folder.is_symlink():
+                folder.unlink()
+            else:
+                shutil.rmtree(folder)
+        elif op == "replace":
+            if folder.is_symlink():
+                folder.unlink()
+            folder.mkdir(parents=True, exist_ok=True)
+            temp = folder / (file.name + ".tmp")
             temp.write_text(header + content)
             temp.rename(file)
         elif op == "in_place_forged" and file.exists():
@@ -405,7 +445,7 @@ def test_random_edits_behind_the_stores_back_never_leave_a_stale_answer(
         elif op == "delete" and file.exists():
             file.unlink()
         elif op == "rename" and file.exists():
-            file.rename(home / ("r-" + name))
+            file.rename(folder / ("r-" + file.name))
         elif op == "settle":
             time.sleep(0.06)
         check()
@@ -502,3 +542,45 @@ def test_a_cache_file_damaged_in_place_after_a_snapshot_never_yields_a_damaged_b
         handle.write(data)
     human = {n.path: n.body for n in snapshot.notes if n.scope == "human"}
     assert human == {name: f"value {name[0]} one" for name in NAMES}, "read from the notes"
+
+
+def test_a_folder_listing_is_reused_only_while_the_folder_is_unchanged(
+    notes: Notes, own_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache file keeps each settled folder's listing under the folder's stamp; a note
+    added, removed or renamed in a folder (even with the folder's mtime forged back) changes
+    the stamp, so the next fresh call lists that folder again."""
+    for name in ("top.md", "sub/one.md", "sub/deep/two.md"):
+        notes.call("notes_write", path=name, content=f"value {name}", scope="human")
+    time.sleep(SETTLED_SECONDS)
+    both_answers(notes, monkeypatch)
+    [cached] = cache_files(own_cache_dir)
+    rows = diskcache.load(cached, bodies=False)
+    assert rows is not None
+    home = notes.store().home("human")
+    for folder, folders, names in (
+        (home, ["sub"], ["top.md"]),
+        (home / "sub", ["deep"], ["one.md"]),
+        (home / "sub" / "deep", [], ["two.md"]),
+    ):
+        info = os.stat(folder)
+        stamp = (
+            info.st_dev,
+            info.st_ino,
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+            info.st_nlink,
+        )
+        assert rows.listing(stamp) == (folders, names), folder
+    # Added behind the store's back, the folder's mtime forged back: ctime still moves.
+    deep = home / "sub" / "deep"
+    before = os.stat(deep)
+    (deep / "three.md").write_text((deep / "two.md").read_text().replace("two", "three"))
+    os.utime(deep, ns=(before.st_atime_ns, before.st_mtime_ns))
+    both_answers(notes, monkeypatch)
+    listed = [entry["path"] for entry in cli(notes, "notes_list", scope="human")["files"]]
+    assert "sub/deep/three.md" in listed
+    (home / "sub" / "one.md").rename(home / "sub" / "uno.md")
+    both_answers(notes, monkeypatch)
+    assert "sub/uno.md" in [e["path"] for e in cli(notes, "notes_list", scope="human")["files"]]

@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+
+from pi_context.frozen import frozen
 
 TOOL_OUTPUT_MAX_BYTES = 32_768
 """Hard ceiling, in UTF-8 bytes, on the text one tool call delivers to the model."""
@@ -34,7 +34,13 @@ HEADER_FIELD_MAX_CHARS = 2_048
 It exceeds every address limit (note paths: 1,024 bytes; window and item ids: 512 characters,
 shown as ``window <id>``), so the address a header names is always shown whole."""
 
-JSONValue = Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSONValue = Any
+else:
+    JSONValue = object  # only annotations use it
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -278,7 +284,7 @@ class ReadRangeError(ValueError):
         self.total_chars = total_chars
 
 
-@dataclass(frozen=True)
+@frozen
 class ReadWindow:
     """A delivered read: ``text`` is header line + newline + payload, within the budget."""
 

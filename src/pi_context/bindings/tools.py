@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-JSONValue = Any  # JSON-ready value: dict/list/str/int/float/bool/None
+from pi_context.frozen import field, frozen
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (CLI start-up)
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSONValue = Any  # JSON-ready value: dict/list/str/int/float/bool/None
+else:
+    JSONValue = object  # only annotations use it
 
 # Modules that contribute tools. Each exposes ``TOOLS: tuple[Tool, ...]``; a module that
 # is not present yet is skipped, so features can land independently.
@@ -25,7 +31,7 @@ TOOL_MODULES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolContext:
     """What a tool may know about its host: the session, the notes root and the identity."""
 
@@ -38,7 +44,7 @@ class ToolContext:
     leaf_id: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolResult:
     """What the model receives (``text``) plus structured details for the host."""
 
@@ -53,7 +59,7 @@ class ToolError(Exception):
     """A named, model-facing error: the message is what the model sees."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Tool:
     """A model-facing tool: name, description, JSON Schema of its arguments, and its code."""
 

@@ -12,21 +12,25 @@ so ``pi-context --help`` does not load what every command needs.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
-import re
 import sys
 from collections.abc import Sequence
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up is the cost)
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 _STRING = r"""(?:"[^"\\\n]*"|'[^'\\\n]*')"""
-_REGISTER = re.compile(r"^def register\(\s*(\w+)", re.MULTILINE)
-_HELP = re.compile(r"\bhelp\s*=\s*(\(?(?:\s*" + _STRING + r")+\s*\)?)")
+_REGISTER = r"^def register\(\s*(\w+)"
+_HELP = r"\bhelp\s*=\s*(\(?(?:\s*" + _STRING + r")+\s*\)?)"
 
 
 def _literal(text: str) -> str:
     """The value of adjacent plain string literals (no escapes: the patterns exclude them)."""
+    import re
+
     return "".join(piece[1:-1] for piece in re.findall(_STRING, text))
 
 
@@ -35,12 +39,14 @@ def _declared(path: str) -> list[tuple[str, str]] | None:
     module's ``register(<subparsers>)`` makes, read from its source with literal strings;
     None when the source does not say (the module is then imported). Regular expressions,
     not a parse: reading ten small files must stay a millisecond."""
+    import re
+
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()
     except (OSError, ValueError):
         return None
-    register = _REGISTER.search(text)
+    register = re.search(_REGISTER, text, re.MULTILINE)
     if register is None:
         return None
     call = re.compile(r"\b" + register.group(1) + r"\.add_parser\(\s*(" + _STRING + r")")
@@ -50,7 +56,7 @@ def _declared(path: str) -> list[tuple[str, str]] | None:
         rest = text[name.end() :]
         stops = (rest.find("add_argument"), rest.find("add_parser"), rest.find("\ndef "))
         stop = min((i for i in stops if i >= 0), default=len(rest))
-        help_text = _HELP.search(rest, 0, stop)
+        help_text = re.compile(_HELP).search(rest, 0, stop)
         if help_text is None:
             return None
         found.append((_literal(name.group(1)), _literal(help_text.group(1))))
@@ -80,6 +86,8 @@ def build_parser(
 ) -> argparse.ArgumentParser:
     """The full parser; with ``lazy``, only the command named in ``argv`` is imported and the
     others are listed by name and help."""
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="pi-context",
         description="Verified reset-control core for LLM context windows.",
@@ -99,9 +107,21 @@ def build_parser(
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
+    if args_in[:1] == ["tool"]:
+        # A model's tool call through the CLI: a well-formed command line is read without
+        # building the parser (argparse and its help machinery are a fifth of the call's
+        # start-up); anything else, --help and every error included, goes through argparse.
+        from pi_context.cli import tool
+
+        quick = tool.quick_args(args_in[1:])
+        if quick is not None:
+            return _handled(tool.run, quick)
     parser = build_parser(args_in, lazy=True)
     args = parser.parse_args(args_in)
-    handler = args.handler
+    return _handled(args.handler, args)
+
+
+def _handled(handler: Any, args: Any) -> int:
     try:
         code = handler(args)
     except KeyboardInterrupt:

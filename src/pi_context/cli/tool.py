@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from typing import Any
+
     from pi_context.bindings.tools import Tool
 
 # A tool family whose module is known is loaded alone: a model's history call pays for the
@@ -19,7 +21,72 @@ _FAMILIES = {
 }
 
 
+_VALUED = ("--session", "--notes-home", "--args", "--leaf", "--agent", "--model", "--cwd")
+_FLAGS = ("--details", "--list")
+_PATHS = ("--session", "--notes-home", "--cwd")
+
+
+class ToolArgs:
+    """The parsed command line (the same attributes as argparse's namespace)."""
+
+    __slots__ = (
+        "name", "session", "notes_home", "args", "leaf", "agent", "model", "cwd", "details", "list"
+    )  # fmt: skip
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.session: Path | None = None
+        self.notes_home: Path | None = None
+        self.args = "{}"
+        self.leaf: str | None = None
+        self.agent = "pi"
+        self.model: str | None = None
+        self.cwd: Path | None = None
+        self.details = False
+        self.list = False
+
+
+def quick_args(argv: list[str]) -> ToolArgs | None:
+    """``argv`` (after ``tool``) read as argparse would read it, or ``None`` when it is not
+    plainly well-formed (help, an unknown or abbreviated option, a missing value, a value
+    that looks like an option): argparse then reads it and reports any error."""
+    parsed = ToolArgs()
+    values: dict[str, str] = {}
+    position = 0
+    while position < len(argv):
+        word = argv[position]
+        position += 1
+        if not word.startswith("-"):
+            if parsed.name is not None:
+                return None  # a second positional is an error argparse reports
+            parsed.name = word
+            continue
+        option, equals, value = word.partition("=")
+        if option in _FLAGS and not equals:
+            setattr(parsed, option[2:], True)
+        elif option in _VALUED:
+            if not equals:
+                if position == len(argv) or argv[position].startswith("-"):
+                    return None
+                value = argv[position]
+                position += 1
+            values[option] = value
+        else:
+            return None
+    if values.keys() & _PATHS:
+        from pathlib import Path
+
+        for option in _PATHS:
+            if option in values:
+                setattr(parsed, option[2:].replace("-", "_"), Path(values.pop(option)))
+    for option, value in values.items():
+        setattr(parsed, option[2:].replace("-", "_"), value)
+    return parsed
+
+
 def register(subparsers: Any) -> None:
+    from pathlib import Path
+
     parser = subparsers.add_parser(
         "tool",
         help="run a model-facing tool against a session file and notes home",
@@ -50,7 +117,7 @@ def _tools(name: str | None) -> dict[str, Tool]:
     return all_tools()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace | ToolArgs) -> int:
     import json
 
     from pi_context.bindings.tools import ToolContext, ToolError
@@ -75,10 +142,14 @@ def run(args: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         print("pi-context tool: --args must be a JSON object", file=sys.stderr)
         return 2
+    if args.cwd is None:
+        from pathlib import Path
+
+        args.cwd = Path.cwd()
     context = ToolContext(
         session_path=args.session,
         notes_home=args.notes_home,
-        cwd=args.cwd or Path.cwd(),
+        cwd=args.cwd,
         agent_name=args.agent,
         model_id=args.model,
         leaf_id=args.leaf,

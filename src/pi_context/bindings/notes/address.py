@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+
+from pi_context.frozen import frozen
 
 MAX_PATH_BYTES = 1024
 """Longest virtual path, in UTF-8 bytes."""
@@ -88,7 +89,7 @@ def validate_path(value: object) -> str:
     return value
 
 
-@dataclass(frozen=True)
+@frozen
 class GlobPattern:
     """A compiled glob: ``*`` and ``?`` stay inside one segment, a whole ``**`` segment crosses.
 

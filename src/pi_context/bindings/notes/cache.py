@@ -19,9 +19,12 @@ import gc
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from pi_context.bindings.notes.frontmatter import NoteMeta, ParsedNote
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 SETTLE_NS = 2_000_000_000
 MAX_FILE_BYTES = 64 * 1024
@@ -32,12 +35,17 @@ Stamp = tuple[int, int, int, int, int, int]
 """(device, inode, size, mtime ns, ctime ns, link count)."""
 
 
-def cacheable(stamp: Stamp, now_ns: int | None = None) -> bool:
-    """Small, singly linked and settled (untouched for ``SETTLE_NS``)."""
-    if stamp[2] > MAX_FILE_BYTES or stamp[5] != 1:
-        return False
+def settled(stamp: Stamp, now_ns: int | None = None) -> bool:
+    """Untouched (neither mtime nor ctime) for ``SETTLE_NS``."""
     now = time.time_ns() if now_ns is None else now_ns
     return now - max(stamp[3], stamp[4]) >= SETTLE_NS
+
+
+def cacheable(stamp: Stamp, now_ns: int | None = None) -> bool:
+    """Small, singly linked and settled."""
+    if stamp[2] > MAX_FILE_BYTES or stamp[5] != 1:
+        return False
+    return settled(stamp, now_ns)
 
 
 @contextmanager

@@ -19,11 +19,22 @@ It is derived data and never trusted on its own:
   rows keep the file open, so a body comes from the very version its row came from even after
   a rename replaced the file, and a body whose CRC fails is never returned.
 
+Folder listings: the walk must also see notes added, removed or renamed, which it learns by
+listing each folder. A folder's listing changes only together with the folder's own stamp
+(creating, removing or renaming a name updates its mtime and ctime), so the file also keeps, per
+folder, its stamp taken before it was listed and the names the walk kept (sub-folders, note
+files). A later walk that finds the folder with exactly that stamp reuses the names instead of
+listing it again; each note is still ``stat``-ed and matched to its row. A listing is stored
+only for a folder untouched for ``SETTLE_NS``, as rows are.
+
 Layout: a fixed header; the meta section (an int64 array, column after column; the byte length
 of each text column; then each text column as NUL-terminated UTF-8 texts: path, origin, status,
 header, ...); the bodies as UTF-8, back to back. Columns are decoded only when used: a listing
 needs the paths, stamps and times of every row and the rest only for the rows it shows.
-Rows whose texts hold a NUL are simply not stored. The file is replaced atomically (a temp file
+Then the listings section (an int64 array of the folders' stamps, column after column; the
+byte length of each text column; the sub-folder names and the note names of each folder, each
+folder's names joined by ``/`` and NUL-terminated). Rows whose texts hold a NUL are simply not
+stored. The file is replaced atomically (a temp file
 in the same folder, then ``rename``), so readers see one whole version.
 """
 
@@ -48,9 +59,10 @@ from pi_context.cache_dir import cache_root
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
 MAGIC = b"PINOTEC1"
-VERSION = 3
-# magic, version, rules, rows, meta bytes, body bytes, a CRC of each section
-_HEADER = struct.Struct("<8sIIIQQII")
+VERSION = 4
+# magic, version, rules, rows, meta bytes, body bytes, a CRC of each, then folders, listing
+# bytes and their CRC
+_HEADER = struct.Struct("<8sIIIQQIIIQI")
 INT_COLUMNS = (
     "dev",
     "ino",
@@ -73,6 +85,8 @@ INT_COLUMNS = (
 )
 TEXT_COLUMNS = ("path", "origin", "status", "header", "legacy_keys", "malformed", "extra_lines")
 """Tuples of names or lines are stored joined by newlines (no line holds one)."""
+LISTING_TEXT_COLUMNS = ("folders", "notes")
+"""Per folder: its sub-folder names and its note file names, as the walk kept them."""
 _LITTLE = sys.byteorder == "little"
 _START, _END = INT_COLUMNS.index("body_start"), INT_COLUMNS.index("body_end")
 _CRC = INT_COLUMNS.index("body_crc")
@@ -120,8 +134,13 @@ class Rows:
         blocks: list[bytes],
         bodies: bytes | None,
         source: tuple[int, int] | None = None,
+        listings: tuple[int, array[int], list[bytes]] | None = None,
     ) -> None:
         self.count = count
+        self._listings = listings
+        """(folders, their stamp columns, their name blocks), decoded on first use."""
+        self._folder_index: dict[tuple[int, int], int] | None = None
+        self._folder_names: list[list[str]] = []
         self._source = source
         """(open descriptor of the cache file, offset of its bodies) when the bodies were not
         read: one is read on request, from the very file version these rows came from (the
@@ -151,6 +170,31 @@ class Rows:
             found = self._blocks[k].decode("utf-8", "surrogatepass").split("\0")[:-1]
             self._decoded[k] = found
         return found
+
+    def listing(self, stamp: Stamp) -> tuple[list[str], list[str]] | None:
+        """(sub-folder names, note names) stored for the folder with exactly ``stamp``."""
+        index = self._folder_index
+        if index is None:
+            index = self._decode_listings()
+        found = index.get((stamp[0], stamp[1]))
+        if found is None or self._folder_stamps[found] != stamp:
+            return None
+        folders, notes = self._folder_names[0][found], self._folder_names[1][found]
+        return (folders.split("/") if folders else []), (notes.split("/") if notes else [])
+
+    def _decode_listings(self) -> dict[tuple[int, int], int]:
+        index: dict[tuple[int, int], int] = {}
+        self._folder_stamps: list[Stamp] = []
+        if self._listings is not None:
+            n, ints, blocks = self._listings
+            columns = [ints[k * n : (k + 1) * n] for k in range(6)]
+            self._folder_stamps = list(zip(*columns, strict=True))
+            self._folder_names = [
+                block.decode("utf-8", "surrogatepass").split("\0")[:-1] for block in blocks
+            ]
+            index = {(s[0], s[1]): k for k, s in enumerate(self._folder_stamps)}
+        self._folder_index = index
+        return index
 
     @property
     def has_bodies(self) -> bool:
@@ -287,17 +331,18 @@ class Rows:
 
 _LENGTHS = struct.Struct(f"<{len(TEXT_COLUMNS)}Q")
 """Byte length of each text column's block (the blocks follow, in column order)."""
+_LISTING_LENGTHS = struct.Struct(f"<{len(LISTING_TEXT_COLUMNS)}Q")
 
 
-def _blocks(data: bytes, count: int) -> list[bytes] | None:
+def _blocks(data: bytes, count: int, lengths_of: struct.Struct = _LENGTHS) -> list[bytes] | None:
     """The text columns' blocks, each ``count`` NUL-terminated UTF-8 texts; ``None`` if not."""
-    if len(data) < _LENGTHS.size:
+    if len(data) < lengths_of.size:
         return None
-    lengths = _LENGTHS.unpack_from(data)
-    if sum(lengths) != len(data) - _LENGTHS.size:
+    lengths = lengths_of.unpack_from(data)
+    if sum(lengths) != len(data) - lengths_of.size:
         return None
     blocks: list[bytes] = []
-    offset = _LENGTHS.size
+    offset = lengths_of.size
     for length in lengths:
         block = data[offset : offset + length]
         offset += length
@@ -353,34 +398,59 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
     head = os.pread(fd, _HEADER.size, 0)
     if len(head) != _HEADER.size:
         return None
-    magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc = _HEADER.unpack(head)
+    magic, version, made_under, count, meta_len, body_len, meta_crc, body_crc, *listed = (
+        _HEADER.unpack(head)
+    )
+    folders, listing_len, listing_crc = listed
     if magic != MAGIC or version != VERSION or made_under != rules() or rules() == 0:
         return None
-    if file_size != _HEADER.size + meta_len + body_len:
+    if file_size != _HEADER.size + meta_len + listing_len + body_len:
         return None
-    meta = os.pread(fd, meta_len, _HEADER.size)
-    if len(meta) != meta_len or zlib.crc32(meta) != meta_crc:
+    both = os.pread(fd, meta_len + listing_len, _HEADER.size)
+    if len(both) != meta_len + listing_len:
         return None
+    meta, listing = both[:meta_len], both[meta_len:]
+    if zlib.crc32(meta) != meta_crc or zlib.crc32(listing) != listing_crc:
+        return None
+    body_offset = _HEADER.size + meta_len + listing_len
     body_data = None
     if bodies:
-        body_data = os.pread(fd, body_len, _HEADER.size + meta_len)
+        body_data = os.pread(fd, body_len, body_offset)
         if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
             return None
-    int_bytes = 8 * len(INT_COLUMNS) * count
-    if int_bytes > len(meta):
-        return None
-    ints = array("q")
-    ints.frombytes(meta[:int_bytes])
-    if not _LITTLE:
-        ints.byteswap()
-    texts = _blocks(meta[int_bytes:], count)
-    if texts is None:
+    ints = _int_columns(meta, count * len(INT_COLUMNS))
+    texts = None if ints is None else _blocks(meta[8 * len(ints) :], count)
+    if ints is None or texts is None:
         return None
     starts = ints[_START * count : (_START + 1) * count]
     ends = ints[_END * count : (_END + 1) * count]
     if count and (min(starts) < 0 or max(ends) > body_len):
         return None
-    return Rows(count, ints, texts, body_data, None if bodies else (fd, _HEADER.size + meta_len))
+    folder_ints = _int_columns(listing, folders * 6)
+    names = None
+    if folder_ints is not None:
+        names = _blocks(listing[8 * len(folder_ints) :], folders, _LISTING_LENGTHS)
+    if folder_ints is None or names is None:
+        return None
+    return Rows(
+        count,
+        ints,
+        texts,
+        body_data,
+        None if bodies else (fd, body_offset),
+        (folders, folder_ints, names),
+    )
+
+
+def _int_columns(data: bytes, values: int) -> array[int] | None:
+    """The first ``values`` int64s of ``data`` (little-endian on disk), or ``None``."""
+    if 8 * values > len(data):
+        return None
+    ints = array("q")
+    ints.frombytes(data[: 8 * values])
+    if not _LITTLE:
+        ints.byteswap()
+    return ints
 
 
 def storable(path: str, entry: Entry) -> bool:
@@ -392,10 +462,37 @@ def storable(path: str, entry: Entry) -> bool:
     return entry.storable
 
 
+Listing = tuple[Stamp, Sequence[str], Sequence[str]]
+"""A folder's stamp (taken before it was listed), its sub-folder names and its note names."""
+
+
+def _listing_section(listings: Iterable[Listing]) -> tuple[int, bytes]:
+    """(folders kept, the section's bytes)."""
+    by_folder: dict[tuple[int, int], Listing] = {}
+    for listing in listings:
+        stamp, folders, notes = listing
+        names = (*folders, *notes)
+        if all(name and "/" not in name and "\0" not in name for name in names):
+            by_folder[stamp[0], stamp[1]] = listing  # one folder, one listing
+    kept = list(by_folder.values())
+    ints = array("q", [stamp[k] for k in range(6) for stamp, _, _ in kept])
+    if not _LITTLE:
+        ints.byteswap()
+    folder_names = "".join("/".join(folders) + "\0" for _, folders, _ in kept)
+    note_names = "".join("/".join(notes) + "\0" for _, _, notes in kept)
+    blocks = [text.encode("utf-8", "surrogatepass") for text in (folder_names, note_names)]
+    lengths = _LISTING_LENGTHS.pack(*(len(block) for block in blocks))
+    return len(kept), ints.tobytes() + lengths + b"".join(blocks)
+
+
 def save(
-    file: Path, entries: Iterable[tuple[str, Entry]], addressable: Callable[[str], bool]
+    file: Path,
+    entries: Iterable[tuple[str, Entry]],
+    addressable: Callable[[str], bool],
+    listings: Iterable[Listing] = (),
 ) -> bool:
-    """Replace the cache with ``entries`` (atomically); ``False`` if it could not be written.
+    """Replace the cache with ``entries`` and the folder ``listings`` (atomically); ``False``
+    if it could not be written.
 
     ``addressable`` says whether a path is a valid note address. Entries without a body, or
     holding a NUL in a text column, are left out.
@@ -448,9 +545,11 @@ def save(
     lengths = _LENGTHS.pack(*(len(block) for block in blocks))
     meta_data = ints.tobytes() + lengths + b"".join(blocks)
     body_data = b"".join(bodies)
+    folders, listing_data = _listing_section(listings)
     crcs = zlib.crc32(meta_data), zlib.crc32(body_data)
     sizes = len(kept), len(meta_data), len(body_data)
-    head = _HEADER.pack(MAGIC, VERSION, rules(), *sizes, *crcs)
+    listed = folders, len(listing_data), zlib.crc32(listing_data)
+    head = _HEADER.pack(MAGIC, VERSION, rules(), *sizes, *crcs, *listed)
     try:
         file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         temp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
@@ -458,7 +557,7 @@ def save(
         fd = os.open(temp, flags, 0o600)
         try:
             try:
-                for chunk in (head, meta_data, body_data):
+                for chunk in (head, meta_data, listing_data, body_data):
                     view = memoryview(chunk)
                     while view:
                         view = view[os.write(fd, view) :]

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+
+from pi_context.frozen import frozen
 
 FENCE = "---"
 ORIGIN_DEFAULT = "self"
@@ -107,7 +108,7 @@ def is_canonical_iso(value: str) -> bool:
     return _ISO.fullmatch(value) is not None
 
 
-@dataclass(frozen=True)
+@frozen
 class NoteMeta:
     origin: str
     stale: bool
@@ -156,7 +157,7 @@ class NoteMeta:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class ParsedNote:
     meta: NoteMeta
     body: str

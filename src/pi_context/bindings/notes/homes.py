@@ -22,8 +22,9 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+
+from pi_context.frozen import frozen
 
 SCOPES: tuple[str, ...] = ("session", "project", "human", "agent", "model")
 ENV_VAR = "PI_NOTES_HOME"
@@ -147,7 +148,7 @@ def _session_component(session_id: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@frozen
 class NotesHomes:
     """Where each scope's notes live for one host identity."""
 

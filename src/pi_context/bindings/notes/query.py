@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from operator import attrgetter
 
 from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.store import NoteRecord
+from pi_context.frozen import frozen
 
 
 def list_order(records: Sequence[NoteRecord]) -> list[NoteRecord]:
@@ -20,7 +20,7 @@ def list_order(records: Sequence[NoteRecord]) -> list[NoteRecord]:
     return ordered
 
 
-@dataclass(frozen=True)
+@frozen
 class LineMatch:
     line: int
     """1-based line number (lines are split on ``\\n``)."""

@@ -11,7 +11,6 @@ one-line notice for the human.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
 
@@ -20,6 +19,7 @@ from pi_context.bindings.notes.diskcache import Rows
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
 from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore, Refused
+from pi_context.frozen import frozen
 
 
 class SnapshotNote:
@@ -74,13 +74,13 @@ def _read_now(store: NoteStore | None, scope: str, path: str) -> str:
         return ""
 
 
-@dataclass(frozen=True)
+@frozen
 class HomeFailure:
     scope: str
     error: str
 
 
-@dataclass(frozen=True)
+@frozen
 class NotesSnapshot:
     notes: tuple[SnapshotNote, ...]
     """Every usable note of the loaded homes, most recently updated first."""

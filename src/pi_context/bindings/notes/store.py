@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -39,6 +39,7 @@ from pi_context.bindings.notes.cache import (
     Stamp,
     cacheable,
     gc_paused,
+    settled,
 )
 from pi_context.bindings.notes.errors import (
     EditError,
@@ -61,6 +62,7 @@ from pi_context.bindings.notes.frontmatter import (
     yaml_scalar,
 )
 from pi_context.bindings.notes.homes import NotesHomes, project_key
+from pi_context.frozen import frozen, replace
 
 __all__ = [
     "EditError",
@@ -89,7 +91,7 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Note:
     scope: str
     path: str
@@ -110,7 +112,7 @@ class Note:
         return len(self.parsed.body.encode("utf-8", "surrogatepass"))
 
 
-@dataclass(frozen=True)
+@frozen
 class NoteRecord:
     """What a listing knows about a note without reading its body."""
 
@@ -120,7 +122,7 @@ class NoteRecord:
     size_bytes: int
 
 
-@dataclass(frozen=True)
+@frozen
 class Refused:
     """A file in a home that cannot be used as a note, and why."""
 
@@ -129,7 +131,7 @@ class Refused:
     reason: str
 
 
-@dataclass(frozen=True)
+@frozen
 class HomeScan:
     scope: str
     records: tuple[NoteRecord, ...]
@@ -183,14 +185,14 @@ class HomeRead:
         return NoteRecord(self.scope, path, self.rows.meta(row), self.rows.size_bytes(row))
 
 
-@dataclass(frozen=True)
+@frozen
 class HomeLoad:
     scope: str
     notes: tuple[Note, ...]
     refused: tuple[Refused, ...]
 
 
-@dataclass(frozen=True)
+@frozen
 class WriteOutcome:
     note: Note
     created: bool
@@ -281,6 +283,21 @@ _Walked = tuple[str, str, Stamp]
 """A candidate note met by a home walk: (virtual path in NFC, name in its folder, stamp)."""
 
 
+class _Listings:
+    """The folder listings of one complete walk: a folder whose stamp equals the one stored
+    in the disk cache is not listed again (its names are reused); every folder's listing is
+    kept for the next cache file."""
+
+    __slots__ = ("rows", "seen", "changed", "now_ns")
+
+    def __init__(self, rows: diskcache.Rows | None, now_ns: int) -> None:
+        self.rows = rows
+        self.seen: list[diskcache.Listing] = []
+        self.changed = False
+        """A settled folder was listed anew: the cache file should keep its new listing."""
+        self.now_ns = now_ns
+
+
 def _holds(entry: Entry, refused: bool, literals: Sequence[str]) -> bool:
     """A search keeps a note whose body holds a literal; a refusal is reported only for a
     file that holds one anywhere."""
@@ -315,6 +332,8 @@ class _HomeCache:
         self.dirty = False
         self.now_ns = time.time_ns()
         self.holding: set[int] | None = None
+        self.listings: _Listings | None = None
+        """The folder listings of a complete walk (kept in the cache file)."""
         self.matched: list[tuple[str, int]] = []
         """Disk rows the walk matched and left unbuilt (a listing's or a snapshot's rows, the
         rows a search skipped): still what the disk cache should hold."""
@@ -390,9 +409,11 @@ class _HomeCache:
 
     def finish(self) -> None:
         """After a complete walk: bring the disk cache in line with it if they differ."""
-        if self.file is None or not (self.dirty or self.tried):
+        listings = self.listings
+        relisted = listings is not None and listings.changed
+        if self.file is None or not (self.dirty or self.tried or relisted):
             return  # served from this process's cache alone: the disk was not consulted
-        if not self.dirty and self._in_line():
+        if not self.dirty and not relisted and self._in_line():
             return
         if self.matched and self.rows is not None:
             rows = self.rows
@@ -401,7 +422,12 @@ class _HomeCache:
         if any(entry.body is None for _path, entry in self.seen):
             full = diskcache.load(self.file, bodies=True)
             self.seen = [(path, self._with_body(full, path, entry)) for path, entry in self.seen]
-        diskcache.save(self.file, self.seen, lambda path: _path_problem(path) is None)
+        diskcache.save(
+            self.file,
+            self.seen,
+            lambda path: _path_problem(path) is None,
+            () if listings is None else listings.seen,
+        )
 
     @staticmethod
     def _with_body(rows: diskcache.Rows | None, path: str, entry: Entry) -> Entry:
@@ -507,7 +533,11 @@ class NoteStore:
         return note
 
     def _walk(
-        self, scope: str, refused: list[Refused], served: _Served | None = None
+        self,
+        scope: str,
+        refused: list[Refused],
+        served: _Served | None = None,
+        listings: _Listings | None = None,
     ) -> Iterator[tuple[int, list[_Walked]]]:
         """Every ``.md`` regular file of the home, folder by folder: (open folder, its files);
         raises ``HomeReadError``. The folder's descriptor is valid only while it is yielded.
@@ -518,6 +548,7 @@ class NoteStore:
 
         With ``served``, a file that this process's cache does not hold and whose usable
         disk-cache row has the file's stamp is recorded there instead of being yielded.
+        With ``listings``, folders are listed through it (see ``_Listings``).
         """
         try:
             home_fd = self._home_fd(scope, create=False)
@@ -529,7 +560,7 @@ class NoteStore:
         # Frames of (open folder, its virtual prefix, sub-folder names still to visit).
         stack: list[tuple[int, str, list[str]]] = []
         try:
-            files, folders = self._files(scope, home_fd, "", refused, served)
+            files, folders = self._files(scope, home_fd, "", refused, served, listings)
             stack.append((home_fd, "", folders))
             home_fd = -1  # the stack owns it now
             if files:
@@ -556,7 +587,7 @@ class NoteStore:
                 if child is None:
                     continue  # removed since it was listed
                 try:
-                    files, below = self._files(scope, child, shown + "/", refused, served)
+                    files, below = self._files(scope, child, shown + "/", refused, served, listings)
                 except BaseException:
                     os.close(child)
                     raise
@@ -576,43 +607,41 @@ class NoteStore:
         prefix: str,
         refused: list[Refused],
         served: _Served | None = None,
+        listings: _Listings | None = None,
     ) -> tuple[list[_Walked], list[str]]:
         """The notes of one open folder, and its sub-folder names (one tight loop per folder:
         at 10,000 notes the walk is most of a fresh listing's time)."""
         try:
-            with os.scandir(fd) as listing:
-                entries = list(listing)
+            if listings is None:
+                folders, names = self._list(fd)
+            else:
+                # The stamp is taken before the listing: a change after it makes the next
+                # walk's stamp differ, so a stored listing is never older than its stamp.
+                before = _stamp(os.fstat(fd))
+                known = None if listings.rows is None else listings.rows.listing(before)
+                folders, names = self._list(fd) if known is None else known
+                # Only a settled folder's listing is kept: two changes inside one timestamp
+                # tick would leave its stamp unchanged.
+                if known is not None or settled(before, listings.now_ns):
+                    listings.seen.append((before, tuple(folders), tuple(names)))
+                    listings.changed = listings.changed or known is None
         except OSError as exc:
             raise HomeReadError(
                 f"cannot read the {scope} home: {exc.strerror or exc}", scope=scope
             ) from exc
-        folders: list[str] = []
         files: list[_Walked] = []
-        ascii_only = all(entry.name.isascii() for entry in entries)
-        if not ascii_only:
-            # Exact NFC spellings first, so a later NFD twin is the one refused.
-            entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
         seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
         if served is not None:
             memory, index, (dev, ino, size, mtime, ctime, nlink), usable, out = served
-        for entry in entries:
-            name = entry.name
+        regular = stat.S_ISREG
+        for name in names:
             try:
-                # Neither test follows a link: a symbolic link is neither a folder nor a file.
-                if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(RESERVED_PREFIX):
-                        folders.append(name)
-                    continue
-                if (
-                    not name.endswith(NOTE_SUFFIX)
-                    or name.startswith(RESERVED_PREFIX)  # the store's own temp and lock files
-                    or not entry.is_file(follow_symlinks=False)
-                ):
-                    continue  # notes are .md files; other files are not notes
-                info = entry.stat(follow_symlinks=False)
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 continue  # vanished since it was listed
-            if ascii_only or name.isascii():
+            if not regular(info.st_mode):
+                continue  # replaced by a link or a folder since it was listed
+            if name.isascii():
                 path = prefix + name
                 if served is not None and path not in memory:
                     # The hot path of a fresh process: a usable row with the walk's stamp,
@@ -644,6 +673,33 @@ class NoteStore:
             seen.add(shown)
             files.append((shown, name, stamp))
         return files, folders
+
+    @staticmethod
+    def _list(fd: int) -> tuple[list[str], list[str]]:
+        """(sub-folder names, candidate note names) of one open folder, read from the
+        filesystem. Exact NFC spellings come first, so a later NFD twin is the one refused."""
+        with os.scandir(fd) as listing:
+            entries = list(listing)
+        if not all(entry.name.isascii() for entry in entries):
+            entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
+        folders: list[str] = []
+        names: list[str] = []
+        for entry in entries:
+            name = entry.name
+            try:
+                # Neither test follows a link: a symbolic link is neither a folder nor a file.
+                if entry.is_dir(follow_symlinks=False):
+                    if not name.startswith(RESERVED_PREFIX):
+                        folders.append(name)
+                elif (
+                    name.endswith(NOTE_SUFFIX)
+                    and not name.startswith(RESERVED_PREFIX)  # the store's temp and lock files
+                    and entry.is_file(follow_symlinks=False)
+                ):
+                    names.append(name)  # notes are .md files; other files are not notes
+            except OSError:
+                continue  # vanished since it was listed
+        return folders, names
 
     def _entry(
         self, scope: str, cache: _HomeCache, dir_fd: int, item: _Walked, head_only: bool
@@ -729,7 +785,11 @@ class NoteStore:
                 for holder in cache.holding:
                     skippable[holder] = False
                 fast = (cache.memory, rows.index, rows.stamp_columns, skippable, skipped)
-        for dir_fd, files in self._walk(scope, refused, fast):
+        listings = None
+        if accept is None and cache.file is not None:
+            listings = _Listings(cache.rows, cache.now_ns)
+            cache.listings = listings
+        for dir_fd, files in self._walk(scope, refused, fast, listings):
             for item in files:
                 path, _name, stamp = item
                 if accept is not None and not accept(path):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, overload
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob, note_path
 from pi_context.bindings.notes.cache import gc_paused
@@ -49,6 +48,10 @@ from pi_context.bindings.tool_output import (
     read_window,
 )
 from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 Args = Mapping[str, JSONValue]
 
@@ -371,7 +374,7 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
 # --- notes_list ----------------------------------------------------------------------------
 
 
-class _LazyRows(Sequence[JSONValue]):
+class _LazyRows(Sequence["JSONValue"]):
     """Rows rendered on access: a page touches a few dozen of 10,000 notes, so only those
     are built into records (the order needs only each note's time, path and scope)."""
 
@@ -388,11 +391,7 @@ class _LazyRows(Sequence[JSONValue]):
         home = bisect_right(self._starts, index) - 1
         return _record_json(self._reads[home].record(index - self._starts[home]))
 
-    @overload
-    def __getitem__(self, index: int) -> JSONValue: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[JSONValue]: ...
-    def __getitem__(self, index: int | slice) -> JSONValue:
+    def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             return [self._row(position) for position in range(len(self._order))[index]]
         return self._row(range(len(self._order))[index])
