@@ -122,7 +122,10 @@ def cli(ctx: ToolContext, name: str, args: dict[str, object], **env: str) -> Cal
     # The same five homes as in-process: the session id comes from a session file's header.
     session = ctx.cwd / "session.jsonl"
     session.write_text(json.dumps({"type": "session", "id": ctx.session_id}) + "\n")
-    command = [sys.executable, "-m", "pi_context", "tool", name, "--model", "m"]
+    # The console script a user runs (``python -m`` adds runpy's imports).
+    script = Path(sys.executable).parent / "pi-context"
+    launcher = [str(script)] if script.exists() else [sys.executable, "-m", "pi_context"]
+    command = [*launcher, "tool", name, "--model", "m"]
     command += ["--session", str(session), "--notes-home", str(ctx.notes_home)]
     command += ["--args", json.dumps(args)]
     return run_quiet(command, ctx.cwd, {**os.environ, **env})

@@ -41,7 +41,6 @@ in the same folder, then ``rename``), so readers see one whole version.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import struct
 import sys
@@ -55,6 +54,7 @@ from pathlib import Path
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.cache_dir import cache_root
+from pi_context.digest import sha256_hex
 
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
@@ -120,7 +120,7 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
         return None
     if inside:
         return None  # a cache file there would sit in a home, or be listed as one
-    key = hashlib.sha256(os.fsencode(os.path.abspath(home))).hexdigest()[:32]
+    key = sha256_hex(os.fsencode(os.path.abspath(home)))[:32]
     return folder / f"{key}.bin"
 
 
@@ -164,10 +164,10 @@ class Rows:
         """Per row: an addressable note without legacy metadata (else the store refuses it)."""
 
     def _column(self, k: int) -> list[str]:
-        """Text column ``k`` (validated as UTF-8 and counted when the file was loaded)."""
+        """Text column ``k`` (its texts were counted when the file was loaded)."""
         found = self._decoded[k]
         if found is None:
-            found = self._blocks[k].decode("utf-8", "surrogatepass").split("\0")[:-1]
+            found = _text(self._blocks[k]).split("\0")[:-1]
             self._decoded[k] = found
         return found
 
@@ -189,9 +189,7 @@ class Rows:
             n, ints, blocks = self._listings
             columns = [ints[k * n : (k + 1) * n] for k in range(6)]
             self._folder_stamps = list(zip(*columns, strict=True))
-            self._folder_names = [
-                block.decode("utf-8", "surrogatepass").split("\0")[:-1] for block in blocks
-            ]
+            self._folder_names = [_text(block).split("\0")[:-1] for block in blocks]
             index = {(s[0], s[1]): k for k, s in enumerate(self._folder_stamps)}
         self._folder_index = index
         return index
@@ -329,12 +327,24 @@ class Rows:
         return entry
 
 
+def _text(block: bytes) -> str:
+    """A text block as written (UTF-8, lone surrogates passed through). A block that is not
+    (only a forged file whose checksums still match can hold one) decodes with replacement
+    characters: never an exception, and a NUL count that stays right."""
+    try:
+        return block.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return block.decode("utf-8", "replace")
+
+
 _LENGTHS = struct.Struct(f"<{len(TEXT_COLUMNS)}Q")
 """Byte length of each text column's block (the blocks follow, in column order)."""
 _LISTING_LENGTHS = struct.Struct(f"<{len(LISTING_TEXT_COLUMNS)}Q")
 
 
-def _blocks(data: bytes, count: int, lengths_of: struct.Struct = _LENGTHS) -> list[bytes] | None:
+def _blocks(
+    data: memoryview, count: int, lengths_of: struct.Struct = _LENGTHS
+) -> list[bytes] | None:
     """The text columns' blocks, each ``count`` NUL-terminated UTF-8 texts; ``None`` if not."""
     if len(data) < lengths_of.size:
         return None
@@ -344,15 +354,11 @@ def _blocks(data: bytes, count: int, lengths_of: struct.Struct = _LENGTHS) -> li
     blocks: list[bytes] = []
     offset = lengths_of.size
     for length in lengths:
-        block = data[offset : offset + length]
+        block = bytes(data[offset : offset + length])
         offset += length
         if block.count(b"\0") != count or (count and block[-1:] != b"\0"):
             return None
-        try:
-            block.decode("utf-8", "surrogatepass")  # checked once; decoded again when used
-        except UnicodeDecodeError:
-            return None
-        blocks.append(block)
+        blocks.append(block)  # decoded when used (see ``_text``)
     return blocks
 
 
@@ -409,7 +415,7 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
     both = os.pread(fd, meta_len + listing_len, _HEADER.size)
     if len(both) != meta_len + listing_len:
         return None
-    meta, listing = both[:meta_len], both[meta_len:]
+    meta, listing = memoryview(both)[:meta_len], memoryview(both)[meta_len:]
     if zlib.crc32(meta) != meta_crc or zlib.crc32(listing) != listing_crc:
         return None
     body_offset = _HEADER.size + meta_len + listing_len
@@ -442,7 +448,7 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
     )
 
 
-def _int_columns(data: bytes, values: int) -> array[int] | None:
+def _int_columns(data: memoryview, values: int) -> array[int] | None:
     """The first ``values`` int64s of ``data`` (little-endian on disk), or ``None``."""
     if 8 * values > len(data):
         return None

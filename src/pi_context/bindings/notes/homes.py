@@ -17,13 +17,13 @@ key. A session id must be one plain directory name or the session home is unavai
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from pi_context.digest import sha1_hex
 from pi_context.frozen import frozen
 
 SCOPES: tuple[str, ...] = ("session", "project", "human", "agent", "model")
@@ -107,7 +107,7 @@ def project_key(cwd: Path) -> str:
     absolute = Path(os.path.abspath(cwd))
     root = git_root(absolute) or absolute
     text = str(root)
-    digest = hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    digest = sha1_hex(text.encode("utf-8", "surrogateescape"))[:8]
     return f"{root.name}-{digest}"
 
 

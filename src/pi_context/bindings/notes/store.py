@@ -16,7 +16,6 @@ others.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import time
@@ -62,6 +61,7 @@ from pi_context.bindings.notes.frontmatter import (
     yaml_scalar,
 )
 from pi_context.bindings.notes.homes import NotesHomes, project_key
+from pi_context.digest import sha256_hex
 from pi_context.frozen import frozen, replace
 
 __all__ = [
@@ -255,7 +255,7 @@ def _stamp(info: os.stat_result) -> Stamp:
 
 def lock_name(path: str) -> str:
     """The lock file (inside the home's lock folder) serializing writers of note ``path``."""
-    return hashlib.sha256(path.encode("utf-8")).hexdigest()[:40] + ".lock"
+    return sha256_hex(path.encode("utf-8"))[:40] + ".lock"
 
 
 MAX_WALK_DEPTH = 128

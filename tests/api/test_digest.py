@@ -1,0 +1,17 @@
+"""``pi_context.digest`` gives exactly ``hashlib``'s digests (folder and cache file names
+depend on them)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_context.digest import sha1_hex, sha256_hex
+
+
+@given(data=st.binary(max_size=300))
+def test_the_digests_are_hashlibs(data: bytes) -> None:
+    assert sha1_hex(data) == hashlib.sha1(data).hexdigest()
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
