@@ -56,9 +56,27 @@ def truth(notes: Notes, name: str, monkeypatch: pytest.MonkeyPatch, **args: Any)
     return answer
 
 
-def snapshot_view(notes: Notes) -> list[tuple[str, str, str, int, int]]:
+SnapshotView = list[tuple[str, str, str, int, int, int, bool, bool]]
+
+
+def snapshot_view(notes: Notes) -> SnapshotView:
+    """Each note's fields, its plain time and stale flag next to its built metadata's."""
     snap = load_snapshot(notes.store())
-    return [(n.scope, n.path, n.body, n.meta.updated_at, n.size_bytes) for n in snap.notes]
+    for n in snap.notes:  # the plain fields first: read without building the metadata
+        assert (n.updated_at, n.stale) == (n.meta.updated_at, n.meta.stale), n.path
+    return [
+        (
+            n.scope,
+            n.path,
+            n.body,
+            n.meta.updated_at,
+            n.size_bytes,
+            n.updated_at,
+            n.stale,
+            n.meta.stale,
+        )
+        for n in snap.notes
+    ]
 
 
 def both_answers(notes: Notes, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,9 +159,7 @@ def test_writes_deletes_renames_and_forged_rewrites_by_another_process_are_seen_
     assert snapshot_view(notes) == snapshot_view_without_caches(notes, monkeypatch)
 
 
-def snapshot_view_without_caches(
-    notes: Notes, monkeypatch: pytest.MonkeyPatch
-) -> list[tuple[str, str, str, int, int]]:
+def snapshot_view_without_caches(notes: Notes, monkeypatch: pytest.MonkeyPatch) -> SnapshotView:
     CACHE.clear()
     with monkeypatch.context() as patch:
         patch.setenv(diskcache.ENABLE_ENV, "0")
@@ -340,7 +356,9 @@ def test_every_stored_row_reads_back_as_the_same_parse(text: str, ino: int, mtim
             return
         back = rows.entry(rows.index["x/a.md"])
         row = rows.index["x/a.md"]
-        assert rows.metas([row]) == [rows.meta(row)] == [entry.meta], "column-wise build"
+        assert rows.meta(row) == entry.meta
+        assert rows.updated_of([row]) == [entry.meta.updated_at], "column-wise read"
+        assert rows.stale_of([row]) == [entry.meta.stale], "column-wise read"
         assert rows.body_sizes([row]) == [len(text.encode()) - len(entry.header.encode())]
     assert back is not None
     assert back.stamp == stamp
@@ -457,11 +475,13 @@ def test_random_edits_behind_the_stores_back_never_leave_a_stale_answer(
     literals=st.lists(
         st.text(st.sampled_from("ab\n\u00e9\u4e2d"), min_size=1, max_size=3), min_size=1, max_size=3
     ),
+    chunk=st.integers(1, 12),
 )
 def test_the_rows_holding_a_literal_are_exactly_those_whose_body_holds_it(
-    bodies: list[str], literals: list[str]
+    bodies: list[str], literals: list[str], chunk: int
 ) -> None:
-    """A search skips the other rows unbuilt, so this set must never miss one."""
+    """A search skips the other rows unbuilt, so this set must never miss one: with the
+    bodies in memory, and streamed in chunks of any size (a match may straddle two)."""
     import tempfile
 
     entries = []
@@ -469,13 +489,24 @@ def test_the_rows_holding_a_literal_are_exactly_those_whose_body_holds_it(
         text = "---\nstale: false\n---\n\n" + body
         stamp = (1, index + 1, len(text.encode()), 0, 0, 1)
         entries.append((f"n{index}.md", Entry.of(stamp, text, parse_note(text, 0))))
+    expected = {i for i, body in enumerate(bodies) if any(lit in body for lit in literals)}
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "c.bin"
         assert diskcache.save(file, entries, lambda _path: True)
-        rows = diskcache.load(file, bodies=True)
-    assert rows is not None
-    expected = {i for i, body in enumerate(bodies) if any(lit in body for lit in literals)}
-    assert rows.holding(literals) == expected
+        loaded = diskcache.load(file, bodies=True)
+        diskcache._loaded.clear()
+        streamed = diskcache.load(file, bodies=False)
+        assert loaded is not None and streamed is not None
+        assert loaded.holding(literals) == expected
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(diskcache, "SCAN_CHUNK", chunk)
+            assert streamed.holding(literals) == expected
+            # The bodies damaged in place after the rows were read: never a wrong answer.
+            data = bytearray(file.read_bytes())
+            if bodies and any(bodies):
+                data[-1] ^= 0x20
+                file.write_bytes(bytes(data))
+                assert streamed.holding(literals) is None
 
 
 @settings(max_examples=200, deadline=None)

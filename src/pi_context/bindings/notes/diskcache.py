@@ -88,6 +88,8 @@ TEXT_COLUMNS = ("path", "origin", "status", "header", "legacy_keys", "malformed"
 LISTING_TEXT_COLUMNS = ("folders", "notes")
 """Per folder: its sub-folder names and its note file names, as the walk kept them."""
 _LITTLE = sys.byteorder == "little"
+SCAN_CHUNK = 1 << 20
+"""Bytes of bodies read at a time by a search that did not load them."""
 _START, _END = INT_COLUMNS.index("body_start"), INT_COLUMNS.index("body_end")
 _CRC = INT_COLUMNS.index("body_crc")
 _rules: int | None = None
@@ -135,8 +137,11 @@ class Rows:
         bodies: bytes | None,
         source: tuple[int, int] | None = None,
         listings: tuple[int, array[int], list[bytes]] | None = None,
+        body_check: tuple[int, int] | None = None,
     ) -> None:
         self.count = count
+        self._body_check = body_check
+        """(length, CRC) of the bodies section when it was not read."""
         self._listings = listings
         """(folders, their stamp columns, their name blocks), decoded on first use."""
         self._folder_index: dict[tuple[int, int], int] | None = None
@@ -204,32 +209,80 @@ class Rows:
     def legacy(self, row: int) -> bool:
         return self._column(4)[row] != ""
 
-    def holding(self, literals: Sequence[str]) -> set[int]:
-        """The rows whose body holds one of ``literals`` (bodies must be loaded).
+    def holding(self, literals: Sequence[str]) -> set[int] | None:
+        """The rows whose body holds one of ``literals``; ``None`` if the bodies, read for
+        this, do not match their checksum (a damaged file: none of its rows can be trusted).
 
-        UTF-8 is self-synchronizing, so a literal is in a decoded body exactly when its
-        encoding is in the body's bytes; one that cannot be encoded is in no body.
+        Bodies not loaded are read in chunks of ``SCAN_CHUNK`` and checked as they go: a
+        fresh process pays for every page of memory it touches first, and reading the
+        bodies of 10,000 notes whole cost more than searching them. UTF-8 is
+        self-synchronizing, so a literal is in a decoded body exactly when its encoding is
+        in the body's bytes; one that cannot be encoded is in no body.
         """
-        assert self._bodies is not None
-        blob, starts, ends = self._bodies, self._ints[_START], self._ints[_END]
-        found: set[int] = set()
+        needles: list[bytes] = []
         for literal in literals:
             try:
                 needle = literal.encode("utf-8")
             except UnicodeEncodeError:
                 continue
             if not needle:
-                return set(range(self.count))
-            position = blob.find(needle)
+                return set(range(self.count))  # every body is built, and checked, anyway
+            needles.append(needle)
+        found: set[int] = set()
+        if self._bodies is not None:
+            self._find(self._bodies, len(self._bodies), 0, needles, found)
+            return found
+        if self._source is None or self._body_check is None:
+            return None
+        fd, offset = self._source
+        total, expected = self._body_check
+        keep = max((len(needle) for needle in needles), default=1) - 1
+        # One buffer for the whole scan (fresh memory is what costs): the previous chunk's
+        # last ``keep`` bytes, then the next chunk (a match may straddle the two).
+        buffer = bytearray(keep + min(SCAN_CHUNK, total))
+        view = memoryview(buffer)
+        kept, done, running = 0, 0, 0
+        try:
+            while done < total:
+                wanted = min(SCAN_CHUNK, total - done)
+                got = _read_into(fd, view[kept : kept + wanted], offset + done)
+                if got <= 0:
+                    return None
+                running = zlib.crc32(view[kept : kept + got], running)
+                end = kept + got
+                self._find(buffer, end, done - kept, needles, found)
+                done += got
+                carried = min(keep, end)
+                buffer[:carried] = view[end - carried : end]
+                kept = carried
+        except (OSError, OverflowError):
+            return None
+        finally:
+            view.release()
+        return found if running == expected else None
+
+    def _find(
+        self,
+        blob: bytes | bytearray,
+        end: int,
+        base: int,
+        needles: list[bytes],
+        found: set[int],
+    ) -> None:
+        """Add to ``found`` the rows holding a needle inside ``blob[:end]`` (which starts at
+        body offset ``base``)."""
+        starts, ends = self._ints[_START], self._ints[_END]
+        for needle in needles:
+            position = blob.find(needle, 0, end)
             while position != -1:
+                at = base + position
                 # The last row starting at or before the match (empty bodies share a start).
-                row = bisect_right(starts, position) - 1
-                if row >= 0 and position + len(needle) <= ends[row]:
+                row = bisect_right(starts, at) - 1
+                if row >= 0 and at + len(needle) <= ends[row]:
                     found.add(row)
-                    position = blob.find(needle, max(ends[row], position + 1))
+                    position = blob.find(needle, max(ends[row] - base, position + 1), end)
                 else:
-                    position = blob.find(needle, position + 1)
-        return found
+                    position = blob.find(needle, position + 1, end)
 
     def stamp(self, row: int) -> Stamp:
         dev, ino, size, mtime, ctime, nlink = self.stamp_columns
@@ -248,23 +301,15 @@ class Rows:
             origin[row], bool(i[6][row]), i[7][row], i[8][row], i[9][row], i[10][row], status[row]
         )
 
-    def metas(self, rows: Sequence[int]) -> list[NoteMeta]:
-        """``[self.meta(row) for row in rows]``, one column at a time (a snapshot builds
-        one per note)."""
-        i, origin, status = self._ints, self._column(1), self._column(2)
-        stale, created, updated, accessed, count = (i[k] for k in range(6, 11))
-        return list(
-            map(
-                NoteMeta.stored,
-                [origin[row] for row in rows],
-                [stale[row] != 0 for row in rows],
-                [created[row] for row in rows],
-                [updated[row] for row in rows],
-                [accessed[row] for row in rows],
-                [count[row] for row in rows],
-                [status[row] for row in rows],
-            )
-        )
+    def updated_of(self, rows: Sequence[int]) -> list[int]:
+        """``[self.meta(row).updated_at for row in rows]``, without building metadata."""
+        column = self.updated_at
+        return [column[row] for row in rows]
+
+    def stale_of(self, rows: Sequence[int]) -> list[bool]:
+        """``[self.meta(row).stale for row in rows]``, without building metadata."""
+        column = self._ints[6]
+        return [column[row] != 0 for row in rows]
 
     def body_sizes(self, rows: Sequence[int]) -> list[int]:
         """``[self.body_bytes(row) for row in rows]``."""
@@ -327,6 +372,16 @@ class Rows:
         return entry
 
 
+def _read_into(fd: int, target: memoryview, offset: int) -> int:
+    """Bytes read from ``fd`` at ``offset`` into ``target`` (no new buffer where the system
+    has ``preadv``)."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [target], offset)
+    data = os.pread(fd, len(target), offset)
+    target[: len(data)] = data
+    return len(data)
+
+
 def _text(block: bytes) -> str:
     """A text block as written (UTF-8, lone surrogates passed through). A block that is not
     (only a forged file whose checksums still match can hold one) decodes with replacement
@@ -365,6 +420,11 @@ def _blocks(
 _loaded: dict[str, tuple[tuple[int, ...], Rows]] = {}
 """The last rows decoded from each cache file in this process, keyed by the file's identity:
 the file is only ever replaced by a rename, so the same identity means the same bytes."""
+
+
+def loaded_before(file: Path) -> bool:
+    """Whether this process has read ``file``'s rows already (a long-lived host)."""
+    return str(file) in _loaded
 
 
 def load(file: Path, *, bodies: bool) -> Rows | None:
@@ -445,6 +505,7 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
         body_data,
         None if bodies else (fd, body_offset),
         (folders, folder_ints, names),
+        None if bodies else (body_len, body_crc),
     )
 
 

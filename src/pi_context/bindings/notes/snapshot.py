@@ -24,30 +24,54 @@ from pi_context.frozen import frozen
 
 class SnapshotNote:
     """One note of the snapshot. A note served from the disk cache keeps the rows it came
-    from (bytes read when the snapshot was taken, never re-read) and decodes its body only
-    when asked: a boot shows a few bodies of thousands."""
+    from (bytes read when the snapshot was taken, never re-read) and builds its metadata
+    and decodes its body only when asked: a boot reads every note's time and stale flag
+    (plain fields here) but shows a few bodies of thousands."""
 
-    __slots__ = ("scope", "path", "meta", "size_bytes", "_body", "_rows", "_row", "_store")
+    __slots__ = (
+        "scope",
+        "path",
+        "updated_at",
+        "stale",
+        "size_bytes",
+        "_meta",
+        "_body",
+        "_rows",
+        "_row",
+        "_store",
+    )
 
     def __init__(
         self,
         scope: str,
         path: str,
         body: str | None,
-        meta: NoteMeta,
+        meta: NoteMeta | None,
         size_bytes: int,
         rows: Rows | None = None,
         row: int = -1,
         store: NoteStore | None = None,
+        updated_at: int = 0,
+        stale: bool = False,
     ) -> None:
+        """``meta`` or (``rows``, ``row``, ``updated_at``, ``stale``) say the metadata."""
         self.scope = scope
         self.path = path
-        self.meta = meta
         self.size_bytes = size_bytes
+        self._meta = meta
+        self.updated_at = updated_at if meta is None else meta.updated_at
+        self.stale = stale if meta is None else meta.stale
         self._body = body
         self._rows = rows
         self._row = row
         self._store = store
+
+    @property
+    def meta(self) -> NoteMeta:
+        if self._meta is None:
+            assert self._rows is not None
+            self._meta = self._rows.meta(self._row)
+        return self._meta
 
     @property
     def body(self) -> str:
@@ -93,7 +117,7 @@ class NotesSnapshot:
 
     def index(self) -> tuple[SnapshotNote, ...]:
         """The boot index: every note except stale ones, most recently updated first."""
-        return tuple(note for note in self.notes if not note.meta.stale)
+        return tuple(note for note in self.notes if not note.stale)
 
     @property
     def complete(self) -> bool:
@@ -157,11 +181,13 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
                     repeat(scope, count),
                     paths,
                     repeat(None, count),
-                    rows.metas(served),
+                    repeat(None, count),
                     rows.body_sizes(served),
                     repeat(rows, count),
                     served,
                     repeat(store, count),
+                    rows.updated_of(served),
+                    rows.stale_of(served),
                 )
             )
         key = ("snapshot", scope)
@@ -179,7 +205,7 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
     # Three stable sorts on single attributes (no key tuple per note), least significant first.
     notes.sort(key=attrgetter("scope"))
     notes.sort(key=attrgetter("path"))
-    notes.sort(key=attrgetter("meta.updated_at"), reverse=True)
+    notes.sort(key=attrgetter("updated_at"), reverse=True)
     ordered = tuple(notes)
     unavailable = tuple(scope for scope in SCOPES if scope not in available)
     return NotesSnapshot(ordered, tuple(loaded), unavailable, tuple(failures), tuple(refused))

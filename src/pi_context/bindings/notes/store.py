@@ -344,19 +344,32 @@ class _HomeCache:
         the disk cache alone, as before."""
         if not self.loaded and self.file is not None:
             self.loaded = True
-            self.rows = diskcache.load(self.file, bodies=self.search)
+            # A search scans the bodies; a process that searches again (a host) keeps
+            # them in memory, a one-off process streams them (see ``Rows.holding``).
+            keep = self.search and diskcache.loaded_before(self.file)
+            self.rows = diskcache.load(self.file, bodies=keep)
         return self.rows
+
+    def holding_now(self, literals: Sequence[str]) -> set[int] | None:
+        """The rows whose body holds a literal (computed once per read); ``None`` when there
+        are no rows, or their bodies proved damaged (the rows are then dropped)."""
+        rows = self.rows_now()
+        if rows is not None and self.holding is None:
+            self.holding = rows.holding(literals)
+            if self.holding is None:
+                self.rows = None  # a damaged file: no row of it is used
+        return None if self.rows is None else self.holding
 
     def unneeded(self, path: str, stamp: Stamp, literals: Sequence[str]) -> bool:
         """Whether the disk cache proves that the usable note at ``path`` holds none of
         ``literals`` (a search then skips it without building it)."""
-        rows = self.consult()
+        self.tried = True
+        holding = self.holding_now(literals)
+        rows = self.rows
         row = None if rows is None else rows.matching(path, stamp)
-        if rows is None or row is None:
+        if rows is None or row is None or holding is None:
             return False
-        if self.holding is None:
-            self.holding = rows.holding(literals)
-        if row in self.holding or rows.legacy(row) or not rows.addressable(row):
+        if row in holding or rows.legacy(row) or not rows.addressable(row):
             return False
         self.matched.append((path, row))
         return True
@@ -576,8 +589,16 @@ class NoteStore:
                 if len(stack) > MAX_WALK_DEPTH:
                     refused.append(Refused(scope, shown + "/", "nested too deeply to list"))
                     continue
+                child: int | None
                 try:
-                    child = jail.open_dir(fd, name, create=False, shown=shown)
+                    # The name is the on-disk spelling just listed: open it directly, and
+                    # let the jail classify only a failure (absent, a link, a file).
+                    child = os.open(name, jail.DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    child = None
+                try:
+                    if child is None:
+                        child = jail.open_dir(fd, name, create=False, shown=shown)
                 except jail.JailError as exc:
                     if exc.kind in ("symlink", "conflict"):
                         continue  # swapped for a link or a file since it was listed
@@ -778,11 +799,11 @@ class NoteStore:
         elif contains is not None and accept is None:
             # A whole-home search: a usable row with the walk's stamp whose body holds no
             # literal is skipped inside the walk; the rows that hold one are built below.
-            rows = cache.rows_now()
-            if rows is not None and rows.has_bodies:
+            holding = cache.holding_now(contains)
+            rows = cache.rows
+            if rows is not None and holding is not None:
                 skippable = list(rows.usable)
-                cache.holding = rows.holding(contains)
-                for holder in cache.holding:
+                for holder in holding:
                     skippable[holder] = False
                 fast = (cache.memory, rows.index, rows.stamp_columns, skippable, skipped)
         listings = None

@@ -101,7 +101,7 @@ def maps(snapshot: NotesSnapshot) -> list[SnapshotNote]:
     found = {
         note.scope: note
         for note in snapshot.notes
-        if note.path == MAP_PATH and note.scope in MAP_SCOPES and not note.meta.stale
+        if note.path == MAP_PATH and note.scope in MAP_SCOPES and not note.stale
     }
     return [found[scope] for scope in MAP_SCOPES if scope in found and found[scope].body]
 
@@ -113,7 +113,7 @@ def pocket(snapshot: NotesSnapshot) -> list[SnapshotNote]:
         fresh = [
             note
             for note in snapshot.notes  # already newest first
-            if note.scope == scope and note.path != MAP_PATH and not note.meta.stale
+            if note.scope == scope and note.path != MAP_PATH and not note.stale
         ]
         chosen.extend(fresh[:seats])
     return chosen
@@ -121,7 +121,7 @@ def pocket(snapshot: NotesSnapshot) -> list[SnapshotNote]:
 
 def pocket_line(note: SnapshotNote, opened_ms: int | None) -> str:
     lines = note.body.count("\n") + 1
-    updated = note.meta.updated_at
+    updated = note.updated_at
     when = local_iso(updated) if opened_ms is None else relative_time(updated, opened_ms)
     return (
         f"- {note.scope}:{note.path} ({lines} lines, {note.size_bytes} UTF-8 bytes, updated {when})"
