@@ -132,11 +132,11 @@ class Rows:
     def __init__(
         self,
         count: int,
-        ints: array[int],
-        blocks: list[bytes],
+        ints: Sequence[int],
+        blocks: list[memoryview],
         bodies: bytes | None,
         source: tuple[int, int] | None = None,
-        listings: tuple[int, array[int], list[bytes]] | None = None,
+        listings: tuple[int, Sequence[int], list[memoryview]] | None = None,
         body_check: tuple[int, int] | None = None,
     ) -> None:
         self.count = count
@@ -153,7 +153,7 @@ class Rows:
         if source is not None:
             weakref.finalize(self, os.close, source[0])
         n = count
-        # Integer columns stay packed arrays; text columns are decoded on first use. A
+        # Integer columns stay packed (views); text columns are decoded on first use. A
         # listing or a snapshot reads only the columns of the rows it shows.
         self._ints = [ints[k * n : (k + 1) * n] for k in range(len(INT_COLUMNS))]
         self._blocks = blocks
@@ -382,14 +382,14 @@ def _read_into(fd: int, target: memoryview, offset: int) -> int:
     return len(data)
 
 
-def _text(block: bytes) -> str:
+def _text(block: memoryview) -> str:
     """A text block as written (UTF-8, lone surrogates passed through). A block that is not
     (only a forged file whose checksums still match can hold one) decodes with replacement
     characters: never an exception, and a NUL count that stays right."""
     try:
-        return block.decode("utf-8", "surrogatepass")
+        return str(block, "utf-8", "surrogatepass")
     except UnicodeDecodeError:
-        return block.decode("utf-8", "replace")
+        return str(block, "utf-8", "replace")
 
 
 _LENGTHS = struct.Struct(f"<{len(TEXT_COLUMNS)}Q")
@@ -398,22 +398,24 @@ _LISTING_LENGTHS = struct.Struct(f"<{len(LISTING_TEXT_COLUMNS)}Q")
 
 
 def _blocks(
-    data: memoryview, count: int, lengths_of: struct.Struct = _LENGTHS
-) -> list[bytes] | None:
-    """The text columns' blocks, each ``count`` NUL-terminated UTF-8 texts; ``None`` if not."""
-    if len(data) < lengths_of.size:
+    data: bytes, start: int, end: int, count: int, lengths_of: struct.Struct = _LENGTHS
+) -> list[memoryview] | None:
+    """Views of the text columns' blocks in ``data[start:end]``, each ``count``
+    NUL-terminated texts; ``None`` if not."""
+    if end - start < lengths_of.size:
         return None
-    lengths = lengths_of.unpack_from(data)
-    if sum(lengths) != len(data) - lengths_of.size:
+    lengths = lengths_of.unpack_from(data, start)
+    if sum(lengths) != end - start - lengths_of.size:
         return None
-    blocks: list[bytes] = []
-    offset = lengths_of.size
+    blocks: list[memoryview] = []
+    offset = start + lengths_of.size
+    view = memoryview(data)
     for length in lengths:
-        block = bytes(data[offset : offset + length])
-        offset += length
-        if block.count(b"\0") != count or (count and block[-1:] != b"\0"):
+        stop = offset + length
+        if data.count(b"\0", offset, stop) != count or (count and data[stop - 1] != 0):
             return None
-        blocks.append(block)  # decoded when used (see ``_text``)
+        blocks.append(view[offset:stop])  # decoded when used (see ``_text``)
+        offset = stop
     return blocks
 
 
@@ -472,11 +474,13 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
         return None
     if file_size != _HEADER.size + meta_len + listing_len + body_len:
         return None
+    # One read for both sections; columns are views into it, never copies (a fresh
+    # process pays for each page of memory it touches first).
     both = os.pread(fd, meta_len + listing_len, _HEADER.size)
     if len(both) != meta_len + listing_len:
         return None
-    meta, listing = memoryview(both)[:meta_len], memoryview(both)[meta_len:]
-    if zlib.crc32(meta) != meta_crc or zlib.crc32(listing) != listing_crc:
+    view = memoryview(both)
+    if zlib.crc32(view[:meta_len]) != meta_crc or zlib.crc32(view[meta_len:]) != listing_crc:
         return None
     body_offset = _HEADER.size + meta_len + listing_len
     body_data = None
@@ -484,19 +488,23 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
         body_data = os.pread(fd, body_len, body_offset)
         if len(body_data) != body_len or zlib.crc32(body_data) != body_crc:
             return None
-    ints = _int_columns(meta, count * len(INT_COLUMNS))
-    texts = None if ints is None else _blocks(meta[8 * len(ints) :], count)
-    if ints is None or texts is None:
+    int_bytes = 8 * count * len(INT_COLUMNS)
+    if int_bytes > meta_len:
+        return None
+    ints = _int_columns(both, 0, int_bytes)
+    texts = _blocks(both, int_bytes, meta_len, count)
+    if texts is None:
         return None
     starts = ints[_START * count : (_START + 1) * count]
     ends = ints[_END * count : (_END + 1) * count]
     if count and (min(starts) < 0 or max(ends) > body_len):
         return None
-    folder_ints = _int_columns(listing, folders * 6)
-    names = None
-    if folder_ints is not None:
-        names = _blocks(listing[8 * len(folder_ints) :], folders, _LISTING_LENGTHS)
-    if folder_ints is None or names is None:
+    folder_bytes = 8 * folders * 6
+    if folder_bytes > listing_len:
+        return None
+    folder_ints = _int_columns(both, meta_len, folder_bytes)
+    names = _blocks(both, meta_len + folder_bytes, len(both), folders, _LISTING_LENGTHS)
+    if names is None:
         return None
     return Rows(
         count,
@@ -509,14 +517,14 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
     )
 
 
-def _int_columns(data: memoryview, values: int) -> array[int] | None:
-    """The first ``values`` int64s of ``data`` (little-endian on disk), or ``None``."""
-    if 8 * values > len(data):
-        return None
+def _int_columns(data: bytes, start: int, size: int) -> Sequence[int]:
+    """The int64s of ``data[start:start + size]`` (little-endian on disk): a view where the
+    machine is little-endian, else a swapped copy."""
+    if _LITTLE:
+        return memoryview(data)[start : start + size].cast("q")
     ints = array("q")
-    ints.frombytes(data[: 8 * values])
-    if not _LITTLE:
-        ints.byteswap()
+    ints.frombytes(data[start : start + size])
+    ints.byteswap()
     return ints
 
 

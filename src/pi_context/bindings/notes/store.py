@@ -652,21 +652,21 @@ class NoteStore:
             ) from exc
         files: list[_Walked] = []
         seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
+        fast = served is not None
         if served is not None:
             memory, index, (dev, ino, size, mtime, ctime, nlink), usable, out = served
-        regular = stat.S_ISREG
+        regular, stat_of = stat.S_ISREG, os.stat
         for name in names:
             try:
-                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                info = stat_of(name, dir_fd=fd, follow_symlinks=False)
             except OSError:
                 continue  # vanished since it was listed
-            if not regular(info.st_mode):
-                continue  # replaced by a link or a folder since it was listed
             if name.isascii():
                 path = prefix + name
-                if served is not None and path not in memory:
+                if fast and path not in memory:
                     # The hot path of a fresh process: a usable row with the walk's stamp,
-                    # compared field by field (no stamp object per file).
+                    # compared field by field (no stamp object per file). Rows are of
+                    # regular files, and an inode with the same ctime has not changed type.
                     row = index.get(path)
                     if (
                         row is not None
@@ -682,6 +682,8 @@ class NoteStore:
                         continue
             else:
                 path = ""
+            if not regular(info.st_mode):
+                continue  # replaced by a link or a folder since it was listed
             stamp = _stamp(info)
             if path:
                 files.append((path, name, stamp))
