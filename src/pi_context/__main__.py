@@ -1,3 +1,3 @@
-from pi_context.cli import main
+from pi_context.cli import console
 
-raise SystemExit(main())
+console()

@@ -121,6 +121,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _handled(args.handler, args)
 
 
+def console() -> None:
+    """The ``pi-context`` executable (and ``python -m pi_context``): ``main``, then exit.
+
+    A ``tool`` call is a one-off process whose whole time its caller waits for, and tearing
+    the interpreter down (freeing every object one by one, a last garbage collection) cost
+    about 15 ms of a 110 ms call over 10,000 notes. So once its output is flushed it exits
+    at once; the tool has finished every write it makes (each is synced and renamed in place
+    before it returns). Every other command exits normally.
+    """
+    code = main()
+    if sys.argv[1:2] == ["tool"]:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BrokenPipeError:
+            pass  # the reader left; the answer was the tool's all the same
+        os._exit(code)
+    raise SystemExit(code)
+
+
 def _handled(handler: Any, args: Any) -> int:
     try:
         code = handler(args)
