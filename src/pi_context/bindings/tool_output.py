@@ -50,13 +50,18 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, the encoder made once (a
+cold history call encodes every tool call's arguments)."""
+
+
 def encode_json(value: JSONValue) -> str:
     """The delivered JSON text: compact, non-ASCII kept literal, lone surrogates escaped.
 
     Escaping lone surrogates (which Python can read from a JSONL session) keeps the output valid
     UTF-8; nested values serialise to exactly the bytes they take inside a larger document.
     """
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    text = _COMPACT.encode(value)
     if _SURROGATE.search(text) is None:
         return text
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
