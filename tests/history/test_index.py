@@ -454,6 +454,17 @@ def _corruptions(directory: Path) -> list[tuple[str, Any]]:
         with sqlite3.connect(directory / "index.sqlite") as con:
             con.execute("DELETE FROM parts WHERE name = 'e_id.d'")
 
+    def invalid_utf8() -> None:
+        # Item ids are read in place (their part's CRC unchecked): bytes that are not UTF-8
+        # must read as a corrupt index, never escape as a decoding error.
+        with sqlite3.connect(directory / "index.sqlite") as con:
+            for part, data in con.execute("SELECT part, data FROM parts WHERE name = 'i_id.d'"):
+                broken = bytes(b if b == 0x0A else 0xFF for b in data)
+                con.execute(
+                    "UPDATE parts SET data = ?, crc = ? WHERE name = 'i_id.d' AND part = ?",
+                    (broken, zlib.crc32(broken), part),
+                )
+
     def scramble_content() -> None:
         for content in directory.glob("content-*.bin"):
             data = content.read_bytes()
@@ -472,10 +483,11 @@ def _corruptions(directory: Path) -> list[tuple[str, Any]]:
         ("missing content", drop_content),
         ("missing column part", drop_part),
         ("forged item entries", forge_item_entries),
+        ("invalid UTF-8 in a string column", invalid_utf8),
     ]
 
 
-@pytest.mark.parametrize("which", range(8))
+@pytest.mark.parametrize("which", range(9))
 def test_a_corrupted_cache_is_never_trusted(tmp_path: Path, which: int) -> None:
     session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(40)])
     calls = battery(path)

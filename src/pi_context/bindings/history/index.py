@@ -388,7 +388,13 @@ class HistoryIndex:
             end = self.meta["sizes"].get(name + ".d", 0)
         if not 0 < start < end:
             raise CorruptIndex(f"string {index} of {name} has a bad offset")
-        return self._read(name + ".d", start, end - 1 - start).decode("utf-8", "surrogatepass")
+        data = self._read(name + ".d", start, end - 1 - start)
+        try:
+            # Read in place, unchecked by the part's CRC: damaged bytes must not escape as
+            # a decoding error (the call then answers from the file and the index is rebuilt).
+            return data.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as exc:
+            raise CorruptIndex(f"string {index} of {name} is not UTF-8") from exc
 
     def _array(self, name: str) -> array[int]:
         column = self._columns.get(name)
