@@ -548,3 +548,66 @@ def test_an_append_during_calls_never_yields_a_stale_or_torn_answer(tmp_path: Pa
         end = ids.index(answer[0]) + 1
         assert answer == ids[:end][::-1][: len(answer)]
     same(path, battery(path))
+
+
+def _forge_part(directory: Path, name: str, change: Any) -> None:
+    """Rewrite every part of column ``name`` with ``change(data)``, its CRC made to match (a
+    forger, or damage the checksum cannot see)."""
+    with sqlite3.connect(directory / "index.sqlite") as con:
+        rows = con.execute("SELECT part, data FROM parts WHERE name = ?", (name,)).fetchall()
+        for part, data in rows:
+            forged = change(bytes(data))
+            con.execute(
+                "UPDATE parts SET data = ?, crc = ? WHERE name = ? AND part = ?",
+                (forged, zlib.crc32(forged), name, part),
+            )
+
+
+def _not_utf8(data: bytes) -> bytes:
+    return bytes(b if b == 0x0A else 0xFF for b in data)
+
+
+FORGERIES: list[tuple[str, Any]] = [
+    ("meta value not JSON", lambda d: _set_meta(d, "sizes", "{")),
+    ("meta value of the wrong type", lambda d: _set_meta(d, "parts", "[1, 2]")),
+    ("meta end not a number", lambda d: _set_meta(d, "end", '"x"')),
+    ("view head not JSON", lambda d: _forge_part(d, "view", lambda b: b[:8] + b"{" * (len(b) - 8))),
+    ("view head of the wrong shape", lambda d: _forge_part(d, "view", _view_of_wrong_shape)),
+    ("entry ids not UTF-8", lambda d: _forge_part(d, "e_id.d", _not_utf8)),
+    ("tool names not UTF-8", lambda d: _forge_part(d, "t_name.d", _not_utf8)),
+    ("entry stamps not UTF-8", lambda d: _forge_part(d, "e_stamp.d", _not_utf8)),
+    ("markers not UTF-8", lambda d: _forge_part(d, "e_marker.d", _not_utf8)),
+]
+
+
+def _set_meta(directory: Path, key: str, value: str) -> None:
+    with sqlite3.connect(directory / "index.sqlite") as con:
+        con.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key))
+
+
+def _view_of_wrong_shape(blob: bytes) -> bytes:
+    head = b'{"leaf": 1}'
+    return len(head).to_bytes(8, "little") + head + blob[8 + int.from_bytes(blob[:8], "little") :]
+
+
+@pytest.mark.parametrize("which", range(len(FORGERIES)), ids=[name for name, _ in FORGERIES])
+def test_forged_index_data_with_matching_checksums_is_never_trusted(
+    tmp_path: Path, which: int
+) -> None:
+    """Checksums catch damage, not a forger (or damage that rewrote them): whatever the
+    stored metadata, view or string tables hold, a call answers exactly as the file does."""
+    session, path = _session(tmp_path, [f"word{i} needle{i}" for i in range(40)])
+    session.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "c1", "name": "notes_read", "arguments": {}}],
+            "timestamp": 9,
+        }
+    )
+    calls = battery(path)
+    same(path, calls)  # builds the index
+    directory = cache_dir_for(Path(os.path.realpath(path)))
+    _name, forge = FORGERIES[which]
+    forge(directory)
+    same(path, calls)
+    same(path, [("history_search", {"query": "needle3"}), ("history_search", {"query": "word"})])

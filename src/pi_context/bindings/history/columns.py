@@ -36,8 +36,7 @@ class Strings:
         return (offsets[index + 1] if index + 1 < len(offsets) else len(self.data)) - 1
 
     def __getitem__(self, index: int) -> str:
-        raw = self.data[self.offsets[index] : self._end(index)]
-        return raw.decode("utf-8", "surrogatepass")
+        return _text(self.data[self.offsets[index] : self._end(index)])
 
     def positions(self, text: str, last: bool = False) -> list[int]:
         """Indexes holding exactly ``text`` (ascending; only the last one with ``last``)."""
@@ -58,11 +57,24 @@ class Strings:
     def all(self) -> list[str]:
         if not self.offsets:
             return []
-        text = self.data[1:-1].decode("utf-8", "surrogatepass")
+        text = _text(self.data[1:-1])
         values = text.split("\n")
         if len(values) == len(self.offsets):
             return values
         return [self[i] for i in range(len(self.offsets))]  # some string holds a newline
+
+
+class CorruptIndex(Exception):
+    """The cache disagrees with itself or with the session file: rebuild it."""
+
+
+def _text(data: bytes) -> str:
+    """Stored string bytes as text; bytes that are not what ``pack_strings`` wrote (a
+    forged part, or damage its checksum could not see) make the index corrupt."""
+    try:
+        return data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as exc:
+        raise CorruptIndex("a string table is not UTF-8") from exc
 
 
 def pack_strings(values: Sequence[str], base: int) -> tuple[bytes, bytes]:

@@ -67,7 +67,7 @@ from pi_context.bindings.session.windows import (
 )
 from pi_context.cache_dir import cache_root
 
-from .columns import Strings, add_part, checksums, pack_strings, put_whole
+from .columns import CorruptIndex, Strings, add_part, checksums, pack_strings, put_whole
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
 
 SCHEMA = 5  # 5: packed columns in checksummed parts (4: legacy window ids, rows per entry)
@@ -98,10 +98,6 @@ _STRINGS = ("e_id", "e_parent", "e_marker", "e_stamp", "i_id", "t_name")
 
 class Unindexable(Exception):
     """This call must be answered by the unindexed path (the loader decides everything)."""
-
-
-class CorruptIndex(Exception):
-    """The cache disagrees with itself or with the session file: rebuild it."""
 
 
 def index_enabled() -> bool:
@@ -1005,13 +1001,32 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any] | None:
         rows = db.execute("SELECT key, value FROM meta").fetchall()
     except sqlite3.OperationalError:
         return None
-    meta = {key: json.loads(value) for key, value in rows}
-    required = ("schema", "source", "dev", "ino", "end", "sample", "generation", "committed")
-    if any(key not in meta for key in required):
+    try:
+        meta = {key: json.loads(value) for key, value in rows}
+    except (ValueError, TypeError):  # not JSON (or not text): not our metadata
         return None
-    if type(meta.get("sizes")) is not dict or type(meta.get("parts")) is not dict:
+    if any(type(meta.get(key)) is not kind for key, kind in _META_TYPES.items()):
         return None
     return meta
+
+
+_META_TYPES: dict[str, type] = {
+    "schema": int,
+    "source": str,
+    "dev": int,
+    "ino": int,
+    "end": int,
+    "sample": str,
+    "generation": str,
+    "committed": int,
+    "entries": int,
+    "items": int,
+    "pending": bool,
+    "sizes": dict,
+    "parts": dict,
+}
+"""What each stored metadata value must be; anything else is not an index to answer from
+(checksums guard the columns, not this table)."""
 
 
 def _store_meta(db: sqlite3.Connection, meta: dict[str, Any]) -> None:

@@ -161,7 +161,7 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
         item = history.item_at(hits[i])
         offset = first_match(item.content, queries)
         if offset < 0:
-            from .index import CorruptIndex
+            from .columns import CorruptIndex
 
             raise CorruptIndex(f"item {item.item_id} does not hold the query the index found")
         return render_item(item, max_chars, offset)

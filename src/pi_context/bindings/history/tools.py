@@ -22,7 +22,8 @@ from pi_context.bindings.tool_output import (
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
 from . import indexed
-from .index import CorruptIndex, HistoryIndex, Unindexable, index_enabled
+from .columns import CorruptIndex
+from .index import HistoryIndex, Unindexable, index_enabled
 from .indexed import IndexedHistory
 from .items import ROLES, History, project_history
 from .query import (
