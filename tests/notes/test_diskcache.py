@@ -16,6 +16,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -615,3 +616,81 @@ def test_a_folder_listing_is_reused_only_while_the_folder_is_unchanged(
     (home / "sub" / "one.md").rename(home / "sub" / "uno.md")
     both_answers(notes, monkeypatch)
     assert "sub/uno.md" in [e["path"] for e in cli(notes, "notes_list", scope="human")["files"]]
+
+
+@pytest.mark.parametrize(
+    ("folders", "names"),
+    [
+        (("..",), ()),  # would lead the walk out of its home
+        ((".",), ()),  # would walk the same folder again
+        (("",), ()),
+        ((), ("secret.txt",)),  # not a note: must never be read as one
+        ((), ("..",)),
+    ],
+)
+def test_a_forged_folder_listing_never_leads_the_walk_astray(
+    notes: Notes,
+    own_cache_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    folders: tuple[str, ...],
+    names: tuple[str, ...],
+) -> None:
+    """A listing that a forger stored under the folder's true stamp (its checksums made to
+    match) is not used when it holds a name no listing of ours holds."""
+    notes.call("notes_write", path="inside.md", content="value inside", scope="human")
+    home = notes.store().home("human")
+    (home.parent / "outside.md").write_text((home / "inside.md").read_text())  # next to home
+    (home / "secret.txt").write_text("value secret")
+    time.sleep(SETTLED_SECONDS)
+    both_answers(notes, monkeypatch)
+    [cached] = cache_files(own_cache_dir)
+    rows = diskcache.load(cached, bodies=True)
+    assert rows is not None
+    entries = [(path, entry) for path in rows.index if (entry := rows.entry(rows.index[path]))]
+    info = os.stat(home)
+    stamp = (
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_nlink,
+    )
+    assert diskcache.save(
+        cached, entries, lambda _p: True, [(stamp, folders, ("inside.md", *names))]
+    )
+    diskcache._loaded.clear()
+    both_answers(notes, monkeypatch)
+    listed = [entry["path"] for entry in cli(notes, "notes_list", scope="human")["files"]]
+    assert listed == ["inside.md"]
+
+
+def test_a_forged_body_span_is_a_damaged_row_never_an_exception(
+    notes: Notes, own_cache_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows whose body span runs backwards (a forger, the section's CRC made to match):
+    the body is refused like a damaged one and read from the note file instead."""
+    for name in NAMES:
+        notes.call("notes_write", path=name, content=f"value {name[0]} one", scope="human")
+    time.sleep(SETTLED_SECONDS)
+    both_answers(notes, monkeypatch)
+    [cached] = cache_files(own_cache_dir)
+    data = bytearray(cached.read_bytes())
+    head = list(diskcache._HEADER.unpack_from(data))
+    count, meta_len = head[3], head[4]
+    start_column = diskcache.INT_COLUMNS.index("body_start")
+    end_column = diskcache.INT_COLUMNS.index("body_end")
+    base = diskcache._HEADER.size
+    for row in range(count):
+        at_start = base + 8 * (start_column * count + row)
+        at_end = base + 8 * (end_column * count + row)
+        start = int.from_bytes(data[at_start : at_start + 8], "little", signed=True)
+        data[at_end : at_end + 8] = max(0, start - 1).to_bytes(8, "little", signed=True)
+        data[at_start : at_start + 8] = (start + 1).to_bytes(8, "little", signed=True)
+    head[6] = zlib.crc32(bytes(data[base : base + meta_len]))  # the meta CRC, made to match
+    diskcache._HEADER.pack_into(data, 0, *head)
+    cached.write_bytes(bytes(data))
+    diskcache._loaded.clear()
+    CACHE.clear()
+    assert snapshot_view(notes) == snapshot_view_without_caches(notes, monkeypatch)
+    both_answers(notes, monkeypatch)

@@ -41,6 +41,7 @@ in the same folder, then ``rename``), so readers see one whole version.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import struct
 import sys
@@ -337,7 +338,7 @@ class Rows:
             fd, offset = self._source
             try:
                 data = os.pread(fd, end - start, offset + start)
-            except (OSError, OverflowError):
+            except (OSError, OverflowError, ValueError):  # ValueError: a forged, negative span
                 return None
             if len(data) != end - start or zlib.crc32(data) != self._ints[_CRC][row]:
                 return None
@@ -497,7 +498,7 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
         return None
     starts = ints[_START * count : (_START + 1) * count]
     ends = ints[_END * count : (_END + 1) * count]
-    if count and (min(starts) < 0 or max(ends) > body_len):
+    if count and not _back_to_back(starts, ends, body_len):
         return None
     folder_bytes = 8 * folders * 6
     if folder_bytes > listing_len:
@@ -514,6 +515,17 @@ def _read(fd: int, file_size: int, bodies: bool) -> Rows | None:
         None if bodies else (fd, body_offset),
         (folders, folder_ints, names),
         None if bodies else (body_len, body_crc),
+    )
+
+
+def _back_to_back(starts: Sequence[int], ends: Sequence[int], total: int) -> bool:
+    """Whether the bodies' spans tile ``[0, total)`` in row order, as ``save`` writes them
+    (a forged span could otherwise run backwards or overlap another row's body)."""
+    return (
+        starts[0] == 0
+        and ends[-1] == total
+        and starts[1:] == ends[:-1]
+        and all(map(operator.le, starts, ends))
     )
 
 

@@ -283,6 +283,19 @@ _Walked = tuple[str, str, Stamp]
 """A candidate note met by a home walk: (virtual path in NFC, name in its folder, stamp)."""
 
 
+def _plausible(folders: list[str], names: list[str]) -> bool:
+    """Whether a stored listing holds only names ``_list`` keeps. Its checksum stops damage,
+    not a forger: a stored ``..`` must never lead the walk out of its home, nor a stored
+    non-note name into being read as a note."""
+    for name in folders:
+        if name in ("", ".", "..") or name.startswith(RESERVED_PREFIX) or "\0" in name:
+            return False
+    for name in names:
+        if not name.endswith(NOTE_SUFFIX) or name.startswith(RESERVED_PREFIX) or "\0" in name:
+            return False
+    return True
+
+
 class _Listings:
     """The folder listings of one complete walk: a folder whose stamp equals the one stored
     in the disk cache is not listed again (its names are reused); every folder's listing is
@@ -640,6 +653,8 @@ class NoteStore:
                 # walk's stamp differ, so a stored listing is never older than its stamp.
                 before = _stamp(os.fstat(fd))
                 known = None if listings.rows is None else listings.rows.listing(before)
+                if known is not None and not _plausible(*known):
+                    known = None  # names a listing of ours never holds: list the folder
                 folders, names = self._list(fd) if known is None else known
                 # Only a settled folder's listing is kept: two changes inside one timestamp
                 # tick would leave its stamp unchanged.
