@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from pi_context.bindings.notes import cache as cache_module
 from pi_context.bindings.notes import diskcache
-from pi_context.bindings.notes.cache import CACHE, Entry
+from pi_context.bindings.notes.cache import CACHE, Entry, stamp_of
 from pi_context.bindings.notes.frontmatter import parse_note
 from pi_context.bindings.notes.snapshot import load_snapshot
 
@@ -595,16 +595,7 @@ def test_a_folder_listing_is_reused_only_while_the_folder_is_unchanged(
         (home / "sub", ["deep"], ["one.md"]),
         (home / "sub" / "deep", [], ["two.md"]),
     ):
-        info = os.stat(folder)
-        stamp = (
-            info.st_dev,
-            info.st_ino,
-            info.st_size,
-            info.st_mtime_ns,
-            info.st_ctime_ns,
-            info.st_nlink,
-        )
-        assert rows.listing(stamp) == (folders, names), folder
+        assert rows.listing(stamp_of(os.stat(folder))) == (folders, names), folder
     # Added behind the store's back, the folder's mtime forged back: ctime still moves.
     deep = home / "sub" / "deep"
     before = os.stat(deep)
@@ -647,15 +638,7 @@ def test_a_forged_folder_listing_never_leads_the_walk_astray(
     rows = diskcache.load(cached, bodies=True)
     assert rows is not None
     entries = [(path, entry) for path in rows.index if (entry := rows.entry(rows.index[path]))]
-    info = os.stat(home)
-    stamp = (
-        info.st_dev,
-        info.st_ino,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-        info.st_nlink,
-    )
+    stamp = stamp_of(os.stat(home))
     assert diskcache.save(
         cached, entries, lambda _p: True, [(stamp, folders, ("inside.md", *names))]
     )

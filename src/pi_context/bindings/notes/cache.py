@@ -16,6 +16,7 @@ decides what exists — the walk does — so a deleted note can never be listed 
 from __future__ import annotations
 
 import gc
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,18 @@ MAX_TOTAL_BYTES = 256 * 1024 * 1024
 
 Stamp = tuple[int, int, int, int, int, int]
 """(device, inode, size, mtime ns, ctime ns, link count)."""
+
+
+def stamp_of(info: os.stat_result) -> Stamp:
+    """A file's or folder's stamp from its ``stat``."""
+    return (
+        info.st_dev,
+        info.st_ino,
+        info.st_size,
+        info.st_mtime_ns,
+        info.st_ctime_ns,
+        info.st_nlink,
+    )
 
 
 def settled(stamp: Stamp, now_ns: int | None = None) -> bool:

@@ -39,6 +39,7 @@ from pi_context.bindings.notes.cache import (
     cacheable,
     gc_paused,
     settled,
+    stamp_of,
 )
 from pi_context.bindings.notes.errors import (
     EditError,
@@ -240,17 +241,6 @@ def _path_problem(path: str) -> str | None:
     except NoteAddressError as exc:
         return str(exc)
     return None
-
-
-def _stamp(info: os.stat_result) -> Stamp:
-    return (
-        info.st_dev,
-        info.st_ino,
-        info.st_size,
-        info.st_mtime_ns,
-        info.st_ctime_ns,
-        info.st_nlink,
-    )
 
 
 def lock_name(path: str) -> str:
@@ -651,7 +641,7 @@ class NoteStore:
             else:
                 # The stamp is taken before the listing: a change after it makes the next
                 # walk's stamp differ, so a stored listing is never older than its stamp.
-                before = _stamp(os.fstat(fd))
+                before = stamp_of(os.fstat(fd))
                 known = None if listings.rows is None else listings.rows.listing(before)
                 if known is not None and not _plausible(*known):
                     known = None  # names a listing of ours never holds: list the folder
@@ -699,7 +689,7 @@ class NoteStore:
                 path = ""
             if not regular(info.st_mode):
                 continue  # replaced by a link or a folder since it was listed
-            stamp = _stamp(info)
+            stamp = stamp_of(info)
             if path:
                 files.append((path, name, stamp))
                 continue
@@ -759,7 +749,7 @@ class NoteStore:
             return Refused(scope, path, exc.message)
         text = _decode(data)
         entry = Entry.of(stamp, text, parse_note(text, _mtime_ms(info)))
-        if len(data) == info.st_size and _stamp(info) == stamp:
+        if len(data) == info.st_size and stamp_of(info) == stamp:
             cache.remember(path, entry)
         return entry
 
