@@ -18,18 +18,10 @@ from pi_context.spec.abstraction import all_events, all_states
 from pi_context.statemachine.registry import committed_specs, generated
 from pi_context.statemachine.wirecheck import WireError
 
+from .conftest import corrupt
+
 GENS = [generated(spec) for spec in committed_specs()]
 CASES = {gen.spec.id: (all_states(gen.spec), all_events(gen.spec)) for gen in GENS}
-
-json_leaf = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-1, 2),
-    st.floats(0, 1),
-    st.sampled_from(["w1", "w2", "manual", "idle", "none", "close-out", "x" * 300]),
-    st.lists(st.integers(), max_size=1),
-    st.dictionaries(st.sampled_from(["a", "phase"]), st.just("none"), max_size=1),
-)
 
 
 def answer(fn: Any, value: Any) -> tuple[str, Any]:
@@ -37,27 +29,6 @@ def answer(fn: Any, value: Any) -> tuple[str, Any]:
         return ("ok", fn(value, "x"))
     except WireError as err:
         return ("error", str(err))
-
-
-def corrupt(value: Any, data: st.DataObject) -> Any:
-    """The value with one leaf replaced, one key dropped or one key added, somewhere."""
-    value = copy.deepcopy(value)
-    node = value
-    while True:
-        keys = list(node)
-        key = data.draw(st.sampled_from(keys))
-        child = node[key]
-        if isinstance(child, dict) and data.draw(st.booleans()):
-            node = child
-            continue
-        action = data.draw(st.sampled_from(["replace", "drop", "add"]))
-        if action == "replace":
-            node[key] = data.draw(json_leaf)
-        elif action == "drop":
-            del node[key]
-        else:
-            node[data.draw(st.sampled_from(["extra", "windowId", "source", "facts"]))] = True
-        return value
 
 
 @pytest.mark.parametrize("gen", GENS, ids=lambda g: g.spec.id)

@@ -24,6 +24,8 @@ from pi_context.statemachine.observe import lazy_attributes, recorded
 from pi_context.statemachine.registry import committed_specs, generated
 from pi_context.statemachine.wirecheck import WireError
 
+from .conftest import corrupt, json_leaf
+
 GENS = [generated(spec) for spec in committed_specs()]
 CASES = {gen.spec.id: (all_states(gen.spec), all_events(gen.spec)) for gen in GENS}
 LAZY = {gen.spec.id: lazy_attributes(gen.spec) for gen in GENS}
@@ -91,42 +93,6 @@ def test_next_state_shares_no_object_with_the_input(gen: Any) -> None:
         for event in events:
             next_state, _effect, _row = gen.wire.step_wire(state, event)
             assert not set(objects(next_state)) & set(objects(state) + objects(event))
-
-
-json_leaf = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-1, 2),
-    st.floats(0, 1),
-    st.sampled_from(["w1", "w2", "manual", "automatic", "idle", "pending", "none"]),
-    st.sampled_from(["close-out", "tool-requested", "turn_end", "x" * 300, ""]),
-    st.lists(st.integers(), max_size=1),
-    st.dictionaries(st.sampled_from(["a", "phase", "type"]), st.just("none"), max_size=1),
-)
-
-
-def corrupt(value: Any, data: st.DataObject) -> Any:
-    """The value with one leaf replaced, one key dropped or one key added, somewhere."""
-    value = copy.deepcopy(value)
-    node = value
-    while True:
-        keys = list(node)
-        if not keys:
-            return value
-        key = data.draw(st.sampled_from(keys))
-        child = node[key]
-        if isinstance(child, dict) and data.draw(st.booleans()):
-            node = child
-            continue
-        action = data.draw(st.sampled_from(["replace", "drop", "add"]))
-        if action == "replace":
-            node[key] = data.draw(json_leaf)
-        elif action == "drop":
-            del node[key]
-        else:
-            name = data.draw(st.sampled_from(["extra", "windowId", "source", "facts", "phase"]))
-            node[name] = data.draw(json_leaf)
-        return value
 
 
 @pytest.mark.parametrize("gen", GENS, ids=lambda g: g.spec.id)
