@@ -3,34 +3,23 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.session import Durability, Session, seeded_uuids
+from pi_context.bindings.session import Session
 from pi_context.bindings.session.jsonl import encode, encode_line, parse_line
 from pi_context.bindings.session.store import parse_raw
-from pi_context.bindings.session.synth import apply_ops, random_ops, stepping_clock
 
-CWD = Path("/tmp/pi-context-shared")
-USER = {"op": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}
+from .test_corruption import _valid_session
 
 
 def _written(directory: Path, seed: int, ops: int) -> Path:
-    rng = random.Random(seed)
-    session = Session.create(
-        CWD,
-        directory,
-        now=stepping_clock(rng),
-        uuids=seeded_uuids(seed),
-        durability=Durability.NONE,
-    )
-    apply_ops(session, random_ops(rng, ops, opening=USER))
-    assert session.path is not None
-    return session.path
+    path = _valid_session(directory, seed=seed, ops=ops).path
+    assert path is not None
+    return path
 
 
 @settings(
