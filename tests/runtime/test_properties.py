@@ -4,6 +4,11 @@ Whatever order the host calls the entry points in (turns that complete, fail or 
 tool requests, /wipe-memory, toggling, tree navigation), the durable session stays well formed:
 every boundary is complete and in the closed order, each window holds at most one reminder and
 one warning, the active window always has its boot, and no aborted turn continues.
+
+One exception to "has its boot", as in the published extension: tree navigation can put the
+leaf on (or past) a reset's checkpoint compaction, which hides everything before it, the
+window's boot included. The published repair refuses a tail holding a compaction, so the
+request is refused (never sent without its boot) and the user is told to /wipe-memory.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
@@ -26,7 +31,12 @@ from pi_context.bindings.runtime.protocol import (
     WARNING_TYPE,
 )
 from pi_context.bindings.session import Durability, Session, seeded_uuids
-from pi_context.bindings.session.windows import is_reset_marker, window_spans
+from pi_context.bindings.session.windows import (
+    current_window_id,
+    is_reset_marker,
+    is_window_boot_entry,
+    window_spans,
+)
 
 OPS = st.one_of(
     st.tuples(st.just("user")),
@@ -73,6 +83,14 @@ def check_session(rt: Runtime) -> None:
             assert len(budget) <= 1, (span.window_id, kind)
 
 
+def boot_hidden(rt: Runtime) -> bool:
+    """Whether a compaction after the active window's last boot hides it from the context."""
+    branch = rt.branch()
+    window = current_window_id(branch, rt.session_id)
+    boots = [i for i, entry in enumerate(branch) if is_window_boot_entry(entry, window)]
+    return bool(boots) and any(e.get("type") == "compaction" for e in branch[boots[-1] + 1 :])
+
+
 def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
     session = rt.session
     name = op[0]
@@ -90,7 +108,12 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
         message = {"role": "assistant", "content": [], "usage": usage, "stopReason": "stop"}
         session.append_message({**message, "timestamp": clock()})
     elif name == "context":
-        assert not rt.context().abort, "the active window always has its boot"
+        result = rt.context()
+        if boot_hidden(rt):
+            notices = [notice.text for notice in rt.drain_notices()]
+            assert result.abort and any("no boot message" in text for text in notices)
+        else:
+            assert not result.abort, "the active window always has its boot"
     elif name == "wipe":
         rt.call_tool("wipe_memory")
     elif name == "turn_end":
@@ -128,6 +151,7 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
 
 
 @settings(max_examples=150, deadline=None)
+@example([("command",), ("command",), ("tree", 9226), ("context",)], "reset-control@0.25")
 @given(st.lists(OPS, max_size=40), st.sampled_from(specs()))
 def test_random_host_behaviour_keeps_the_session_well_formed(
     ops: list[tuple[Any, ...]], spec: str
