@@ -142,14 +142,15 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
     if not isinstance(arguments, dict):
         print("pi-context tool: --args must be a JSON object", file=sys.stderr)
         return 2
-    if args.cwd is None:
+    cwd = args.cwd
+    if cwd is None:
         from pathlib import Path
 
-        args.cwd = Path.cwd()
+        cwd = Path.cwd()
     context = ToolContext(
         session_path=args.session,
         notes_home=args.notes_home,
-        cwd=args.cwd,
+        cwd=cwd,
         agent_name=args.agent,
         model_id=args.model,
         leaf_id=args.leaf,
