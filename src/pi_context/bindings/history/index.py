@@ -42,7 +42,7 @@ import sqlite3
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -68,15 +68,14 @@ from pi_context.bindings.session.windows import (
 from pi_context.cache_dir import cache_root
 
 from .columns import CorruptIndex, Strings, add_part, checksums, pack_strings, put_whole
-from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
+from .items import ITEM_ENTRY_TYPES, ROLE_CODES, ROLES, Item, entry_items, item_rows
 
 SCHEMA = 5  # 5: packed columns in checksummed parts (4: legacy window ids, rows per entry)
 SAMPLE_BLOCK = 64 * 1024
 SAMPLE_SPREAD = 8  # evenly spaced 4 KiB blocks between head and tail
 READ_CHUNK = 8 << 20  # the file is indexed in chunks of complete lines (bounded memory)
-_ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
-_DEVELOPER = _ROLE_CODE["developer"]
-_SYSTEM = _ROLE_CODE["system"]
+_DEVELOPER = ROLE_CODES["developer"]
+_SYSTEM = ROLE_CODES["system"]
 _FLIP, _LEGACY, _STAMP = 1, 2, 4  # entry flag bits (_STAMP: the timestamp is a string)
 DISABLE_ENV = "PI_CONTEXT_HISTORY_INDEX"  # "0" answers every call without the index
 
@@ -520,17 +519,14 @@ class HistoryIndex:
                     flags = 0
                     add_item0(num)
                     if kind in ITEM_ENTRY_TYPES:
-                        for item in entry_items(value, None, ""):
-                            content = item.content
+                        for code, item_id, content, name in item_rows(value):
                             text = content.encode("utf-8", "surrogatepass")
                             add_text(text)
                             add_item_len(len(text))
-                            code = _ROLE_CODE[item.role]
                             add_role(code)
                             add_chars(len(content))
-                            add_item_id(item.item_id)
+                            add_item_id(item_id)
                             add_item_seq(seq)
-                            name = item.tool_name
                             if name is None:
                                 add_tool(0)
                             else:
@@ -598,7 +594,7 @@ class HistoryIndex:
                 columns.append(("i_start", item_starts.tobytes()))
             else:
                 columns.append(("i_start", item_starts[1:].tobytes()))
-            keys: list[int] = []
+            keys: set[int] = set()  # a filter: each checksum once
             for name, values in (
                 ("e_id", new.ids),
                 ("e_parent", new.parents),
@@ -610,8 +606,14 @@ class HistoryIndex:
                 base = meta["sizes"].get(name + ".d", 0)
                 offsets, data = pack_strings(values, base)
                 columns += [(name + ".o", offsets), (name + ".d", data)]
-                if name in ("e_id", "e_parent"):
-                    keys += checksums(data, values, base == 0)
+                if name == "e_id":
+                    keys.update(checksums(data, values, base == 0))
+                elif name == "e_parent":
+                    if values and values[1:] == new.ids[:-1]:  # one chain: each parent is
+                        first_parent = values[0].encode("utf-8", "surrogatepass")  # an id before it
+                        keys.add(zlib.crc32(first_parent))
+                    else:
+                        keys.update(checksums(data, values, base == 0))
             columns.append(("e_keys", array("I", sorted(keys)).tobytes()))
             for name, data in columns:
                 add_part(db, meta, name, data)
@@ -738,22 +740,12 @@ class HistoryIndex:
     def _build_view(self, leaf_seq: int, table: _Entries) -> View:
         """Project the branch ending at ``leaf_seq`` (root to leaf, cycles stop the walk)."""
         first = table.first
-        ids, parents = table.ids, table.parents
-        winners = {entry_id: seq for seq, entry_id in enumerate(ids, first)}  # a later one wins
-        branch: list[int] = []
-        seen: set[int] = set()
-        current: int | None = leaf_seq if first <= leaf_seq < first + len(ids) else None
-        while current is not None and current not in seen:
-            seen.add(current)
-            branch.append(current)
-            parent = parents[current - first]
-            current = winners.get(parent) if parent else None
-        branch.reverse()
+        branch = _branch(leaf_seq, table)
         view = View(leaf_seq, array("i"), bytearray(), [])
         root_created = None
         if branch and table.flags[branch[0] - first] & _STAMP:
             root_created = table.stamps[branch[0] - first]
-        legacy = any(table.flags[seq - first] & _LEGACY for seq in branch)
+        legacy = _any_legacy(table, branch)
         view.windows.append(
             (root_id_in_format(self.session_id, legacy=legacy), root_created, None, 0)
         )
@@ -801,14 +793,14 @@ class HistoryIndex:
         self,
         view: View,
         table: _Entries,
-        path: list[int],
+        path: Sequence[int],
         before: tuple[int, int, int] | None,
     ) -> None:
         """Append ``path`` (seqs in branch order) to ``view``; ``before`` is the flags and item
         span of the entry preceding it (None: the path starts the branch)."""
         first = table.first
         flags, item0 = table.flags, table.item0
-        if view.windows and any(flags[seq - first] & _LEGACY for seq in path):
+        if view.windows and _any_legacy(table, path):
             # The branch now shows the session wrote seed-format ids: its root is named that way.
             _, created, marker_id, start = view.windows[0]
             view.windows[0] = (
@@ -817,6 +809,9 @@ class HistoryIndex:
                 marker_id,
                 start,
             )
+        if isinstance(path, range):
+            _extend_run(view, table, path, before)
+            return
         previous = before
         roles, base = table.roles, table.item_base
         positions, view_roles = view.positions, view.roles
@@ -923,9 +918,84 @@ class HistoryIndex:
 
 def _flip_last(view: View, count: int) -> None:
     """The compaction right before a reset marker is the reset's checkpoint: a developer item."""
-    for pos in range(len(view.positions) - count, len(view.positions)):
+    _flip(view, len(view.positions) - count, len(view.positions))
+
+
+def _flip(view: View, start: int, stop: int) -> None:
+    for pos in range(start, stop):
         if view.roles[pos] == _SYSTEM:
             view.roles[pos] = _DEVELOPER
+
+
+def _branch(leaf_seq: int, table: _Entries) -> Sequence[int]:
+    """The seqs of the branch ending at ``leaf_seq``, root first (a cycle stops the walk)."""
+    first = table.first
+    ids, parents = table.ids, table.parents
+    last = first + len(ids) - 1
+    # The usual file is one chain, each entry the child of the line before it: with unique ids
+    # the walk from the last entry would visit every entry, so it is not taken.
+    if leaf_seq == last and parents[1:] == ids[:-1] and len(set(ids)) == len(ids):
+        return range(first, last + 1)
+    return _walk(leaf_seq, table)
+
+
+def _walk(leaf_seq: int, table: _Entries) -> list[int]:
+    """The branch by following parent ids from ``leaf_seq`` (a later duplicate id wins)."""
+    first = table.first
+    ids, parents = table.ids, table.parents
+    last = first + len(ids) - 1
+    winners = {entry_id: seq for seq, entry_id in enumerate(ids, first)}  # a later one wins
+    branch: list[int] = []
+    seen: set[int] = set()
+    current: int | None = leaf_seq if first <= leaf_seq <= last else None
+    while current is not None and current not in seen:
+        seen.add(current)
+        branch.append(current)
+        parent = parents[current - first]
+        current = winners.get(parent) if parent else None
+    branch.reverse()
+    return branch
+
+
+_LEGACY_BIT = bytes(value & _LEGACY for value in range(256))  # a translation table
+
+
+def _any_legacy(table: _Entries, path: Sequence[int]) -> bool:
+    """Whether an entry of ``path`` names a window in the seed format."""
+    first, flags = table.first, table.flags
+    if isinstance(path, range):
+        run = flags[path.start - first : path.stop - first]
+        return run.translate(_LEGACY_BIT).count(0) != len(run)
+    return any(flags[seq - first] & _LEGACY for seq in path)
+
+
+def _extend_run(
+    view: View, table: _Entries, run: range, before: tuple[int, int, int] | None
+) -> None:
+    """``_extend`` for a path of consecutive seqs: their items are one span, so only the
+    reset markers among them need a step of their own."""
+    first, item0, flags = table.first, table.item0, table.flags
+    lo, hi = item0[run.start - first], item0[run.stop - first]
+    positions = view.positions
+    start = len(positions)
+    if hi > lo:
+        if positions and positions[-1] >= lo:
+            view.ascending = False
+        positions.extend(range(lo, hi))
+        view.roles += table.roles[lo - table.item_base : hi - table.item_base]
+    markers = table.markers
+    for at in range(run.start - first, run.stop - first):
+        marker = markers[at]
+        if not marker:
+            continue
+        here = start + item0[at] - lo  # the marker's place among the positions
+        if at > run.start - first:
+            if flags[at - 1] & _FLIP:
+                _flip(view, here - (item0[at] - item0[at - 1]), here)
+        elif before is not None and before[0] & _FLIP:
+            _flip(view, here - (before[2] - before[1]), here)
+        stamp = table.stamps[at] if flags[at] & _STAMP else None
+        view.windows.append((marker, stamp, table.ids[at], here))
 
 
 def _parse(line: bytes) -> Any:

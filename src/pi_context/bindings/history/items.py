@@ -337,6 +337,92 @@ def entry_items(entry: Entry, next_entry: object, window_id: str) -> list[Item]:
     return []
 
 
+# --- eager rows for the index ------------------------------------------------------------------
+
+ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
+_USER, _ASSISTANT, _TOOL, _TOOL_CALL, _SYSTEM, _DEVELOPER = range(len(ROLES))
+
+Row = tuple[int, str, str, str | None]
+"""One item as the index stores it: role code (index into ROLES), item id, content, tool name."""
+
+
+def item_rows(entry: Entry) -> list[Row]:
+    """The items of ``entry_items(entry, None, "")`` as rows, their contents extracted.
+
+    The index build needs every item's text at once, so it skips the lazy ``Item`` objects;
+    a property test holds this to ``entry_items`` on arbitrary entries.
+    """
+    entry_id = entry.get("id")
+    if not isinstance(entry_id, str):
+        return []
+    entry_type = entry.get("type")
+    if entry_type == "message":
+        message = entry.get("message")
+        if type(message) is not dict:
+            return []
+        role = message.get("role")
+        if role == "user":
+            return [(_USER, entry_id, _text_of(message.get("content")), None)]
+        if role == "toolResult":
+            name = message.get("toolName")
+            text = _text_of(message.get("content"))
+            return [(_TOOL, entry_id, text, name if isinstance(name, str) else "")]
+        if role == "assistant":
+            return _assistant_rows(entry_id, message.get("content"))
+        if role == "bashExecution":
+            return [(_TOOL, entry_id, _bash_text(message), "bash")]
+        if role == "custom":
+            code = _custom_code(message.get("customType"))
+            return [(code, entry_id, _text_of(message.get("content")), None)]
+        return []
+    if entry_type == "custom_message":
+        code = _custom_code(entry.get("customType"))
+        return [(code, entry_id, _text_of(entry.get("content")), None)]
+    if entry_type == "compaction":
+        code = _DEVELOPER if _is_extension_compaction(entry, None) else _SYSTEM
+        return [(code, entry_id, _str_or_empty(entry.get("summary")), None)]
+    if entry_type == "branch_summary":
+        return [(_SYSTEM, entry_id, _str_or_empty(entry.get("summary")), None)]
+    return []
+
+
+def _custom_code(custom_type: object) -> int:
+    ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
+    return _DEVELOPER if ours else _USER
+
+
+def _assistant_rows(entry_id: str, content: object) -> list[Row]:
+    if not isinstance(content, list):
+        return [(_ASSISTANT, entry_id, _text_of(content), None)]
+    # One pass over the blocks: the visible text, whether any text block is set, the calls.
+    texts: list[str] = []
+    rows: list[Row] = []
+    has_text = False
+    for block in content:
+        if type(block) is not dict:
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if text:
+                has_text = True
+                if isinstance(text, str):
+                    texts.append(text)
+        elif kind == "toolCall":
+            name = block.get("name")
+            rows.append(
+                (
+                    _TOOL_CALL,
+                    f"{entry_id}#{len(rows)}",
+                    arguments_json(block.get("arguments")),
+                    name if isinstance(name, str) else "",
+                )
+            )
+    if rows and not has_text:
+        return rows
+    return [(_ASSISTANT, entry_id, "\n".join(texts), None), *rows]
+
+
 # --- whole-branch projection -----------------------------------------------------------------
 
 

@@ -1,0 +1,153 @@
+"""The index build's shortcuts agree with the plain definitions they stand in for.
+
+``item_rows`` extracts every item of an entry eagerly; it must give exactly what the lazy
+``entry_items`` projection gives, on any entry a file can hold. ``_branch`` skips the parent
+walk when the file is one chain; it must give the walk's answer on any table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from pi_context.bindings.history.index import _branch, _Entries, _walk
+from pi_context.bindings.history.items import ROLES, entry_items, item_rows
+
+text = st.text(max_size=8)
+leaf = st.none() | st.booleans() | st.integers() | st.floats() | text
+json = st.recursive(
+    leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+anything = st.sampled_from(["pi-context/boot", "pi-context/", "other/x", ""]) | json
+
+block = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["text", "toolCall", "thinking", "image"]) | json,
+        "text": text | json,
+        "name": st.sampled_from(["bash", "notes_read"]) | json,
+        "arguments": json,
+    },
+)
+tool_call = st.fixed_dictionaries(
+    {"type": st.just("toolCall")},
+    optional={"name": st.sampled_from(["bash", ""]) | json, "arguments": json},
+)
+text_block = st.fixed_dictionaries({"type": st.just("text")}, optional={"text": text | json})
+blocks = st.lists(tool_call | text_block | block, max_size=4)
+content = text | blocks | st.lists(block | json, max_size=4) | json
+entry_id = st.sampled_from(["e1", "a#0", ""]) | json
+
+
+def _message(role: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {"role": role},
+        optional={
+            "content": content,
+            "toolName": st.sampled_from(["bash", "read", ""]) | json,
+            "customType": anything,
+            "command": text | json,
+            "output": text | json,
+            "isError": json,
+            "details": json,
+        },
+    )
+
+
+ROLE = st.sampled_from(["user", "assistant", "toolResult", "bashExecution", "custom", "system"])
+# Each kind of entry well formed in its type, with any of its fields missing or of any type;
+# then entries of no known shape at all.
+entry = st.one_of(
+    st.fixed_dictionaries(
+        {"type": st.just("message"), "id": entry_id, "message": _message(ROLE)},
+        optional={"timestamp": text | json},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("message"), "id": entry_id},
+        optional={"message": _message(json) | json},
+    ),
+    st.fixed_dictionaries(  # assistant turns: text, thinking and tool calls in any mix
+        {
+            "type": st.just("message"),
+            "id": entry_id,
+            "message": st.fixed_dictionaries({"role": st.just("assistant"), "content": blocks}),
+        }
+    ),
+    st.fixed_dictionaries(
+        {"type": st.just("custom_message"), "id": entry_id},
+        optional={"customType": anything, "content": content},
+    ),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["compaction", "branch_summary"]), "id": entry_id},
+        optional={
+            "summary": text | json,
+            "details": st.fixed_dictionaries({"piContext": text | json}) | json,
+        },
+    ),
+    st.dictionaries(
+        st.sampled_from(["type", "id", "message", "customType", "content", "summary"]), json
+    ),
+)
+
+
+def _lazy(value: dict[str, Any]) -> list[tuple[int, str, str, str | None]]:
+    return [
+        (ROLES.index(item.role), item.item_id, item.content, item.tool_name)
+        for item in entry_items(value, None, "")
+    ]
+
+
+@settings(max_examples=600)
+@example(
+    {
+        "type": "message",
+        "id": "e1",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "name": "bash", "arguments": {"n": 1.0}}],
+        },
+    }
+)
+@example({"type": "compaction", "id": "e1", "summary": "s", "details": {"piContext": "x"}})
+@example(  # a text block whose text is truthy but not a string: the turn item is still kept
+    {
+        "type": "message",
+        "id": "e1",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": 1}, {"type": "toolCall", "name": "x"}],
+        },
+    }
+)
+@given(entry)
+def test_item_rows_are_the_lazy_items_extracted(value: dict[str, Any]) -> None:
+    assert item_rows(value) == _lazy(value)
+
+
+_IDS = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
+@settings(max_examples=400)
+# A later duplicate id wins; the root names the leaf as its parent; the root's parent dangles.
+@example(ids=["a", "b", "a"], parents=["", "a", "b"], first=0, chain=False)
+@example(ids=["a", "b", "c"], parents=["c", "a", "b"], first=0, chain=False)
+@example(ids=["a", "b", "c"], parents=["zz", "a", "b"], first=7, chain=False)
+@given(
+    ids=st.lists(_IDS, max_size=6),
+    parents=st.lists(st.just("") | _IDS | st.just("zz"), max_size=6),
+    first=st.integers(0, 3),
+    chain=st.booleans(),
+)
+def test_the_one_chain_shortcut_gives_the_walks_branch(
+    ids: list[str], parents: list[str], first: int, chain: bool
+) -> None:
+    parents = (parents + [""] * len(ids))[: len(ids)]
+    if chain:  # make the file one chain, so the shortcut is taken whenever the ids are unique
+        parents = parents[:1] + ids[:-1]
+    table = _Entries(first=first, ids=ids, parents=parents)
+    for leaf_seq in range(first - 1, first + len(ids) + 1):
+        assert list(_branch(leaf_seq, table)) == _walk(leaf_seq, table)
