@@ -2,17 +2,23 @@
 
 ``item_rows`` extracts every item of an entry eagerly; it must give exactly what the lazy
 ``entry_items`` projection gives, on any entry a file can hold. ``_branch`` skips the parent
-walk when the file is one chain; it must give the walk's answer on any table.
+walk when the file is one chain; it must give the walk's answer on any table. ``_chunks``
+reads the file in small pieces; they must be the file's lines, whole, however long a line is.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.history.index import _branch, _Entries, _walk
+from pi_context.bindings.history import index
+from pi_context.bindings.history.index import _branch, _chunks, _Entries, _walk
 from pi_context.bindings.history.items import ROLES, entry_items, item_rows
 
 text = st.text(max_size=8)
@@ -151,3 +157,35 @@ def test_the_one_chain_shortcut_gives_the_walks_branch(
     table = _Entries(first=first, ids=ids, parents=parents)
     for leaf_seq in range(first - 1, first + len(ids) + 1):
         assert list(_branch(leaf_seq, table)) == _walk(leaf_seq, table)
+
+
+@settings(max_examples=300)
+@example(data=b"", start=0, size=1)
+@example(data=b"abc", start=0, size=1)  # no line end at all
+@example(data=b"a\n" + b"x" * 40 + b"\nb\n", start=2, size=3)  # one line over many reads
+@given(
+    data=st.lists(st.sampled_from([b"a", b"bc", b"\n", b"long" * 9]), max_size=40).map(b"".join),
+    start=st.integers(0, 200),
+    size=st.integers(1, 16),
+)
+def test_chunks_are_the_files_lines_whole(data: bytes, start: int, size: int) -> None:
+    start = min(start, len(data))
+    if start and data[start - 1 : start] != b"\n":
+        start = data.rfind(b"\n", 0, start) + 1  # reads start at a line start
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(index, "READ_CHUNK", size)
+                chunks = list(_chunks(fd, start))
+        finally:
+            os.close(fd)
+    assert b"".join(chunk for chunk, _ in chunks) == data[start:]
+    for position, (chunk, at) in enumerate(chunks):
+        assert chunk and data[at : at + len(chunk)] == chunk
+        if position < len(chunks) - 1:
+            assert chunk.endswith(b"\n")  # only the last may end mid-line
+    starts = [at for _, at in chunks]
+    assert starts == sorted(starts)
