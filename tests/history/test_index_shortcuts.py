@@ -1,25 +1,30 @@
 """The index build's shortcuts agree with the plain definitions they stand in for.
 
-``item_rows`` extracts every item of an entry eagerly; it must give exactly what the lazy
-``entry_items`` projection gives, on any entry a file can hold. ``_branch`` skips the parent
-walk when the file is one chain; it must give the walk's answer on any table. ``_chunks``
-reads the file in small pieces; they must be the file's lines, whole, however long a line is.
+``entry_rows`` extracts every item of an entry line eagerly; it must give exactly what the lazy
+``entry_items`` projection gives, on any entry a file can hold, whether the line was decoded
+typed (``DECODE_ENTRY``) or parsed as the loader parses it (``entry_line``). ``_branch``
+skips the parent walk when the file is one chain; it must give the walk's answer on any table.
+``_chunks`` reads the file in small pieces; they must be the file's lines, whole, however long
+a line is.
 """
 
 from __future__ import annotations
 
+import json as stdlib_json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.history import index
 from pi_context.bindings.history.index import _branch, _chunks, _Entries, _walk
-from pi_context.bindings.history.items import ROLES, entry_items, item_rows
+from pi_context.bindings.history.items import ROLES, entry_items
+from pi_context.bindings.history.lines import DECODE_ENTRY, entry_line, entry_rows
 
 text = st.text(max_size=8)
 leaf = st.none() | st.booleans() | st.integers() | st.floats() | text
@@ -47,30 +52,54 @@ text_block = st.fixed_dictionaries({"type": st.just("text")}, optional={"text": 
 blocks = st.lists(tool_call | text_block | block, max_size=4)
 content = text | blocks | st.lists(block | json, max_size=4) | json
 entry_id = st.sampled_from(["e1", "a#0", ""]) | json
+good_id = st.sampled_from(["e1", "a#0"])
 
 
-def _message(role: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    return st.fixed_dictionaries(
-        {"role": role},
-        optional={
-            "content": content,
-            "toolName": st.sampled_from(["bash", "read", ""]) | json,
-            "customType": anything,
-            "command": text | json,
-            "output": text | json,
-            "isError": json,
-            "details": json,
-        },
-    )
+def _message(role: st.SearchStrategy[Any], **required: Any) -> st.SearchStrategy[dict[str, Any]]:
+    optional = {
+        "content": content,
+        "toolName": st.sampled_from(["bash", "read", ""]) | json,
+        "customType": anything,
+        "command": text | json,
+        "output": text | json,
+        "isError": json,
+        "details": json,
+    }
+    for name in required:
+        del optional[name]
+    return st.fixed_dictionaries({"role": role, **required}, optional=optional)
 
 
-ROLE = st.sampled_from(["user", "assistant", "toolResult", "bashExecution", "custom", "system"])
-# Each kind of entry well formed in its type, with any of its fields missing or of any type;
-# then entries of no known shape at all.
+ROLES_OF_MESSAGES = ["user", "assistant", "toolResult", "bashExecution", "custom", "system"]
+# Each kind of entry well formed, with its other fields missing or of any type; each message
+# role its own branch (so each is drawn often); then entries of no known shape at all.
 entry = st.one_of(
+    *[
+        st.fixed_dictionaries(
+            {
+                "type": st.just("message"),
+                "id": good_id,
+                "message": _message(st.just(role), content=content),
+            },
+            optional={"timestamp": text | json, "parentId": text | json},
+        )
+        for role in ROLES_OF_MESSAGES
+    ],
     st.fixed_dictionaries(
-        {"type": st.just("message"), "id": entry_id, "message": _message(ROLE)},
-        optional={"timestamp": text | json},
+        {
+            "type": st.just("message"),
+            "id": good_id,
+            "message": _message(
+                st.just("toolResult"), toolName=st.sampled_from(["bash", "read"]) | json
+            ),
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "type": st.just("message"),
+            "id": good_id,
+            "message": _message(st.just("bashExecution"), command=text, output=text),
+        }
     ),
     st.fixed_dictionaries(
         {"type": st.just("message"), "id": entry_id},
@@ -79,23 +108,29 @@ entry = st.one_of(
     st.fixed_dictionaries(  # assistant turns: text, thinking and tool calls in any mix
         {
             "type": st.just("message"),
-            "id": entry_id,
+            "id": good_id,
             "message": st.fixed_dictionaries({"role": st.just("assistant"), "content": blocks}),
         }
     ),
     st.fixed_dictionaries(
-        {"type": st.just("custom_message"), "id": entry_id},
+        {"type": st.just("custom_message"), "id": good_id},
         optional={"customType": anything, "content": content},
     ),
     st.fixed_dictionaries(
-        {"type": st.sampled_from(["compaction", "branch_summary"]), "id": entry_id},
+        {"type": st.sampled_from(["compaction", "branch_summary"]), "id": good_id},
         optional={
             "summary": text | json,
             "details": st.fixed_dictionaries({"piContext": text | json}) | json,
         },
     ),
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["message", "custom_message", "compaction"]), "id": json}
+    ),
     st.dictionaries(
-        st.sampled_from(["type", "id", "message", "customType", "content", "summary"]), json
+        st.sampled_from(
+            ["type", "id", "message", "customType", "content", "summary", "parentId", "timestamp"]
+        ),
+        json,
     ),
 )
 
@@ -130,8 +165,32 @@ def _lazy(value: dict[str, Any]) -> list[tuple[int, str, str, str | None]]:
     }
 )
 @given(entry)
-def test_item_rows_are_the_lazy_items_extracted(value: dict[str, Any]) -> None:
-    assert item_rows(value) == _lazy(value)
+def test_entry_rows_are_the_lazy_items_extracted(value: dict[str, Any]) -> None:
+    expected = _lazy(value)
+    fields = ("type", "id", "parentId", "timestamp", "customType")
+    parsed = entry_line(value)
+    assert entry_rows(parsed) == expected
+    assert [getattr(parsed, name) for name in fields] == [value.get(name) for name in fields]
+    try:
+        typed = DECODE_ENTRY(stdlib_json.dumps(value).encode())
+    except msgspec.DecodeError:
+        # Only a message that is neither an object nor null, or a number JSON cannot hold
+        # (the loader's parser decides those), sends a line to the careful path.
+        assert not isinstance(value.get("message"), (dict, type(None))) or _nan(value)
+        return
+    assert entry_rows(typed) == expected
+    assert [getattr(typed, name) for name in fields] == [value.get(name) for name in fields]
+
+
+def _nan(value: object) -> bool:
+    """Whether a float that JSON cannot hold (NaN, an infinity) is anywhere in ``value``."""
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_nan(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_nan(item) for item in value)
+    return False
 
 
 _IDS = st.sampled_from(["a", "b", "c", "d", "e"])

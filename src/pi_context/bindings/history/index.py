@@ -60,6 +60,7 @@ from pi_context.bindings.session.migrate import needs_migration
 from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
 from pi_context.bindings.session.windows import (
     BOOT_TYPE,
+    RESET_MARKER_TYPE,
     is_reset_marker,
     marker_window_id,
     names_legacy_window,
@@ -68,7 +69,8 @@ from pi_context.bindings.session.windows import (
 from pi_context.cache_dir import cache_root
 
 from .columns import CorruptIndex, Strings, add_part, checksums, pack_strings, put_whole
-from .items import ITEM_ENTRY_TYPES, ROLE_CODES, ROLES, Item, entry_items, item_rows
+from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
+from .lines import DECODE_ENTRY, ROLE_CODES, entry_line, entry_rows
 
 SCHEMA = 5  # 5: packed columns in checksummed parts (4: legacy window ids, rows per entry)
 SAMPLE_BLOCK = 64 * 1024
@@ -502,24 +504,29 @@ class HistoryIndex:
                 for line in chunk[:cut].split(b"\n")[:-1]:
                     line_start = offset
                     offset += len(line) + 1
-                    value = _parse(line)
-                    if value is None:
-                        continue
                     if session_id is None:
+                        value = _parse(line)
+                        if value is None:
+                            continue
                         if not is_header(value) or needs_migration([value]):
                             raise Unindexable("no current header: the loader decides")
                         session_id = meta["session_id"] = value["id"]
                         continue
-                    if type(value) is not dict:
-                        continue
-                    kind = value.get("type")
-                    entry_id = value.get("id")
+                    try:
+                        entry = DECODE_ENTRY(line)
+                    except FAST_DECODE_ERRORS:
+                        value = _parse(line)
+                        if type(value) is not dict:
+                            continue
+                        entry = entry_line(value)
+                    kind = entry.type
+                    entry_id = entry.id
                     if kind == "session" or type(entry_id) is not str or not entry_id:
                         continue
                     flags = 0
                     add_item0(num)
                     if kind in ITEM_ENTRY_TYPES:
-                        for code, item_id, content, name in item_rows(value):
+                        for code, item_id, content, name in entry_rows(entry):
                             text = content.encode("utf-8", "surrogatepass")
                             add_text(text)
                             add_item_len(len(text))
@@ -539,14 +546,21 @@ class HistoryIndex:
                                 flags |= _FLIP
                             num += 1
                     marker = ""
-                    if kind == "custom" and is_reset_marker(value):
-                        marker = marker_window_id(value)
-                    # Only a marker or a boot can name a window (names_legacy_window decides).
-                    boot = kind == "custom_message" and value.get("customType") == BOOT_TYPE
-                    if (marker or boot) and names_legacy_window(value, session_id):
-                        flags |= _LEGACY
-                    parent = value.get("parentId")
-                    stamp = value.get("timestamp")
+                    custom_type = entry.customType
+                    if (kind == "custom" and custom_type == RESET_MARKER_TYPE) or (
+                        kind == "custom_message" and custom_type == BOOT_TYPE
+                    ):
+                        # Only a marker or a boot can name a window: these few lines are read
+                        # as the loader reads them, whole.
+                        value = _parse(line)
+                        if is_reset_marker(value):
+                            marker = marker_window_id(value)
+                        if (marker or kind == "custom_message") and names_legacy_window(
+                            value, session_id
+                        ):
+                            flags |= _LEGACY
+                    parent = entry.parentId
+                    stamp = entry.timestamp
                     if type(stamp) is str:
                         flags |= _STAMP
                     else:

@@ -1,0 +1,162 @@
+"""An entry line as the history index reads it: the few fields it needs, and its items as rows.
+
+The index build reads every line of the file once, so it decodes each straight into a typed
+``EntryLine`` (``msgspec`` skips the fields nobody reads and builds no dict for the entry or its
+message) and extracts every item's text at once (``entry_rows``), skipping the lazy ``Item``
+objects of the projection. A line the typed decoder refuses (a ``message`` that is not an
+object, or anything the fast decoder leaves to the careful parser) is parsed as the loader
+parses it and turned into the same ``EntryLine`` (``entry_line``). A property test holds the
+rows to ``entry_items`` and the typed decoding to the plain one, on arbitrary entries.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .items import (
+    EXTENSION_PREFIX,
+    ROLES,
+    _str_or_empty,
+    _text_of,
+    arguments_json,
+)
+
+ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
+_USER, _ASSISTANT, _TOOL, _TOOL_CALL, _SYSTEM, _DEVELOPER = range(len(ROLES))
+
+Row = tuple[int, str, str, str | None]
+"""One item as the index stores it: role code (index into ROLES), item id, content, tool name."""
+
+
+class Message(msgspec.Struct):
+    """The fields of an entry's ``message`` that items are made of (any JSON value each)."""
+
+    role: Any = None
+    content: Any = None
+    toolName: Any = None  # noqa: N815 - the session format's field names
+    command: Any = None
+    output: Any = None
+    customType: Any = None  # noqa: N815
+
+
+class EntryLine(msgspec.Struct):
+    """The fields of an entry line the index reads (any JSON value each; absent reads None)."""
+
+    type: Any = None
+    id: Any = None
+    parentId: Any = None  # noqa: N815
+    timestamp: Any = None
+    customType: Any = None  # noqa: N815
+    content: Any = None
+    summary: Any = None
+    details: Any = None
+    message: Message | None = None  # None too when the loader's value is not an object
+
+
+DECODE_ENTRY = msgspec.json.Decoder(EntryLine).decode
+"""A line as an ``EntryLine``; raises ``msgspec.DecodeError`` (or ``ValidationError``, a
+subclass) where the caller must fall back to ``entry_line`` of the loader's value."""
+
+
+def entry_line(value: dict[str, Any]) -> EntryLine:
+    """The ``EntryLine`` of an entry the loader parsed."""
+    get = value.get
+    message = get("message")
+    return EntryLine(
+        type=get("type"),
+        id=get("id"),
+        parentId=get("parentId"),
+        timestamp=get("timestamp"),
+        customType=get("customType"),
+        content=get("content"),
+        summary=get("summary"),
+        details=get("details"),
+        message=(
+            Message(
+                role=message.get("role"),
+                content=message.get("content"),
+                toolName=message.get("toolName"),
+                command=message.get("command"),
+                output=message.get("output"),
+                customType=message.get("customType"),
+            )
+            if type(message) is dict
+            else None  # items of a message that is not an object: none, as for a missing one
+        ),
+    )
+
+
+def entry_rows(entry: EntryLine) -> list[Row]:
+    """The items ``entry_items(entry, None, "")`` gives for this line, as rows."""
+    entry_id = entry.id
+    if not isinstance(entry_id, str):
+        return []
+    entry_type = entry.type
+    if entry_type == "message":
+        message = entry.message
+        if message is None:
+            return []
+        role = message.role
+        if role == "user":
+            return [(_USER, entry_id, _text_of(message.content), None)]
+        if role == "toolResult":
+            name = message.toolName
+            text = _text_of(message.content)
+            return [(_TOOL, entry_id, text, name if isinstance(name, str) else "")]
+        if role == "assistant":
+            return _assistant_rows(entry_id, message.content)
+        if role == "bashExecution":
+            command, output = _str_or_empty(message.command), _str_or_empty(message.output)
+            return [(_TOOL, entry_id, f"$ {command}\n{output}", "bash")]
+        if role == "custom":
+            code = _custom_code(message.customType)
+            return [(code, entry_id, _text_of(message.content), None)]
+        return []
+    if entry_type == "custom_message":
+        return [(_custom_code(entry.customType), entry_id, _text_of(entry.content), None)]
+    if entry_type == "compaction":
+        details = entry.details  # pi-context's own compaction: see _is_extension_compaction
+        ours = type(details) is dict and isinstance(details.get("piContext"), str)
+        return [(_DEVELOPER if ours else _SYSTEM, entry_id, _str_or_empty(entry.summary), None)]
+    if entry_type == "branch_summary":
+        return [(_SYSTEM, entry_id, _str_or_empty(entry.summary), None)]
+    return []
+
+
+def _custom_code(custom_type: object) -> int:
+    ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
+    return _DEVELOPER if ours else _USER
+
+
+def _assistant_rows(entry_id: str, content: object) -> list[Row]:
+    if not isinstance(content, list):
+        return [(_ASSISTANT, entry_id, _text_of(content), None)]
+    # One pass over the blocks: the visible text, whether any text block is set, the calls.
+    texts: list[str] = []
+    rows: list[Row] = []
+    has_text = False
+    for block in content:
+        if type(block) is not dict:
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if text:
+                has_text = True
+                if isinstance(text, str):
+                    texts.append(text)
+        elif kind == "toolCall":
+            name = block.get("name")
+            rows.append(
+                (
+                    _TOOL_CALL,
+                    f"{entry_id}#{len(rows)}",
+                    arguments_json(block.get("arguments")),
+                    name if isinstance(name, str) else "",
+                )
+            )
+    if rows and not has_text:
+        return rows
+    return [(_ASSISTANT, entry_id, "\n".join(texts), None), *rows]
