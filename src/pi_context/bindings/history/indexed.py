@@ -14,7 +14,8 @@ from typing import Any
 from pi_context.bindings.tool_output import JSONValue, page
 
 from .index import HistoryIndex, View
-from .items import ROLES, Item
+from .items import Item
+from .lines import ROLE_CODES
 from .query import (
     Filters,
     HistoryError,
@@ -31,8 +32,6 @@ from .query import (
     shrink_keeping_addresses,
     window_row,
 )
-
-_ROLE_CODE = {role: code for code, role in enumerate(ROLES)}
 
 
 class IndexedHistory:
@@ -112,7 +111,7 @@ def _select(
     else:
         positions = list(everything if candidates is None else candidates)
     if filters.role is not None:
-        code = _ROLE_CODE[filters.role]
+        code = ROLE_CODES[filters.role]
         roles = view.roles
         positions = [p for p in positions if roles[p] == code]
     if filters.tool_name is not None or filters.tool_namespace is not None:
