@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from pi_context.bindings.history import index
 from pi_context.bindings.history.index import _branch, _chunks, _Entries, _walk
-from pi_context.bindings.history.items import ROLES, entry_items
+from pi_context.bindings.history.items import ROLES, _text_of, entry_items
 from pi_context.bindings.history.lines import DECODE_ENTRY, entry_line, entry_rows
 
 text = st.text(max_size=8)
@@ -248,3 +248,30 @@ def test_chunks_are_the_files_lines_whole(data: bytes, start: int, size: int) ->
             assert chunk.endswith(b"\n")  # only the last may end mid-line
     starts = [at for _, at in chunks]
     assert starts == sorted(starts)
+
+
+def _visible_text(content: object) -> str:
+    """The rule ``_text_of`` implements, written plainly: a string as it is, else the
+    non-empty string texts of the text blocks, one per line."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    texts = [
+        block["text"]
+        for block in content
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+        and block["text"]
+    ]
+    return "\n".join(texts)
+
+
+@settings(max_examples=300)
+@example([{"type": "text", "text": 5}])  # one block: the shortcut must still want a string
+@example([{"type": "text"}])
+@example([{"type": "image", "text": "x"}])
+@given(content)
+def test_visible_text_takes_the_one_block_shortcut_faithfully(value: object) -> None:
+    assert _text_of(value) == _visible_text(value)

@@ -12,7 +12,7 @@ import sqlite3
 import zlib
 from array import array
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from operator import add
 from typing import Any
@@ -85,15 +85,20 @@ def pack_strings(values: Sequence[str], base: int) -> tuple[bytes, bytes]:
         prefix = b""
     text = "\n".join(values)
     end = b"\n" if values else b""
+    sizes: Sequence[str | bytes]  # what has each string's length in bytes
     if text.isascii():
         data = prefix + text.encode("ascii") + end
-        lengths: Iterator[int] = map(len, values)
+        sizes = values
     else:
-        parts = [value.encode("utf-8", "surrogatepass") for value in values]
-        data = prefix + b"\n".join(parts) + end
-        lengths = map(len, parts)
+        encoded = [value.encode("utf-8", "surrogatepass") for value in values]
+        data = prefix + b"\n".join(encoded) + end
+        sizes = encoded
     # Each string starts after the ones before it and their newlines.
-    starts = map(add, accumulate(lengths, initial=base), range(len(values)))
+    width = len(sizes[0]) + 1 if sizes else 1
+    if len(data) - len(prefix) == width * len(sizes) and len(set(map(len, sizes))) == 1:
+        starts: Iterable[int] = range(base, base + width * len(sizes), width)  # ids, stamps
+    else:
+        starts = map(add, accumulate(map(len, sizes), initial=base), range(len(sizes)))
     offsets = array("q", starts)
     return offsets.tobytes(), data
 

@@ -146,6 +146,11 @@ def _text_of(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
+        if len(content) == 1:  # the usual shape, one text block: no list to build and join
+            block = content[0]
+            if type(block) is dict and block.get("type") == "text":
+                text = block.get("text")
+                return text if isinstance(text, str) else ""
         parts = [
             text
             for block in content
