@@ -4,6 +4,7 @@ downstream (interpreter, generator, checkers, docs) consumes."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
@@ -94,7 +95,16 @@ class VariantAxis:
     loc: Loc | None = None
 
     def variant(self, tag: str) -> Variant | None:
-        return next((v for v in self.variants if v.tag == tag), None)
+        if not isinstance(tag, str):
+            return None  # (a variant's tag is always a name)
+        return self._variants.get(tag)
+
+    @cached_property
+    def _variants(self) -> dict[str, Variant]:  # the first of a tag, as a scan would find
+        found: dict[str, Variant] = {}
+        for variant in self.variants:
+            found.setdefault(variant.tag, variant)
+        return found
 
     @property
     def tag_type(self) -> EnumType:
@@ -226,7 +236,13 @@ class Row:
     loc: Loc
 
     def next_for(self, axis: str) -> NextValue | None:
-        return dict(self.next).get(axis)
+        if not isinstance(axis, str):
+            return None  # (an axis is always a name)
+        return self._next.get(axis)
+
+    @cached_property
+    def _next(self) -> dict[str, NextValue]:  # the last of an axis wins, as dict() would
+        return dict(self.next)
 
 
 @dataclass(frozen=True)
@@ -313,7 +329,16 @@ class Spec:
         return next((e for e in self.events if e.name == name), None)
 
     def rows_for(self, event: str) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.event == event)
+        if not isinstance(event, str):
+            return ()  # (a row's event is always a name)
+        return self._rows_by_event.get(event, ())
+
+    @cached_property
+    def _rows_by_event(self) -> dict[str, tuple[Row, ...]]:  # each event's rows, in order
+        rows: dict[str, list[Row]] = {}
+        for row in self.rows:
+            rows.setdefault(row.event, []).append(row)
+        return {event: tuple(group) for event, group in rows.items()}
 
     @property
     def effect_type(self) -> EnumType:
