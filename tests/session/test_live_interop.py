@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from pi_context.bindings.history.items import arguments_json
 from pi_context.bindings.session import Durability, Session, seeded_uuids
 from pi_context.bindings.session.jsonl import encode, parse
 from pi_context.bindings.session.store import parse_raw
@@ -173,8 +174,8 @@ def test_deferred_creation_matches_pi(run_pi: Any, tmp_path: Path) -> None:
     assert len(session.path.read_bytes().splitlines()) == 1 + len(setup_only) + 1
 
 
-def test_json_lines_reencode_as_javascript_does(run_pi: Any) -> None:
-    """Numbers, key order, escapes and surrogates: ``encode(parse(line))`` == JS round trip."""
+def _stringify_lines() -> list[str]:
+    """Lines whose JS round trip is telling: numbers, key order, escapes, surrogates, junk."""
     rng = random.Random(7)
     lines = [
         '{"b":1,"a":2,"10":3,"2":4,"01":5,"4294967295":6,"4294967294":7}',
@@ -195,6 +196,12 @@ def test_json_lines_reencode_as_javascript_does(run_pi: Any) -> None:
     for _ in range(300):
         value = _random_json(rng, 0)
         lines.append(json.dumps(value, ensure_ascii=rng.random() < 0.5))
+    return lines
+
+
+def test_json_lines_reencode_as_javascript_does(run_pi: Any) -> None:
+    """Numbers, key order, escapes and surrogates: ``encode(parse(line))`` == JS round trip."""
+    lines = _stringify_lines()
     answer = run_pi([{"kind": "stringify", "lines": lines}])[0]
     ours: list[str | None] = []
     for line in lines:
@@ -203,6 +210,20 @@ def test_json_lines_reencode_as_javascript_does(run_pi: Any) -> None:
         except ValueError:
             ours.append(None)
     assert ours == answer["out"]
+
+
+def test_tool_call_contents_are_what_javascript_stringifies(run_pi: Any) -> None:
+    """A tool call's history content is ``JSON.stringify`` of its arguments, as the published
+    extension computes it: whatever numbers and keys the arguments hold."""
+    lines = [line for line in _stringify_lines() if line.lstrip().startswith(("{", "["))]
+    answer = run_pi([{"kind": "stringify", "lines": lines}])[0]
+    for line, expected in zip(lines, answer["out"], strict=True):
+        try:
+            arguments = parse(line)
+        except ValueError:
+            assert expected is None
+            continue
+        assert arguments_json(arguments) == expected, line
 
 
 def _random_json(rng: random.Random, depth: int) -> Any:

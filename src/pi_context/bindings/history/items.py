@@ -25,13 +25,12 @@ labels, model/thinking changes and unknown entry types are not items.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pi_context.bindings.session.jsonl import encode as stringify
 from pi_context.bindings.session.windows import is_reset_marker, window_spans
-from pi_context.bindings.tool_output import encode_json
 
 Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
 
@@ -183,32 +182,15 @@ def _bash_text(message: dict[str, Any]) -> str:
     return f"$ {_str_or_empty(message.get('command'))}\n{_str_or_empty(message.get('output'))}"
 
 
-def _js_number(value: float) -> int | float | None:
-    """Normalise a float so the JSON text matches JavaScript's ``JSON.stringify`` closely."""
-    if not math.isfinite(value):
-        return None  # JSON.stringify writes NaN and Infinity as null
-    if value.is_integer() and abs(value) < 1e21:
-        return int(value)
-    return value
-
-
-def _js_compatible(value: object) -> object:
-    if isinstance(value, float):
-        return _js_number(value)
-    if isinstance(value, dict):
-        return {str(k): _js_compatible(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_js_compatible(v) for v in value]
-    return value
-
-
 def arguments_json(arguments: object) -> str:
-    """A tool call's arguments as the compact JSON the model emitted (strings kept verbatim)."""
+    """A tool call's content: ``JSON.stringify(arguments)`` as the published extension writes it
+    (JavaScript's numbers and key order), except that arguments recorded as a string are kept
+    verbatim; no arguments read as ``{}``."""
     if isinstance(arguments, str):
         return arguments
     if arguments is None:
         return "{}"
-    return encode_json(_js_compatible(arguments))
+    return stringify(arguments)
 
 
 # --- per-entry projection --------------------------------------------------------------------
