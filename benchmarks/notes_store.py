@@ -101,6 +101,7 @@ def interleaved(
 
 
 TARGET = 2.0
+INFO_ONLY = {"notes_list, fresh CLI, no disk cache"}  # rows shown without a target
 
 SNAPSHOT_SCRIPT = """
 import sys
@@ -253,8 +254,11 @@ def main() -> int:
         print(f"{'operation':<38} {'ours':>9} {'baseline':>9}  ratio  target  met  baseline")
         for label, mine, base, name in rows:
             ratio = mine / base
-            met = "yes" if ratio <= TARGET else "no"
             figures = f"{mine * 1000:>7.1f}ms {base * 1000:>7.1f}ms {ratio:>6.2f}x"
+            if label in INFO_ONLY:  # no target: shown so the cache's worth is visible
+                print(f"{label:<38} {figures}  (info)  -    {name}")
+                continue
+            met = "yes" if ratio <= TARGET else "no"
             print(f"{label:<38} {figures}  <={TARGET:.1f}x  {met:<4} {name}")
     return 0
 
