@@ -51,8 +51,8 @@ def utf8_len(text: str) -> int:
 
 
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, the encoder made once (a
-cold history call encodes every tool call's arguments)."""
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, the encoder made once
+(``json.dumps`` with options builds a new one per call)."""
 
 
 def encode_json(value: JSONValue) -> str:

@@ -1044,27 +1044,22 @@ def _chunks(fd: int, start: int) -> Iterator[tuple[bytes, int]]:
     not), each with its offset."""
     offset = start
     pieces: list[bytes] = []  # the start of a line not yet ended (a long line: many reads)
-    held = 0
     while True:
         chunk = os.pread(fd, READ_CHUNK, offset)
         if not chunk:
             if pieces:
-                yield b"".join(pieces), offset - held
+                data = b"".join(pieces)
+                yield data, offset - len(data)
             return
         offset += len(chunk)
         cut = chunk.rfind(b"\n") + 1
         if cut == 0:
             pieces.append(chunk)
-            held += len(chunk)
             continue
-        if pieces:
-            pieces.append(chunk[:cut])
-            yield b"".join(pieces), offset - len(chunk) - held
-        else:
-            yield chunk[:cut], offset - len(chunk)
-        rest = chunk[cut:]
-        pieces = [rest] if rest else []
-        held = len(rest)
+        pieces.append(chunk[:cut])
+        data = b"".join(pieces)  # one piece: that piece itself, not a copy
+        yield data, offset - len(chunk) + cut - len(data)
+        pieces = [chunk[cut:]] if cut < len(chunk) else []
 
 
 def _sample(fd: int, end: int) -> str:

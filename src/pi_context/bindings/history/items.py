@@ -178,8 +178,12 @@ def _str_or_empty(value: object) -> str:
 
 
 def _bash_text(message: dict[str, Any]) -> str:
+    return bash_text(message.get("command"), message.get("output"))
+
+
+def bash_text(command: object, output: object) -> str:
     """A user-run bash command as the model saw it: the command line, then its output."""
-    return f"$ {_str_or_empty(message.get('command'))}\n{_str_or_empty(message.get('output'))}"
+    return f"$ {_str_or_empty(command)}\n{_str_or_empty(output)}"
 
 
 def arguments_json(arguments: object) -> str:
@@ -284,17 +288,23 @@ def _assistant_items(
 def _custom_item(
     entry_id: str, custom_type: object, content: object, window_id: str, created: str | None
 ) -> Item:
+    return Item(window_id, entry_id, custom_role(custom_type), created, _text_of, content)
+
+
+def custom_role(custom_type: object) -> str:
+    """This extension's own custom messages are developer items; anyone else's are user turns."""
     ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
-    role = "developer" if ours else "user"
-    return Item(window_id, entry_id, role, created, _text_of, content)
+    return "developer" if ours else "user"
 
 
 def _is_extension_compaction(entry: Entry, next_entry: object) -> bool:
     """A compaction this extension wrote: pi-context details, or the checkpoint before a marker."""
-    details = entry.get("details")
-    if type(details) is dict and isinstance(details.get("piContext"), str):
-        return True
-    return is_reset_marker(next_entry)
+    return has_extension_details(entry.get("details")) or is_reset_marker(next_entry)
+
+
+def has_extension_details(details: object) -> bool:
+    """Compaction details that pi-context wrote (they carry its ``piContext`` string)."""
+    return type(details) is dict and isinstance(details.get("piContext"), str)
 
 
 def entry_items(entry: Entry, next_entry: object, window_id: str) -> list[Item]:

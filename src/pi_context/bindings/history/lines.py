@@ -16,11 +16,13 @@ from typing import Any
 import msgspec
 
 from .items import (
-    EXTENSION_PREFIX,
     ROLES,
     _str_or_empty,
     _text_of,
     arguments_json,
+    bash_text,
+    custom_role,
+    has_extension_details,
 )
 
 ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
@@ -108,26 +110,21 @@ def entry_rows(entry: EntryLine) -> list[Row]:
         if role == "assistant":
             return _assistant_rows(entry_id, message.content)
         if role == "bashExecution":
-            command, output = _str_or_empty(message.command), _str_or_empty(message.output)
-            return [(_TOOL, entry_id, f"$ {command}\n{output}", "bash")]
+            return [(_TOOL, entry_id, bash_text(message.command, message.output), "bash")]
         if role == "custom":
-            code = _custom_code(message.customType)
+            code = ROLE_CODES[custom_role(message.customType)]
             return [(code, entry_id, _text_of(message.content), None)]
         return []
     if entry_type == "custom_message":
-        return [(_custom_code(entry.customType), entry_id, _text_of(entry.content), None)]
+        code = ROLE_CODES[custom_role(entry.customType)]
+        return [(code, entry_id, _text_of(entry.content), None)]
     if entry_type == "compaction":
-        details = entry.details  # pi-context's own compaction: see _is_extension_compaction
-        ours = type(details) is dict and isinstance(details.get("piContext"), str)
-        return [(_DEVELOPER if ours else _SYSTEM, entry_id, _str_or_empty(entry.summary), None)]
+        # The checkpoint before a reset marker is flipped to developer later (index._FLIP).
+        code = _DEVELOPER if has_extension_details(entry.details) else _SYSTEM
+        return [(code, entry_id, _str_or_empty(entry.summary), None)]
     if entry_type == "branch_summary":
         return [(_SYSTEM, entry_id, _str_or_empty(entry.summary), None)]
     return []
-
-
-def _custom_code(custom_type: object) -> int:
-    ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
-    return _DEVELOPER if ours else _USER
 
 
 def _assistant_rows(entry_id: str, content: object) -> list[Row]:
