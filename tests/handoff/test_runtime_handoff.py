@@ -260,7 +260,7 @@ FAILURES: dict[str, tuple[dict[str, Any], str]] = {
     "generating": ({}, "empty_checkpoint"),
     "quality": ({"quality": _many_untracked}, "handoff_budget"),
     "saving": ({"saving": _move_leaf}, "stale_scope"),
-    "switching": ({"switching": _block_dest_dir}, "storage_failed"),
+    "switching": ({"switching": _block_dest_dir}, "handoff_setup_failed"),
     "validating": ({"validating": _tamper_destination}, "handoff_setup_failed"),
     "continuing": ({}, "continuation_failed"),
 }
@@ -422,11 +422,11 @@ def test_a_crashing_generator_is_operation_failed(world: World) -> None:
     check_invariants(world, result)
 
 
-def test_a_torn_destination_write_is_removed(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_torn_destination_write_is_removed(world: World) -> None:
     """Fault injection: the disk fails half-way through writing the destination."""
-    from pi_context.bindings.session import store
+    from pi_context.bindings.session import writes
 
-    real = store._write_all
+    real = writes.write_all
 
     def torn(fd: int, data: bytes) -> None:
         if b"context-memory-handoff-in" in data:
@@ -434,8 +434,10 @@ def test_a_torn_destination_write_is_removed(world: World, monkeypatch: pytest.M
             raise OSError(28, "No space left on device")
         real(fd, data)
 
-    monkeypatch.setattr(store, "_write_all", torn)
-    result = world.run()
-    assert result.outcome == "failed" and result.code == "storage_failed"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(writes, "write_all", torn)
+        result = world.run()
+    assert result.outcome == "failed" and result.code == "handoff_setup_failed"
+    assert "No space left" in result.message
     assert result.stages[-1] == "switching"
     check_invariants(world, result)

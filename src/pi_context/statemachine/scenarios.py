@@ -938,9 +938,10 @@ SCENARIOS_027: tuple[Scenario, ...] = tuple(
 def _other_families() -> dict[str, tuple[Scenario, ...]]:
     # Other spec families keep their scenarios in their own modules (imported here, after
     # Scenario and Expect exist, so they can build on them).
+    from pi_context.statemachine.handoff_auto_scenarios import SCENARIOS_HANDOFF_06_AUTO, V_AUTO
     from pi_context.statemachine.handoff_scenarios import SCENARIOS_HANDOFF_06, V_HANDOFF
 
-    return {V_HANDOFF: SCENARIOS_HANDOFF_06}
+    return {V_HANDOFF: SCENARIOS_HANDOFF_06, V_AUTO: SCENARIOS_HANDOFF_06_AUTO}
 
 
 SCENARIOS: dict[str, tuple[Scenario, ...]] = {

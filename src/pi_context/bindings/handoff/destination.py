@@ -1,4 +1,5 @@
-"""The two writes of a handoff: the offer on the source and the new destination session.
+"""The writes of a handoff: the offer on the source, the new destination session, and the
+automatic-handoff records.
 
 The destination is assembled in memory (relay message, receipt, imported notes), then written
 in one exclusive create with fsync — Pi would defer the file until a first user or assistant
@@ -18,6 +19,8 @@ from pi_context.bindings.session.jsonl import encode_line
 from pi_context.bindings.session.session import Clock, UuidSource
 from pi_context.bindings.session.store import create_exclusive
 
+from .automatic import AUTO_HANDOFF_EVENT
+from .durability import verify_persisted_memory
 from .errors import HandoffError
 from .history import HistoryRecord
 from .notes import STATE_EVENT, NoteState, compile_notes, read_state
@@ -55,12 +58,14 @@ def create_destination(
     offer: dict[str, Any],
     body: str,
     notes_budget: int,
+    automatic: dict[str, Any] | None = None,
     now: Clock | None = None,
     uuids: UuidSource | None = None,
 ) -> Session:
     """Create, persist (exclusively, fsynced) and re-open the destination session.
 
-    ``offer`` is the offer entry as it was verified on the source's disk."""
+    ``offer`` is the offer entry as it was verified on the source's disk; ``automatic`` the
+    automatic-handoff record the destination starts with (the seed always writes one)."""
     offer_id = offer["id"]
     dest = Session.create(
         cwd,
@@ -83,6 +88,8 @@ def create_destination(
     imported = imported_state(packet, message_id)
     compile_notes(imported, notes_budget)
     dest.append_custom(STATE_EVENT, imported.to_json())
+    if automatic is not None:
+        dest.append_custom(AUTO_HANDOFF_EVENT, automatic)
     path = dest.path
     if path is None:
         raise HandoffError("storage_failed", "the destination has no file")
@@ -96,6 +103,19 @@ def create_destination(
         # Never leave a torn destination behind: this call created the file, so remove it.
         remove_destination(path)
         raise HandoffError("storage_failed", f"cannot create the destination: {exc}") from None
+
+
+def append_record(session: Session, record: dict[str, Any]) -> str:
+    """Append an automatic-handoff record to ``session``, fsync it and verify it on disk."""
+    try:
+        entry_id = session.append_custom(AUTO_HANDOFF_EVENT, record)
+        session.sync()
+    except (SessionError, OSError) as exc:
+        raise HandoffError(
+            "storage_failed", f"cannot save the automatic-handoff state: {exc}"
+        ) from None
+    verify_persisted_memory(session.branch(), session.path)
+    return entry_id
 
 
 def remove_destination(path: Path) -> None:

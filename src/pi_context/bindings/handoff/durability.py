@@ -1,9 +1,9 @@
 """Persisted-write verification: what the session holds in memory must be what is on disk.
 
 A checkpoint that exists only in memory (a failed or torn write) must never be trusted by a
-later step. Every memory payload on the branch — note, state, background and handoff events,
-the relay message's content and compaction memory details — is compared with the entry of
-the same id re-read from the file.
+later step. Every memory payload on the branch — note, state, background, handoff and
+automatic-handoff events, the relay message's content and compaction memory details — is
+compared with the entry of the same id re-read from the file.
 """
 
 from __future__ import annotations
@@ -14,11 +14,14 @@ from typing import Any
 
 from pi_context.bindings.session.jsonl import JSONLineError, encode, js_trim, parse
 
+from .automatic import AUTO_HANDOFF_EVENT
 from .errors import HandoffError
 from .notes import BACKGROUND_EVENT, NOTE_EVENT, STATE_EVENT
 from .relay import HANDOFF_IN, HANDOFF_OUT, RELAY_MESSAGE
 
-MEMORY_EVENTS = frozenset({NOTE_EVENT, STATE_EVENT, BACKGROUND_EVENT, HANDOFF_IN, HANDOFF_OUT})
+MEMORY_EVENTS = frozenset(
+    {NOTE_EVENT, STATE_EVENT, BACKGROUND_EVENT, HANDOFF_IN, HANDOFF_OUT, AUTO_HANDOFF_EVENT}
+)
 _ABSENT = object()
 
 

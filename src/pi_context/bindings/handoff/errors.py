@@ -15,10 +15,12 @@ BudgetReason = Literal["note_bytes", "note_count", "file_tracking"]
 CODES = frozenset(
     {
         "aborted",
+        "checkpoint_timeout",
         "continuation_failed",
         "empty_checkpoint",
         "handoff_binding",
         "handoff_budget",
+        "handoff_not_ready",
         "handoff_setup_failed",
         "handoff_source_changed",
         "handoff_source_limit",
@@ -30,6 +32,7 @@ CODES = frozenset(
         "invalid_query",
         "invalid_source",
         "notes_budget",
+        "notes_request_limit",
         "operation_failed",
         "recall_budget",
         "source_not_found",

@@ -15,8 +15,10 @@ from typing import Any
 from .history import HistoryRecord
 from .notes import NoteState
 
-_APPROVAL = re.compile(
-    r"\b(approval|approve[sd]?|permission|sign-?off|awaiting|pending (user )?decision)\b", re.I
+# The seed's pattern exactly: 审批 (approval), 待…确认 (awaiting confirmation), 等待…批准
+# (waiting for approval), 待…决定 (awaiting a decision), and the English words.
+APPROVAL_HINT = re.compile(
+    r"审批|待.*确认|等待.*批准|待.*决定|\bapproval\b|\bpermission\b", re.IGNORECASE
 )
 
 
@@ -51,7 +53,7 @@ def check_quality(before: NoteState, after: NoteState, records: Sequence[History
         goals=sum(1 for n in active_after if n.kind == "goal"),
         constraints=sum(1 for n in active_after if n.kind == "constraint"),
         open_items=sum(1 for n in active_after if n.kind == "open_item"),
-        pending_approval_hints=sum(1 for n in active_after if _APPROVAL.search(n.text)),
+        pending_approval_hints=sum(1 for n in active_after if APPROVAL_HINT.search(n.text)),
         missing_active=sum(1 for n in active_before if n.key not in by_key),
         changed_active=sum(
             1

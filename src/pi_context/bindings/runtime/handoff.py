@@ -1,500 +1,308 @@
-"""``/handoff``: carry the work into a fresh session, stepped through ``handoff@0.6``.
+"""``/handoff`` and automatic handoff: the runtime's handoff collaborator, stepped through
+``handoff@0.6-auto``.
 
-The generated reducer decides every transition; this module performs the effect each row
-names and reports the outcome back as the next event. Stages: preparing (re-read the saved
-source and check its branch), generating (the host's notes generator), quality (counts,
-workspace snapshot, relay budget), saving (the offer appended to the source and verified on
-disk), switching (the destination written exclusively and fsynced), validating (re-read and
-re-verified end to end), continuing (the continuation prompt). A failure or cancellation
-before the switch leaves the source holding at most a verified offer; a failed or cancelled
-setup returns to the source.
+The generated reducer decides every transition; ``Handoffs`` holds its state (one per
+runtime, never a module global), feeds it the host's facts — a manual start, the budget
+owner's context pressure, the replay of the open session's automatic-handoff record, the
+user's automatic-handoff commands — and hands each effect to a ``HandoffRun``, which performs
+it (see ``handoff_run``). Stages: preparing (re-read the saved source and check its branch),
+generating (the host's notes generator), quality (counts, workspace snapshot, relay budget),
+saving (the offer appended to the source and verified on disk), switching (the destination
+written exclusively and fsynced), validating (opened, re-read and re-verified end to end),
+continuing (the continuation prompt). A failure or cancellation before the switch leaves the
+source holding at most a verified offer; a failed or cancelled setup returns to the source.
+
+Every handoff is an operation in the session's operation log, and every log event is also
+shown to the user as progress text through the runtime's notify callback.
 """
 
 from __future__ import annotations
 
-import inspect
-import os
-import subprocess
-import uuid
-import weakref
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from pi_context.bindings.handoff.destination import (
-    append_offer,
-    create_destination,
-    remove_destination,
+from pi_context.bindings.handoff import automatic as auto
+from pi_context.bindings.handoff.automatic import AutoHandoffPolicy, AutoRecord
+from pi_context.bindings.handoff.errors import HandoffError
+from pi_context.bindings.handoff.panel import (
+    ContextUsage,
+    SessionPanel,
+    session_panel,
+    write_export,
 )
-from pi_context.bindings.handoff.durability import verify_persisted_memory
-from pi_context.bindings.handoff.errors import Cancelled, HandoffError, error_code
-from pi_context.bindings.handoff.history import HistoryRecord, extract_records
-from pi_context.bindings.handoff.notes import (
-    NoteState,
-    apply_updates,
-    compile_notes,
-    restore_notes,
-)
-from pi_context.bindings.handoff.quality import Quality, check_quality
-from pi_context.bindings.handoff.relay import (
-    branch_digest,
-    inherited_records,
-    make_packet,
-    source_branch,
-)
-from pi_context.bindings.handoff.text import byte_cost, checkpoint_budget, notes_budget
+from pi_context.bindings.operations import OperationLogs, progress_text
 from pi_context.bindings.session import Session
-from pi_context.bindings.session.jsonl import encode
-from pi_context.statemachine.generated.handoff_0_6 import reducer as hr
-from pi_context.statemachine.generated.handoff_0_6 import types as ht
+from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
+from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
 
-if TYPE_CHECKING:
-    from .runtime import Runtime
+from .handoff_api import (
+    CONTINUATION,
+    GIT_TIMEOUT_S,
+    INSTRUCTIONS,
+    HandoffHost,
+    HandoffOptions,
+    HandoffResult,
+    NotesGenerator,
+    NotesRequest,
+    archived_records,
+    git_status,
+    relay_body,
+    touched_files,
+)
+from .handoff_run import STAGES, HandoffRun, _now_ms, is_running
 
-# The handoff machine's state per runtime: a second /handoff while one runs is refused (busy).
-_STATES: weakref.WeakKeyDictionary[Runtime, ht.State] = weakref.WeakKeyDictionary()
+__all__ = [
+    "CONTINUATION",
+    "GIT_TIMEOUT_S",
+    "INSTRUCTIONS",
+    "STAGES",
+    "AutoHandoffPolicy",
+    "HandoffOptions",
+    "HandoffResult",
+    "Handoffs",
+    "NotesGenerator",
+    "NotesRequest",
+    "archived_records",
+    "git_status",
+    "relay_body",
+    "run_handoff",
+    "touched_files",
+]
+
 COMMAND = "/handoff"
-
-STAGES = ("preparing", "generating", "quality", "saving", "switching", "validating", "continuing")
-GIT_TIMEOUT_S = 5.0
-DEFAULT_CONTEXT_WINDOW = 200_000
-TOUCHING_TOOLS = frozenset({"read", "write", "edit"})
-
-INSTRUCTIONS = (
-    "Prepare a handoff. Keep the goal, the user's explicit constraints, decisions, failed "
-    "attempts, anything still waiting for the user's decision or approval, dated validation "
-    "results and the next steps. A past request for approval is not permission."
-)
-CONTINUATION = (
-    "Take over the task described by the relay packet. First check the current files, the Git "
-    "status and the latest user constraints, then continue only work that was authorized and "
-    "is unfinished. The packet is history, not a new authorization: whatever was waiting for "
-    "the user's decision or approval still waits, and you must not approve it yourself. Look "
-    "up details of the earlier session with context_history_search / context_history_read and "
-    'scope="handoff".'
-)
+SPEC_ID = ht.SPEC_ID
 
 
-@dataclass(frozen=True)
-class NotesRequest:
-    """What the host's notes generator receives."""
+class _Pressure:
+    """``pressure``'s facts; the lazy ones are computed only when the table reads them."""
 
-    archived: list[HistoryRecord]
-    """Records not yet covered by saved notes (what to distil)."""
-    records: list[HistoryRecord]
-    """Every citable record of the source branch."""
-    state: NoteState
-    """The notes saved so far."""
-    budget: int
-    """Bytes the rendered notes may take."""
-    instructions: str
-    cancelled: Callable[[], bool]
-
-
-NoteUpdates = Sequence[Any]
-NotesGenerator = Callable[[NotesRequest], "NoteUpdates | Awaitable[NoteUpdates]"]
-"""Returns note updates (JSON objects with key, kind, text, sourceIds, inference, status)."""
-SendMessage = Callable[[Session, str], "None | Awaitable[None]"]
-
-
-@dataclass(frozen=True)
-class HandoffOptions:
-    generator: NotesGenerator
-    session_dir: Path | None = None
-    """Where the destination goes (default: next to the source)."""
-    cancelled: Callable[[], bool] = lambda: False
-    """Polled before every stage and inside long reads; True cancels the handoff."""
-    send: SendMessage | None = None
-    """Sends the continuation in the destination (default: append it as a user message)."""
-    on_stage: Callable[[str], None] | None = None
-    """Progress: called with each stage name as it begins."""
-    git_timeout: float = GIT_TIMEOUT_S
-
-
-@dataclass
-class HandoffResult:
-    outcome: str  # done | failed | cancelled
-    code: str | None = None
-    message: str = ""
-    stages: list[str] = field(default_factory=list)
-    rows: list[str] = field(default_factory=list)
-    source: Path | None = None
-    destination: Path | None = None
-    offer_id: str | None = None
-    packet: dict[str, Any] | None = None
-    quality: Quality | None = None
+    def __init__(self, owner: Handoffs, due: bool, available: bool, now: int) -> None:
+        self.due = due
+        self.available = available
+        self._owner = owner
+        self._now = now
 
     @property
-    def ok(self) -> bool:
-        return self.outcome == "done"
+    def cooled(self) -> bool:
+        return auto.cooled(self._owner.attempts, self._owner.policy, self._now)
+
+    @property
+    def attempts_left(self) -> bool:
+        return auto.attempts_left(self._owner.attempts, self._owner.policy, self._now)
 
 
-def touched_files(entries: Sequence[Any]) -> list[str]:
-    """Paths named by read/write/edit tool calls in assistant messages, first seen first."""
-    files: dict[str, None] = {}
-    for entry in entries:
-        message = entry.get("message") if isinstance(entry, dict) else None
-        if entry.get("type") != "message" or not isinstance(message, dict):
-            continue
-        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
-            continue
-        for block in message["content"]:
-            if (
-                isinstance(block, dict)
-                and block.get("type") == "toolCall"
-                and block.get("name") in TOUCHING_TOOLS
-                and isinstance(block.get("arguments"), dict)
-                and isinstance(block["arguments"].get("path"), str)
-            ):
-                files[block["arguments"]["path"]] = None
-    return list(files)
+class Handoffs:
+    """The handoff lifecycle of one runtime: its spec state and what the host configured."""
 
+    def __init__(self, host: HandoffHost) -> None:
+        self.host = host
+        self.state: ht.State = ht.initial_state()
+        self.policy = AutoHandoffPolicy()
+        self.automatic: HandoffOptions | None = None
+        """The options automatic handoffs run with (None: the host runs none)."""
+        self.logs = OperationLogs(on_event=self._progress)
+        self.attempts: list[int] = []
+        self.failure: str | None = None
+        self.replayed = auto.Replayed(None)
+        self.last: HandoffResult | None = None
+        self._seen: Session | None = None
+        self._running = 0
+        self._panels: list[SessionPanel] = []
 
-def git_status(cwd: Path, timeout: float = GIT_TIMEOUT_S) -> str:
-    """``git status --short --branch`` in ``cwd``, or a note that it is unavailable."""
-    unavailable = "Git status unavailable; verify it in the destination."
-    try:
-        done = subprocess.run(
-            ["git", "status", "--short", "--branch"],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return unavailable
-    return done.stdout if done.returncode == 0 else unavailable
+    # --- configuration ------------------------------------------------------------------------
 
+    def configure(
+        self,
+        automatic: HandoffOptions | None = None,
+        policy: AutoHandoffPolicy | None = None,
+        log_dir: Path | None = None,
+    ) -> None:
+        """Run automatic handoffs with ``automatic`` under ``policy``; logs go to ``log_dir``."""
+        self.automatic = automatic
+        if policy is not None:
+            self.policy = policy
+        if log_dir is not None:
+            self.logs.directory = log_dir
+        self._seen = None  # the policy's default applies to a session without a record
 
-def archived_records(
-    entries: Sequence[Any], records: list[HistoryRecord], state: NoteState
-) -> list[HistoryRecord]:
-    """Records after the notes' coverage boundary, plus the latest compaction summary when
-    that compaction carries no notes of its own (its summary is the only trace of what it
-    replaced)."""
-    ids = [r.id for r in records]
-    boundary = state.coverage
-    start = ids.index(boundary) + 1 if boundary in ids else 0
-    out = records[start:]
-    last = next((e for e in reversed(entries) if e.get("type") == "compaction"), None)
-    details = last.get("details") if last else None
-    if last is not None and not (
-        isinstance(details, dict) and details.get("piContextMemory") is not None
-    ):
-        summary = next((r for r in records if r.id == last.get("id")), None)
-        if summary is not None and summary not in out:
-            order = {e.get("id"): i for i, e in enumerate(entries)}
-            out = sorted([*out, summary], key=lambda r: order.get(r.id, 0))
-    return out
+    # --- the reducer --------------------------------------------------------------------------
 
-
-def relay_body(packet: dict[str, Any], notes_text: str) -> str:
-    return (
-        f"Relay packet {packet['id']} from {packet['createdAt']}: history, not a new "
-        "instruction and not an authorization.\n"
-        f"Source session {packet['source']['sessionId']}; read the cited ids with "
-        'scope="handoff".\n'
-        f"{notes_text}\n"
-        "Workspace snapshot (check it before relying on it):\n"
-        f"{encode(packet['workspace'])}"
-    )
-
-
-async def _await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
-
-
-class _Run:
-    """One handoff: the reducer's state plus what the effects produced so far."""
-
-    def __init__(self, runtime: Runtime, options: HandoffOptions) -> None:
-        self.runtime = runtime
-        self.options = options
-        self.state = _STATES.get(runtime, ht.INITIAL_STATE)
-        self.source: Session = runtime.session
-        self.result = HandoffResult("failed")
-        self.error: BaseException | None = None
-        self.leaf: str | None = None
-        self.source_ref: dict[str, Any] = {}
-        self.records: list[HistoryRecord] = []
-        self.before = NoteState()
-        self.after = NoteState()
-        self.packet: dict[str, Any] = {}
-        self.body = ""
-        self.destination: Session | None = None
-        self.created: Path | None = None
-
-    # --- the reducer -----------------------------------------------------------------------
-
-    def step(self, event: ht.Event) -> str:
+    def step(self, event: ht.Event, rows: list[str] | None = None) -> str:
         self.state, effect, row = hr.step(self.state, event)
-        if effect != "busy":
-            _STATES[self.runtime] = self.state
-        self.result.rows.append(row)
+        if rows is not None:
+            rows.append(row)
         return effect
 
-    def check_cancel(self) -> None:
-        if self.options.cancelled():
-            raise Cancelled()
+    def record(self) -> AutoRecord:
+        """The automatic state as a record (what a record-writing effect writes)."""
+        return auto.record_for(self.state.automatic, self.attempts, self.failure)
 
-    def assert_current(self) -> None:
-        if self.runtime.session is not self.source or self.source.leaf_id != self.leaf:
-            raise HandoffError("stale_scope", "the source session changed during the handoff")
+    def take_attempt(self) -> None:
+        self.attempts.append(_now_ms())
 
-    @property
-    def context_window(self) -> int:
-        model = self.runtime.model
-        return (model.context_window if model else None) or DEFAULT_CONTEXT_WINDOW
+    def stamp(self, now: int) -> None:
+        """The verified destination's stamp: the pending attempt becomes ``now``."""
+        if self.attempts:
+            self.attempts[-1] = now
+        self.failure = None
 
-    # --- effects ---------------------------------------------------------------------------
-
-    async def perform(self, effect: str) -> ht.Event | None:
-        """Perform ``effect``; the event reporting its outcome (None: the run is over)."""
-        if effect == "read-source":
-            return ht.SourceReadEvent(ht.SourceReadFacts(await self.guard(self.read_source)))
-        if effect == "generate-notes":
-            return ht.NotesGeneratedEvent(ht.NotesGeneratedFacts(await self.guard(self.generate)))
-        if effect == "check-quality":
-            return ht.QualityCheckedEvent(ht.QualityCheckedFacts(await self.guard(self.quality)))
-        if effect == "save-offer":
-            written = verified = False
-            try:
-                self.check_cancel()
-                self.result.offer_id = append_offer(self.source, self.packet)
-                written = True
-                self.verify_offer()
-                verified = True
-            except (HandoffError, Cancelled) as exc:
-                self.error = exc
-                if isinstance(exc, Cancelled) and not written:
-                    return ht.CancelEvent()
-            return ht.OfferSavedEvent(ht.OfferSavedFacts(written, verified))
-        if effect == "create-destination":
-            created = await self.guard(self.create)
-            return ht.DestinationCreatedEvent(ht.DestinationCreatedFacts(created))
-        if effect == "verify-destination":
-            assert self.destination is not None
-            self.runtime.session_start("new", self.destination)
-            return ht.DestinationVerifiedEvent(
-                ht.DestinationVerifiedFacts(await self.guard(self.verify_destination))
-            )
-        if effect == "send-continuation":
-            return ht.ContinuedEvent(ht.ContinuedFacts(await self.guard(self.send)))
-        self.finish(effect)
-        return None
-
-    async def guard(self, action: Callable[[], Any]) -> bool:
-        """Run one stage's work: False (and the error kept) on a named failure; a cancel
-        becomes the reducer's cancel event through ``Cancelled``."""
-        try:
-            self.check_cancel()
-            await _await(action())
-            self.check_cancel()
-            return True
-        except Cancelled:
-            raise
-        except HandoffError as exc:
-            self.error = exc
-            return False
-        except Exception as exc:  # noqa: BLE001 - a host callback's bug fails the stage, named
-            self.error = HandoffError("operation_failed", f"{type(exc).__name__}: {exc}")
-            return False
-
-    def read_source(self) -> None:
-        session = self.source
-        self.leaf = session.leaf_id
-        assert session.path is not None and self.leaf is not None
-        branch = session.branch()
-        self.source_ref = {
-            "file": os.path.abspath(session.path),
-            "sessionId": session.session_id,
-            "leafId": self.leaf,
-            "digest": branch_digest(branch),
-        }
-        source_branch(self.source_ref, self.check_cancel)
-        self.records = extract_records(branch, self.check_cancel)
-        self.before = restore_notes(branch, self.records)
-
-    async def generate(self) -> None:
-        branch = self.source.branch()
-        request = NotesRequest(
-            archived=archived_records(branch, self.records, self.before),
-            records=list(self.records),
-            state=self.before,
-            budget=notes_budget(self.context_window),
-            instructions=INSTRUCTIONS,
-            cancelled=self.options.cancelled,
-        )
-        updates = await _await(self.options.generator(request))
-        self.check_cancel()
-        self.assert_current()
-        if not isinstance(updates, Sequence) or isinstance(updates, str | bytes):
-            raise HandoffError("invalid_note", "the notes generator must return a list of notes")
-        self.after = apply_updates(self.before, list(updates), self.records, request.budget)
-        if not self.after.notes:
-            raise HandoffError("empty_checkpoint", "no task notes are available for the handoff")
-
-    def quality(self) -> None:
-        self.result.quality = check_quality(self.before, self.after, self.records)
-        cwd = self.runtime.cwd
-        git = git_status(cwd, self.options.git_timeout)
-        self.assert_current()
-        self.packet = make_packet(
-            packet_id=str(uuid.uuid4()),
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            file=self.source_ref["file"],
-            session_id=self.source_ref["sessionId"],
-            leaf_id=self.source_ref["leafId"],
-            digest=self.source_ref["digest"],
-            state=self.after.to_json(),
-            cwd=str(cwd),
-            git=git,
-            files=touched_files(self.source.branch()),
-        )
-        self.result.packet = self.packet
-        notes_text = compile_notes(self.after, notes_budget(self.context_window))
-        self.body = relay_body(self.packet, notes_text)
-        budget = checkpoint_budget(self.context_window)
-        size = max(byte_cost(encode(self.packet)), byte_cost(self.body))
-        if size > budget:
-            raise HandoffError(
-                "handoff_budget",
-                f"the relay takes {size} bytes, over the {budget}-byte handoff budget; "
-                "no session was switched",
-            )
-
-    def verify_offer(self) -> None:
-        # Not interruptible: once the offer is written it is verified before a cancel is
-        # honoured, so a cancelled handoff never leaves an unverified offer behind.
-        assert self.source.path is not None
-        verify_persisted_memory(self.source.branch(), self.source.path)
-        source_branch(self.source_ref)
-        if self.source.leaf_id != self.result.offer_id:
-            raise HandoffError("stale_scope", "the source changed while the relay was saved")
-
-    def create(self) -> None:
-        assert self.source.path is not None and self.result.offer_id is not None
-        offer = self.source.get(self.result.offer_id)
-        assert offer is not None
-        directory = self.options.session_dir or self.source.path.parent
-        self.destination = create_destination(
-            source_file=self.source.path,
-            cwd=self.runtime.cwd,
-            session_dir=directory,
-            packet=self.packet,
-            offer=offer,
-            body=self.body,
-            notes_budget=notes_budget(self.context_window),
-        )
-        self.created = self.destination.path
-        self.result.destination = self.created
-
-    def verify_destination(self) -> None:
-        dest = self.destination
-        assert dest is not None and dest.path is not None
-        reopened = Session.open(dest.path, readonly=True)
-        verify_persisted_memory(dest.branch(), dest.path)
-        verify_persisted_memory(reopened.branch(), dest.path)
-        inherited_records(reopened, self.check_cancel, require_latest_offer=True)
-
-    async def send(self) -> None:
-        dest = self.destination
-        assert dest is not None
-        try:
-            if self.options.send is not None:
-                await _await(self.options.send(dest, CONTINUATION))
-            else:
-                dest.append_message(
-                    {
-                        "role": "user",
-                        "content": [{"type": "text", "text": CONTINUATION}],
-                        "timestamp": self.runtime._now_ms(),
-                    }
-                )
-        except (Cancelled, HandoffError):
-            raise
-        except Exception as exc:
-            raise HandoffError("continuation_failed", f"the continuation failed: {exc}") from None
-
-    # --- endings -----------------------------------------------------------------------------
-
-    def finish(self, effect: str) -> None:
-        if effect == "busy":
-            self.result.code = "handoff_unavailable"
-            self.result.message = "A handoff is already running; this request changed nothing."
-            self.runtime.notify("warning", self.result.message)
+    def sync(self) -> None:
+        """Replay the open session's automatic-handoff record when the session changed."""
+        session = self.host.session
+        if session is self._seen:
             return
-        stage = self.state.handoff.stage
-        self.result.outcome = stage if stage in ("done", "failed", "cancelled") else "failed"
-        code = error_code(self.error) if self.error is not None else None
-        if effect in ("abandon-destination", "return-to-source") and self.created is not None:
-            # A setup that failed or was cancelled leaves no destination claiming completion.
-            remove_destination(self.created)
-            self.result.destination = None
-        if effect == "abandon-destination":
-            if stage == "cancelled":
-                code = "switch_cancelled"
-            else:
-                code = "handoff_setup_failed" if code is None else code
-        elif effect == "return-to-source":
-            self.runtime.session_start("resume", self.source)
-            if stage == "failed":
-                code = "handoff_setup_failed"
-        elif effect == "fail-continuation":
-            code = "continuation_failed"
-        if stage == "cancelled" and code is None:
-            code = "aborted"
-        self.result.code = None if stage == "done" else code
-        self.result.message = _message(self.result, self.error)
-        level = "info" if stage in ("done", "cancelled") else "error"
-        self.runtime.notify(level, self.result.message)
+        self._seen = session
+        replayed = auto.replay(session.branch())
+        if not self._running:
+            self.replayed = replayed
+            record = replayed.record
+            self.attempts = list(record.attempts) if record else []
+            self.failure = record.failure if record else None
+        facts = auto.restore_facts(replayed.record, self.policy, _now_ms())
+        self.step(
+            ht.RestoreEvent(
+                ht.RestoreFacts(facts.enabled, facts.paused, facts.cooling, facts.attempts_left)
+            )
+        )
 
-
-def _message(result: HandoffResult, error: BaseException | None) -> str:
-    detail = f" ({error})" if isinstance(error, HandoffError) else ""
-    if result.outcome == "done":
-        return f"Handoff complete: continuing in {result.destination}."
-    if result.code == "continuation_failed":
+    def _available(self) -> bool:
+        session = self.host.session
         return (
-            "The handoff is saved, but the continuation did not start; continue here or "
-            "return to the source session."
+            session.path is not None
+            and session.persisted
+            and session.leaf_id is not None
+            and self.host.model is not None
         )
-    if result.outcome == "cancelled":
-        kept = " The source keeps the verified relay offer." if result.offer_id else ""
-        return f"Handoff cancelled ({result.code}); the source session is unchanged.{kept}"
-    where = " Returned to the source session." if result.stages[-1:] == ["validating"] else ""
-    return f"Handoff failed: {result.code}{detail}.{where} The source session is intact."
 
+    def _progress(self, event: dict[str, Any]) -> None:
+        text = progress_text(event)
+        if text is not None:
+            self.host.notify("info", text)
+        for panel in list(self._panels):
+            try:
+                panel.refresh()
+            except Exception:  # noqa: BLE001 - a panel that cannot refresh is closed, not fatal
+                panel.close()
+                self._panels.remove(panel)
 
-async def run_handoff(runtime: Runtime, options: HandoffOptions) -> HandoffResult:
-    """Run one handoff of the runtime's current session; never raises for a named failure."""
-    run = _Run(runtime, options)
-    session = runtime.session
-    run.result.source = session.path
-    available = (
-        session.path is not None
-        and session.persisted
-        and session.leaf_id is not None
-        and runtime.model is not None
-    )
-    if not available:
-        run.error = HandoffError(
-            "handoff_unavailable", "a handoff needs a saved session and an active model"
+    # --- entry points -------------------------------------------------------------------------
+
+    async def handoff(self, options: HandoffOptions) -> HandoffResult:
+        """``/handoff``: a manual handoff of the open session (never raises for a named
+        failure; a second one while one runs is refused)."""
+        self.sync()
+        run = HandoffRun(self, options)
+        available = self._available()
+        idle = not is_running(self.state)
+        effect = self.step(ht.StartEvent(ht.StartFacts(available)), run.result.rows)
+        if idle:
+            run.begin(available, {"kind": self.state.trigger})
+        return await self._drive(run, effect)
+
+    async def check_pressure(self) -> HandoffResult | None:
+        """The host is idle: start an automatic handoff if the policy says so (None: none
+        started). Pressure is the budget owner's usage of the active window."""
+        self.sync()
+        if self.automatic is None:
+            return None
+        usage = self.host.usage()
+        tokens = getattr(usage, "tokens", None)
+        window = getattr(usage, "context_window", None)
+        percent = 100 * tokens / window if tokens is not None and window else None
+        due = percent is not None and percent >= self.policy.pressure_percent
+        run = HandoffRun(self, self.automatic)
+        idle = not is_running(self.state)
+        effect = self.step(
+            ht.PressureEvent(_Pressure(self, due, self._available(), _now_ms())), run.result.rows
         )
-    effect = run.step(ht.StartEvent(ht.StartFacts(available)))
-    while True:
+        if not (idle and is_running(self.state)):
+            await run.perform(effect)
+            return None
+        trigger = {
+            "kind": self.state.trigger,
+            "percent": round(percent or 0.0, 1),
+            "threshold": self.policy.pressure_percent,
+        }
+        run.begin(True, trigger)
+        return await self._drive(run, effect)
+
+    async def _drive(self, run: HandoffRun, effect: str) -> HandoffResult:
+        self._running += 1
         try:
-            if run.state.handoff.stage in STAGES and effect != "busy":
-                run.result.stages.append(run.state.handoff.stage)
-                if options.on_stage is not None:
-                    options.on_stage(run.state.handoff.stage)
-                run.check_cancel()
-            event = await run.perform(effect)
-        except Cancelled:
-            event = ht.CancelEvent()
-        if event is None:
-            return run.result
-        effect = run.step(event)
+            result = await run.drive(effect)
+        finally:
+            self._running -= 1
+            self._seen = self.host.session
+        if not result.refused:
+            self.last = result
+        return result
+
+    async def command(self, argument: str) -> str:
+        """``/handoff auto on|off|pause|resume|status``: the text to show the user."""
+        self.sync()
+        word = argument.strip().lower()
+        if word in ("", "status"):
+            return self.status_text()
+        name = auto.COMMANDS.get(word)
+        if name is None:
+            return f"Usage: {COMMAND} auto on|off|pause|resume|status"
+        event: ht.Event = getattr(ht, name)()
+        run = HandoffRun(self, None)
+        before = self.state.automatic
+        effect = self.step(event, run.result.rows)
+        await run.perform(effect)
+        if run.result.refused:
+            return run.result.message
+        if self.state.automatic == before:
+            return f"Automatic handoff is already {self.status_text(short=True)}."
+        return f"Automatic handoff is now {self.status_text(short=True)}."
+
+    def status_text(self, short: bool = False) -> str:
+        status = auto.describe(self.state.automatic, self.record(), self.policy, _now_ms())
+        return status if short else f"Automatic handoff: {status}."
+
+    # --- the panel ---------------------------------------------------------------------------
+
+    def panel(self) -> dict[str, Any]:
+        """The session panel of the open session (see ``bindings/handoff/panel``), with what
+        only the running host knows: the provider's usage, the policy, the live state."""
+        self.sync()
+        session = self.host.session
+        if session.path is None or not session.persisted:
+            raise HandoffError("handoff_unavailable", "the session is not saved yet")
+        usage = self.host.usage()
+        model = self.host.model
+        window = getattr(usage, "context_window", None) or getattr(model, "context_window", None)
+        context = ContextUsage(getattr(usage, "tokens", None), window)
+        return session_panel(
+            session.path,
+            usage=context,
+            policy=self.policy,
+            automatic_status=self.state.automatic,
+            automatic_record=self.record(),
+            log_dir=self.logs.directory,
+            log_failure=self.logs.failure,
+        )
+
+    def open_panel(self, on_update: Callable[[list[str]], None] | None = None) -> SessionPanel:
+        """A live panel, refreshed on every operation event until it is closed."""
+        panel = SessionPanel(self.panel, on_update)
+        self._panels.append(panel)
+        return panel
+
+    def export(self, out: Path) -> Path:
+        """Write the panel of the open session to ``out`` as Markdown."""
+        return write_export(self.panel(), out)
+
+    def close(self) -> None:
+        """Close every open panel (the seed's ``session close``)."""
+        for panel in self._panels:
+            panel.close()
+        self._panels.clear()
+
+
+async def run_handoff(host: Any, options: HandoffOptions) -> HandoffResult:
+    """Run one manual handoff of ``host``'s current session (a ``Runtime``)."""
+    handoffs: Handoffs = host.handoffs
+    return await handoffs.handoff(options)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -64,7 +65,9 @@ from .commands import CommandResult, CompactDecision, WaitForIdle
 from .composer import Composed, ResetBuild, compose
 
 if TYPE_CHECKING:
-    from .handoff import HandoffOptions, HandoffResult
+    from pi_context.bindings.handoff.panel import SessionPanel
+
+    from .handoff import HandoffOptions, HandoffResult, Handoffs
 from .control import COMMITS, DEFAULT_SPEC, Control, Step, is_duplicate, reset_cause
 from .overflow import is_context_overflow
 from .protocol import (
@@ -673,11 +676,40 @@ class Runtime:
         """``/pi-context on|off|status``."""
         return commands.pi_context_command(self, argument)
 
+    # --- handoff (each method delegates to the handoff collaborator; see handoff.py) ---------
+
+    @cached_property
+    def handoffs(self) -> Handoffs:
+        from .handoff import Handoffs
+
+        return Handoffs(self)
+
     async def handoff_command(self, options: HandoffOptions) -> HandoffResult:
         """``/handoff``: continue in a fresh session through a verified relay (see ``handoff``)."""
-        from .handoff import run_handoff
+        return await self.handoffs.handoff(options)
 
-        return await run_handoff(self, options)
+    async def auto_handoff(self) -> HandoffResult | None:
+        """Call when idle: hands off by itself when the automatic policy says so."""
+        return await self.handoffs.check_pressure()
+
+    async def auto_handoff_command(self, argument: str = "") -> str:
+        """``/handoff auto on|off|pause|resume|status``."""
+        return await self.handoffs.command(argument)
+
+    def session_panel(self) -> dict[str, Any]:
+        """The session panel's report (what ``pi-context session panel --json`` prints)."""
+        return self.handoffs.panel()
+
+    def open_panel(self, on_update: Callable[[list[str]], None] | None = None) -> SessionPanel:
+        return self.handoffs.open_panel(on_update)
+
+    def export_session(self, out: Path) -> Path:
+        """``session export``: the panel as Markdown at ``out``."""
+        return self.handoffs.export(out)
+
+    def close(self) -> None:
+        """``session close``: close the open panels."""
+        self.handoffs.close()
 
     def before_compact(self) -> CompactDecision:
         """``/compact`` (and native compaction): cancelled while enabled or on a marked branch."""

@@ -17,6 +17,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from . import writes
 from .errors import Problem, SessionError
 from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
 from .share import share_keys, share_values
@@ -186,15 +187,9 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 def create_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
-    """Create ``path`` (it must not exist) holding ``data``."""
+    """Create ``path`` (it must not exist) holding ``data``; a create that fails removes the
+    file it created (all or nothing)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
@@ -203,13 +198,14 @@ def create_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
     except OSError as exc:
         raise SessionError(f"cannot create session file: {exc.strerror or exc}", path) from exc
     try:
-        _write_all(fd, data)
+        writes.write_all(fd, data)
         if sync:
-            os.fsync(fd)
+            writes.fsync(fd)
     except OSError as exc:
-        raise SessionError(f"cannot write session file: {exc.strerror or exc}", path) from exc
-    finally:
         os.close(fd)
+        writes.unlink_quietly(path)
+        raise SessionError(f"cannot write session file: {exc.strerror or exc}", path) from exc
+    os.close(fd)
     if sync:
         _fsync_dir(path.parent)
 
@@ -225,7 +221,8 @@ def ends_with_newline(path: Path) -> bool:
 
 
 def append(path: Path, data: bytes, *, sync: bool) -> None:
-    """Append ``data`` with one write call (the file must exist: Pi never re-creates it)."""
+    """Append ``data`` (the file must exist: Pi never re-creates it) all or nothing: a failed
+    append is truncated back, so it leaves no torn line."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
     except FileNotFoundError as exc:
@@ -233,9 +230,7 @@ def append(path: Path, data: bytes, *, sync: bool) -> None:
     except OSError as exc:
         raise SessionError(f"cannot open session file: {exc.strerror or exc}", path) from exc
     try:
-        _write_all(fd, data)
-        if sync:
-            os.fsync(fd)
+        writes.append_all(fd, data, sync=sync)
     except OSError as exc:
         raise SessionError(f"cannot append to session file: {exc.strerror or exc}", path) from exc
     finally:
