@@ -37,10 +37,18 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="end the run with /handoff to a fresh session (see docs/handoff.md)",
     )
+    parser.add_argument(
+        "--auto-handoff",
+        action="store_true",
+        help="work until the automatic policy hands off by itself, continue in the "
+        "destination and print its session panel (see docs/handoff.md)",
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.auto_handoff:
+        return run_auto(args)
     from pi_context.bindings.runtime.demo import DemoError, format_table, run_demo, summary_json
 
     if args.windows < 1 or args.windows > 500:
@@ -69,9 +77,14 @@ def run(args: argparse.Namespace) -> int:
         print(summary_json(report) if args.json else format_table(report))
         return 0
     from pi_context.bindings.runtime.handoff_demo import format_handoff, run_handoff_demo
+    from pi_context.bindings.session import SessionError
 
     progress("handing off to a fresh session")
-    handed = run_handoff_demo(report, directory.absolute() / "project")
+    try:
+        handed = run_handoff_demo(report, directory.absolute() / "project")
+    except (SessionError, OSError) as exc:
+        print(f"pi-context demo: the handoff could not run: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         import json
 
@@ -87,3 +100,41 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(format_table(report) + format_handoff(handed))
     return 0 if handed.result.ok else 1
+
+
+def run_auto(args: argparse.Namespace) -> int:
+    """``demo --auto-handoff``: see ``bindings/runtime/handoff_auto_demo``."""
+    from pi_context.bindings.runtime.handoff_auto_demo import (
+        AutoDemoError,
+        format_auto_demo,
+        run_auto_handoff_demo,
+    )
+    from pi_context.bindings.session import SessionError
+
+    directory = (args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))).absolute()
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(f"pi-context demo: {line}", file=sys.stderr, flush=True)
+
+    try:
+        demo = run_auto_handoff_demo(directory, progress)
+    except (AutoDemoError, SessionError, OSError) as exc:
+        print(f"pi-context demo: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        import json
+
+        body = {
+            "source": str(demo.source),
+            "destination": str(demo.destination) if demo.destination else None,
+            "result": demo.result.outcome if demo.result else None,
+            "code": demo.result.code if demo.result else None,
+            "turns": demo.turns,
+            "log_dir": str(demo.log_dir),
+            "panel": demo.panel,
+        }
+        print(json.dumps(body, ensure_ascii=False))
+    else:
+        print(format_auto_demo(demo), end="")
+    return 0 if demo.result is not None and demo.result.ok else 1

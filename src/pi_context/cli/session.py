@@ -1,4 +1,5 @@
-"""``pi-context session show FILE``: inspect a Pi session file as Pi would see it."""
+"""``pi-context session show FILE``: inspect a Pi session file as Pi would see it (and, from
+sibling modules, ``session report``, ``session panel`` and ``session export``)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,11 @@ def register(subparsers: Any) -> None:
     show.add_argument("--leaf", help="entry id to use as the leaf (default: the file's own)")
     show.add_argument("--json", action="store_true", help="print the view as JSON (fixture shape)")
     show.set_defaults(handler=run_show)
+    from ._session_panel import add_panel
     from ._session_report import add_report
 
     add_report(sub)
+    add_panel(sub)
 
 
 def run_show(args: argparse.Namespace) -> int:

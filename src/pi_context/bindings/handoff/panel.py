@@ -33,6 +33,16 @@ from .errors import HandoffError
 from .history import extract_records
 from .notes import NoteState, restore_notes
 from .report import session_report
+from .wording import (
+    QUALITY_KEYS,
+    count,
+    handoff_line,
+    memory_lines,
+    number,
+    quality_line,
+    snake_memory,
+    sources_line,
+)
 
 
 @dataclass(frozen=True)
@@ -69,35 +79,6 @@ def replayed_status(session: Session, policy: AutoHandoffPolicy, now: int) -> st
     return state.automatic
 
 
-def _snake_memory(memory: dict[str, Any]) -> dict[str, Any]:
-    if "error" in memory:
-        return {"error": memory["error"], "message": memory["message"]}
-    cov = memory["coverage"]
-    return {
-        "saved_task_notes": memory["savedNotes"],
-        "last_saved_at": memory["lastSavedAt"],
-        "last_failure": memory["lastFailure"],
-        "coverage": {
-            "through_entry_id": cov["throughEntryId"],
-            "through_at": cov["throughAt"],
-            "pending_messages": cov["pendingMessages"],
-            "pending_user_messages": cov["pendingUserMessages"],
-        },
-    }
-
-
-_QUALITY_KEYS = {
-    "goals": "active_goals",
-    "constraints": "active_constraints",
-    "openItems": "active_open_items",
-    "pendingApprovalHints": "pending_approval_hints",
-    "missingActive": "missing_active",
-    "changedActive": "changed_active",
-    "invalidCitations": "invalid_citations",
-    "sources": "sources",
-}
-
-
 def session_panel(
     path: Path,
     *,
@@ -131,7 +112,7 @@ def session_panel(
             LogSource(log_path(handoff["source"], log_dir), handoff["sourceSessionId"], created)
         )
     diagnostics = read_diagnostics(sources)
-    quality = {_QUALITY_KEYS[k]: v for k, v in base["quality"].items() if k in _QUALITY_KEYS}
+    quality = {QUALITY_KEYS[k]: v for k, v in base["quality"].items() if k in QUALITY_KEYS}
     quality["semantic_completeness"] = "not_verified"
     quality["duplicate_work"] = "heuristic_only"
     latest = next(
@@ -152,7 +133,7 @@ def session_panel(
         "parent_session": base["parentSession"],
         "parent_id": base["parentId"],
         "context": context.to_json(),
-        "memory": _snake_memory(base["memory"]),
+        "memory": snake_memory(base["memory"]),
         "handoff": handoff,
         "quality": quality,
         "auto_handoff": auto.state_report(status, shown, policy, now)
@@ -184,77 +165,6 @@ def _packet_created_ms(session: Session) -> int | None:
     return None
 
 
-# --- wording (shared with ``session report``) ---------------------------------------------------
-
-
-def count(n: int | None, noun: str, plural: str | None = None) -> str:
-    """``1 active goal``, ``2 active goals``, ``unknown active goals``."""
-    if n is None:
-        return f"unknown {plural or noun + 's'}"
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
-
-
-def _n(value: int | None) -> str:
-    return "unknown" if value is None else str(value)
-
-
-def memory_lines(memory: dict[str, Any]) -> list[str]:
-    if "error" in memory:
-        return [f"task notes: unreadable ({memory['error']}: {memory['message']})"]
-    failure = memory["last_failure"]
-    failed = f"{failure['code']} at {failure['at']}" if failure else "none recorded"
-    saved = memory["last_saved_at"] or "never"
-    cov = memory["coverage"]
-    if cov["through_entry_id"] is None:
-        covered = "note coverage: none yet (no task notes cover this branch)"
-    elif cov["through_at"] is None:
-        covered = f"note coverage: through entry {cov['through_entry_id']} (not on this branch)"
-    else:
-        covered = f"note coverage: through {cov['through_at']} (entry {cov['through_entry_id']})"
-    since = cov["pending_messages"]
-    users = cov["pending_user_messages"]
-    return [
-        f"task notes: {count(memory['saved_task_notes'], 'saved task note')} · last saved "
-        f"{saved} · last note failure {failed} (native compaction is not a task-note save)",
-        f"{covered} · {count(since, 'message')} after it ({_n(users)} from the user; "
-        "tool exchanges included, not a count of missed meaning)",
-    ]
-
-
-def handoff_line(handoff: dict[str, Any]) -> str:
-    verdict = handoff["verdict"]
-    if verdict == "no_handoff":
-        return "handoff: none (this session was not started by a handoff)"
-    if "message" in handoff:
-        return f"handoff: REFUSED {verdict} — {handoff['message']}"
-    return (
-        f"handoff: {verdict} · source {handoff['sourceSessionId']} leaf {handoff['leafId']} "
-        f"· digest {handoff['digest'][:16]}… · "
-        f"{count(handoff['inheritedRecords'], 'source record')} readable"
-    )
-
-
-def quality_line(q: dict[str, Any]) -> str:
-    return (
-        f"task notes by kind: {count(q['active_goals'], 'active goal')} · "
-        f"{count(q['active_constraints'], 'active constraint')} · "
-        f"{count(q['active_open_items'], 'active open item')} · "
-        f"{count(q['pending_approval_hints'], 'approval hint')} · "
-        f"{count(q['invalid_citations'], 'invalid citation')}"
-    )
-
-
-def sources_line(q: dict[str, Any]) -> str:
-    line = f"citations: {q['sources']} · semantic completeness needs a human check"
-    last = q.get("last_handoff")
-    if last:
-        line += (
-            f" · at the last handoff {count(last['missing_active'], 'active note')} dropped / "
-            f"{last['changed_active']} rewritten"
-        )
-    return line
-
-
 def panel_lines(report: dict[str, Any]) -> list[str]:
     context = report["context"]
     m = report["metrics"]
@@ -281,7 +191,7 @@ def panel_lines(report: dict[str, Any]) -> list[str]:
         f"model calls: {m['calls']} · failed {m['failed_calls']} ({rate}) · cancelled "
         f"{m['cancelled_calls']} · unfinished {m['unfinished_calls']}",
         f"tokens: {m['returned_tokens']:,} returned · {m['extra_tokens']:,} extra (our own "
-        f"calls) · usage unknown for {_n(m['unknown_usage_calls'])} of our calls / "
+        f"calls) · usage unknown for {number(m['unknown_usage_calls'])} of our calls / "
         f"{count(m['native_unknown_usage'], 'host reply', 'host replies')} · provider-reported "
         f"cost {m['reported_cost']:.6f}",
         f"summed call time {m['call_duration_ms'] / 1000:.1f}s (not wall time when calls "

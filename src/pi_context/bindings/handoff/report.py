@@ -12,6 +12,7 @@ from .history import extract_records
 from .notes import NoteState, memory_status, read_state, restore_notes
 from .quality import check_quality
 from .relay import HANDOFF_IN, inherited_records, receipt
+from .wording import QUALITY_KEYS, count, handoff_line, memory_lines, quality_line, snake_memory
 
 
 def _source_notes_before(grant: dict[str, Any]) -> NoteState | None:
@@ -92,40 +93,18 @@ def session_report(path: Path) -> dict[str, Any]:
 
 
 def render_report(report: dict[str, Any]) -> str:
-    memory, handoff, q = report["memory"], report["handoff"], report["quality"]
+    """The report as text, in the panel's wording (``session panel`` shows all of it)."""
+    quality = {QUALITY_KEYS[k]: v for k, v in report["quality"].items() if k in QUALITY_KEYS}
     lines = [f"session {report['sessionId']}  ({report['file']})"]
     if report["parentSession"]:
         lines.append(f"parent: {report['parentSession']}")
-    if "error" in memory:
-        lines.append(f"notes: unreadable ({memory['error']}: {memory['message']})")
-    else:
-        cov = memory["coverage"]
-        failure = memory["lastFailure"]
-        failed = f"{failure['code']} at {failure['at']}" if failure else "none"
-        saved = memory["lastSavedAt"] or "never"
-        lines.append(
-            f"notes: {memory['savedNotes']} saved · last saved {saved} · last failure {failed}"
-        )
-        pending = "unknown" if cov["pendingMessages"] is None else cov["pendingMessages"]
-        users = "unknown" if cov["pendingUserMessages"] is None else cov["pendingUserMessages"]
-        lines.append(
-            f"coverage: through {cov['throughEntryId'] or '-'} · {pending} messages after it "
-            f"({users} from the user)"
-        )
-    verdict = handoff["verdict"]
-    if verdict == "no_handoff":
-        lines.append("handoff: none (this session was not started by a handoff)")
-    elif "message" in handoff:
-        lines.append(f"handoff: REFUSED {verdict} — {handoff['message']}")
-    else:
-        lines.append(
-            f"handoff: {verdict} · source {handoff['sourceSessionId']} leaf {handoff['leafId']} "
-            f"· digest {handoff['digest'][:16]}… · {handoff['inheritedRecords']} records readable"
-        )
+    lines += memory_lines(snake_memory(report["memory"]))
+    lines.append(handoff_line(report["handoff"]))
+    lines.append(quality_line(quality))
     lines.append(
-        f"quality: {q['goals']} goals · {q['constraints']} constraints · {q['openItems']} open "
-        f"items · {q['pendingApprovalHints']} approval hints · {q['missingActive']} active notes "
-        f"missing / {q['changedActive']} changed · {q['invalidCitations']} invalid citations"
+        f"citations: {quality['sources']} · at the handoff "
+        f"{count(quality['missing_active'], 'active note')} dropped / "
+        f"{quality['changed_active']} rewritten"
     )
     return "\n".join(lines) + "\n"
 

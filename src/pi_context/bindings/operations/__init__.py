@@ -2,7 +2,7 @@
 
 from .log import RETENTION, LogWriter, log_path, state_root
 from .metrics import Diagnostics, LogSource, Metrics, compute_metrics, read_diagnostics
-from .operation import Call, CallUsage, Operation, OperationLogs, tool_signature
+from .operation import Call, CallUsage, Operation, OperationLogs, log_model_call, tool_signature
 from .progress import progress_text
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "Operation",
     "OperationLogs",
     "compute_metrics",
+    "log_model_call",
     "log_path",
     "progress_text",
     "read_diagnostics",

@@ -194,3 +194,44 @@ class Call:
         if tools:
             fields["tools"] = list(tools)
         self.operation._emit(fields)
+
+
+def log_model_call(
+    logs: OperationLogs,
+    session_file: Path | None,
+    session_id: str,
+    *,
+    kind: str,
+    started_ms: int,
+    ended_ms: int,
+    outcome: str,
+    code: str | None = None,
+    usage: CallUsage | None = None,
+    tools: Sequence[str] = (),
+) -> None:
+    """A model call the host made (its replies to the user: ``foreground``), as one
+    ``call_start``/``call_end`` pair in the session's log."""
+    writer = logs.writer(session_file)
+    call_id = str(uuid.uuid4())
+    common = {"v": 1, "kind": kind, "sessionId": session_id, "callId": call_id}
+    start = {**common, "at": iso(started_ms), "ms": started_ms, "event": "call_start"}
+    end: dict[str, Any] = {
+        **common,
+        "at": iso(ended_ms),
+        "ms": ended_ms,
+        "event": "call_end",
+        "outcome": outcome,
+        "durationMs": max(0, ended_ms - started_ms),
+    }
+    if code is not None:
+        end["code"] = code
+    if usage is not None and usage.to_json():
+        end["usage"] = usage.to_json()
+    if tools:
+        end["tools"] = list(tools)
+    for event in (start, end):
+        if writer is not None:
+            logs.failure = None if writer.append(event) else writer.failure
+    if logs.on_event is not None:  # reported after the fact: only its end is news
+        with contextlib.suppress(Exception):
+            logs.on_event(end)

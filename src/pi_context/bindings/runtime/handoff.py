@@ -18,7 +18,7 @@ shown to the user as progress text through the runtime's notify callback.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,15 @@ from pi_context.bindings.handoff.panel import (
     session_panel,
     write_export,
 )
-from pi_context.bindings.operations import OperationLogs, progress_text
+from pi_context.bindings.operations import (
+    CallUsage,
+    OperationLogs,
+    log_model_call,
+    progress_text,
+    tool_signature,
+)
+from pi_context.bindings.operations.operation import now_ms
+from pi_context.bindings.operations.progress import FOREGROUND
 from pi_context.bindings.session import Session
 from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
 from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
@@ -50,7 +58,7 @@ from .handoff_api import (
     relay_body,
     touched_files,
 )
-from .handoff_run import STAGES, HandoffRun, _now_ms, is_running
+from .handoff_run import STAGES, HandoffRun, is_running
 
 __all__ = [
     "CONTINUATION",
@@ -101,7 +109,9 @@ class Handoffs:
         self.policy = AutoHandoffPolicy()
         self.automatic: HandoffOptions | None = None
         """The options automatic handoffs run with (None: the host runs none)."""
-        self.logs = OperationLogs(on_event=self._progress)
+        self.clock: Callable[[], int] = now_ms
+        """Milliseconds since the epoch (attempts, stamps, cooldowns; tests move it)."""
+        self.logs = OperationLogs(on_event=self._progress, clock=lambda: self.clock())
         self.attempts: list[int] = []
         self.failure: str | None = None
         self.replayed = auto.Replayed(None)
@@ -120,11 +130,11 @@ class Handoffs:
     ) -> None:
         """Run automatic handoffs with ``automatic`` under ``policy``; logs go to ``log_dir``."""
         self.automatic = automatic
-        if policy is not None:
+        if policy is not None and policy != self.policy:
             self.policy = policy
+            self._seen = None  # replay again: the policy's default and figures changed
         if log_dir is not None:
             self.logs.directory = log_dir
-        self._seen = None  # the policy's default applies to a session without a record
 
     # --- the reducer --------------------------------------------------------------------------
 
@@ -139,7 +149,7 @@ class Handoffs:
         return auto.record_for(self.state.automatic, self.attempts, self.failure)
 
     def take_attempt(self) -> None:
-        self.attempts.append(_now_ms())
+        self.attempts.append(self.clock())
 
     def stamp(self, now: int) -> None:
         """The verified destination's stamp: the pending attempt becomes ``now``."""
@@ -159,7 +169,7 @@ class Handoffs:
             record = replayed.record
             self.attempts = list(record.attempts) if record else []
             self.failure = record.failure if record else None
-        facts = auto.restore_facts(replayed.record, self.policy, _now_ms())
+        facts = auto.restore_facts(replayed.record, self.policy, self.clock())
         self.step(
             ht.RestoreEvent(
                 ht.RestoreFacts(facts.enabled, facts.paused, facts.cooling, facts.attempts_left)
@@ -214,7 +224,7 @@ class Handoffs:
         run = HandoffRun(self, self.automatic)
         idle = not is_running(self.state)
         effect = self.step(
-            ht.PressureEvent(_Pressure(self, due, self._available(), _now_ms())), run.result.rows
+            ht.PressureEvent(_Pressure(self, due, self._available(), self.clock())), run.result.rows
         )
         if not (idle and is_running(self.state)):
             await run.perform(effect)
@@ -259,8 +269,35 @@ class Handoffs:
         return f"Automatic handoff is now {self.status_text(short=True)}."
 
     def status_text(self, short: bool = False) -> str:
-        status = auto.describe(self.state.automatic, self.record(), self.policy, _now_ms())
+        status = auto.describe(self.state.automatic, self.record(), self.policy, self.clock())
         return status if short else f"Automatic handoff: {status}."
+
+    def model_call(
+        self,
+        *,
+        started_ms: int,
+        ended_ms: int,
+        outcome: str = "ok",
+        code: str | None = None,
+        usage: CallUsage | None = None,
+        tools: Sequence[tuple[str, Any]] = (),
+        kind: str = FOREGROUND,
+    ) -> None:
+        """The host's hook for its own model calls: logged in the open session's log (tokens,
+        cost, duration, outcome; ``tools`` as (name, arguments) pairs)."""
+        session = self.host.session
+        log_model_call(
+            self.logs,
+            session.path if session.persisted else None,
+            session.session_id,
+            kind=kind,
+            started_ms=started_ms,
+            ended_ms=ended_ms,
+            outcome=outcome,
+            code=code,
+            usage=usage,
+            tools=[tool_signature(name, arguments) for name, arguments in tools],
+        )
 
     # --- the panel ---------------------------------------------------------------------------
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-import time
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -82,10 +81,6 @@ def is_running(state: ht.State) -> bool:
 
 async def _await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class _Ready:
@@ -171,7 +166,8 @@ class HandoffRun:
             self.operation.stage(stage)
         if self.options.on_stage is not None:
             self.options.on_stage(stage)
-        self.check_cancel()
+        # The cancel is polled by the stage's own effect (its guard), so the effect the spec
+        # named always runs: an automatic start takes its attempt even if cancelled at once.
 
     def check_cancel(self) -> None:
         if self.options.cancelled():
@@ -293,7 +289,16 @@ class HandoffRun:
         generator = self.options.generator
         if inspect.iscoroutinefunction(generator):
             return await generator(request)
-        return await _await(await asyncio.to_thread(generator, request))
+
+        def call() -> Any:
+            try:
+                return generator(request)
+            except StopIteration:  # it cannot cross a future: it would hang the handoff
+                raise HandoffError(
+                    "operation_failed", "the notes generator raised StopIteration"
+                ) from None
+
+        return await _await(await asyncio.to_thread(call))
 
     def _end_calls(self, tracked: _Requests, error: BaseException | None) -> None:
         """End every request the generator left open (and the first, if it logged none) with
@@ -399,7 +404,7 @@ class HandoffRun:
             await self._open_and_verify()
             dest = self.destination
             assert dest is not None
-            now = _now_ms()
+            now = self.owner.clock()
             record = auto.stamped(self.owner.record(), now)
             append_record(dest, record.to_json())
             self._verify(dest)
@@ -446,7 +451,7 @@ class HandoffRun:
                 {
                     "role": "user",
                     "content": [{"type": "text", "text": CONTINUATION}],
-                    "timestamp": _now_ms(),
+                    "timestamp": self.owner.clock(),
                 }
             )
 

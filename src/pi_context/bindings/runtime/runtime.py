@@ -696,6 +696,10 @@ class Runtime:
         """``/handoff auto on|off|pause|resume|status``."""
         return await self.handoffs.command(argument)
 
+    def model_call(self, **call: Any) -> None:
+        """Host hook: log one of the host's model calls (see ``Handoffs.model_call``)."""
+        self.handoffs.model_call(**call)
+
     def session_panel(self) -> dict[str, Any]:
         """The session panel's report (what ``pi-context session panel --json`` prints)."""
         return self.handoffs.panel()

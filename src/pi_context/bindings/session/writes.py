@@ -64,6 +64,14 @@ def failing_writes(
         _plan = previous
 
 
+def arm(plan: FaultPlan | None) -> FaultPlan | None:
+    """Install ``plan`` (None: none) until the next ``arm``; the plan it replaces is returned.
+    For a test whose fault must start and end at points a ``with`` block cannot span."""
+    global _plan
+    previous, _plan = _plan, plan
+    return previous
+
+
 def _fail(plan: FaultPlan) -> OSError:
     return OSError(plan.error, os.strerror(plan.error))
 

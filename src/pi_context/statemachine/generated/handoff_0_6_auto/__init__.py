@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c80d7af0d029a045ccb48f41b7045711b691e9b5b7410b4cdd7e8f8f09f80ce1
+# spec-sha256: 37b3bb6277f19679749576fc8abb100c37edf144f20800e4a8dfbb02447aa5b4
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c80d7af0d029a045ccb48f41b7045711b691e9b5b7410b4cdd7e8f8f09f80ce1
+# spec-sha256: 37b3bb6277f19679749576fc8abb100c37edf144f20800e4a8dfbb02447aa5b4
 
 from __future__ import annotations
 
@@ -185,14 +185,17 @@ def apply_start__busy(state: t.State, event: t.StartEvent) -> t.State:
 
 
 def guard_pressure__running(state: t.State, event: t.PressureEvent, memo: dict[str, bool]) -> bool:
-    """pressure.running: not (handoff.stage in ['idle', 'done', 'failed', 'cancelled'])"""
+    """pressure.running: handoff.stage in ['preparing', 'generating', 'quality', 'saving', 'switching', 'validating', 'continuing']"""
     return bool(
-        not state.handoff.stage
+        state.handoff.stage
         in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
+            "preparing",
+            "generating",
+            "quality",
+            "saving",
+            "switching",
+            "validating",
+            "continuing",
         )
     )
 
@@ -296,14 +299,17 @@ def apply_pressure__begins(state: t.State, event: t.PressureEvent) -> t.State:
 
 
 def guard_restore__running(state: t.State, event: t.RestoreEvent, memo: dict[str, bool]) -> bool:
-    """restore.running: not (handoff.stage in ['idle', 'done', 'failed', 'cancelled'])"""
+    """restore.running: handoff.stage in ['preparing', 'generating', 'quality', 'saving', 'switching', 'validating', 'continuing']"""
     return bool(
-        not state.handoff.stage
+        state.handoff.stage
         in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
+            "preparing",
+            "generating",
+            "quality",
+            "saving",
+            "switching",
+            "validating",
+            "continuing",
         )
     )
 
@@ -362,14 +368,17 @@ def apply_restore__armed(state: t.State, event: t.RestoreEvent) -> t.State:
 
 
 def guard_enable__busy(state: t.State, event: t.EnableEvent, memo: dict[str, bool]) -> bool:
-    """enable.busy: not (handoff.stage in ['idle', 'done', 'failed', 'cancelled'])"""
+    """enable.busy: handoff.stage in ['preparing', 'generating', 'quality', 'saving', 'switching', 'validating', 'continuing']"""
     return bool(
-        not state.handoff.stage
+        state.handoff.stage
         in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
+            "preparing",
+            "generating",
+            "quality",
+            "saving",
+            "switching",
+            "validating",
+            "continuing",
         )
     )
 
@@ -397,14 +406,17 @@ def apply_enable__already(state: t.State, event: t.EnableEvent) -> t.State:
 
 
 def guard_disable__busy(state: t.State, event: t.DisableEvent, memo: dict[str, bool]) -> bool:
-    """disable.busy: not (handoff.stage in ['idle', 'done', 'failed', 'cancelled'])"""
+    """disable.busy: handoff.stage in ['preparing', 'generating', 'quality', 'saving', 'switching', 'validating', 'continuing']"""
     return bool(
-        not state.handoff.stage
+        state.handoff.stage
         in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
+            "preparing",
+            "generating",
+            "quality",
+            "saving",
+            "switching",
+            "validating",
+            "continuing",
         )
     )
 
@@ -432,14 +444,17 @@ def apply_disable__already(state: t.State, event: t.DisableEvent) -> t.State:
 
 
 def guard_pause__busy(state: t.State, event: t.PauseEvent, memo: dict[str, bool]) -> bool:
-    """pause.busy: not (handoff.stage in ['idle', 'done', 'failed', 'cancelled'])"""
+    """pause.busy: handoff.stage in ['preparing', 'generating', 'quality', 'saving', 'switching', 'validating', 'continuing']"""
     return bool(
-        not state.handoff.stage
+        state.handoff.stage
         in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
+            "preparing",
+            "generating",
+            "quality",
+            "saving",
+            "switching",
+            "validating",
+            "continuing",
         )
     )
 
@@ -474,14 +489,17 @@ def apply_pause__already(state: t.State, event: t.PauseEvent) -> t.State:
 
 
 def guard_resume__busy(state: t.State, event: t.ResumeEvent, memo: dict[str, bool]) -> bool:
-    """resume.busy: not (handoff.stage in ['idle', 'done', 'failed', 'cancelled'])"""
+    """resume.busy: handoff.stage in ['preparing', 'generating', 'quality', 'saving', 'switching', 'validating', 'continuing']"""
     return bool(
-        not state.handoff.stage
+        state.handoff.stage
         in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
+            "preparing",
+            "generating",
+            "quality",
+            "saving",
+            "switching",
+            "validating",
+            "continuing",
         )
     )
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c80d7af0d029a045ccb48f41b7045711b691e9b5b7410b4cdd7e8f8f09f80ce1
+# spec-sha256: 37b3bb6277f19679749576fc8abb100c37edf144f20800e4a8dfbb02447aa5b4
 
 from __future__ import annotations
 
@@ -75,11 +75,14 @@ def _pressure(state: t.State, event: t.PressureEvent) -> tuple[t.State, t.Effect
     _cooled: bool | None = None  # lazy: read at most once
     _attempts_left: bool | None = None  # lazy: read at most once
     # pressure.running: A handoff is already running; pressure starts nothing.
-    if not state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if state.handoff.stage in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return state, "none", "pressure.running"
     # pressure.calm: Below the pressure threshold (or the policy is off) nothing happens.
@@ -125,11 +128,14 @@ def _pressure(state: t.State, event: t.PressureEvent) -> tuple[t.State, t.Effect
 def _restore(state: t.State, event: t.RestoreEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # restore.running: The handoff's own switch; the running handoff already holds the state.
-    if not state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if state.handoff.stage in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return state, "none", "restore.running"
     # restore.off: The record says off.
@@ -150,11 +156,14 @@ def _restore(state: t.State, event: t.RestoreEvent) -> tuple[t.State, t.Effect, 
 
 def _enable(state: t.State, event: t.EnableEvent) -> tuple[t.State, t.Effect, str]:
     # enable.busy: The automatic state does not change while a handoff runs.
-    if not state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if state.handoff.stage in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return state, "busy", "enable.busy"
     # enable.on: Switched on, automatic handoff is armed.
@@ -166,11 +175,14 @@ def _enable(state: t.State, event: t.EnableEvent) -> tuple[t.State, t.Effect, st
 
 def _disable(state: t.State, event: t.DisableEvent) -> tuple[t.State, t.Effect, str]:
     # disable.busy: The automatic state does not change while a handoff runs.
-    if not state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if state.handoff.stage in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return state, "busy", "disable.busy"
     # disable.off: Switched off.
@@ -182,11 +194,14 @@ def _disable(state: t.State, event: t.DisableEvent) -> tuple[t.State, t.Effect, 
 
 def _pause(state: t.State, event: t.PauseEvent) -> tuple[t.State, t.Effect, str]:
     # pause.busy: The automatic state does not change while a handoff runs (cancel it instead).
-    if not state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if state.handoff.stage in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return state, "busy", "pause.busy"
     # pause.pauses: Paused until resumed.
@@ -202,11 +217,14 @@ def _pause(state: t.State, event: t.PauseEvent) -> tuple[t.State, t.Effect, str]
 
 def _resume(state: t.State, event: t.ResumeEvent) -> tuple[t.State, t.Effect, str]:
     # resume.busy: The automatic state does not change while a handoff runs.
-    if not state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if state.handoff.stage in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return state, "busy", "resume.busy"
     # resume.resumes: Resumed with a fresh attempt count.

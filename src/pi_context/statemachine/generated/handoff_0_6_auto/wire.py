@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c80d7af0d029a045ccb48f41b7045711b691e9b5b7410b4cdd7e8f8f09f80ce1
+# spec-sha256: 37b3bb6277f19679749576fc8abb100c37edf144f20800e4a8dfbb02447aa5b4
 
 from __future__ import annotations
 
@@ -992,11 +992,14 @@ def _pressure_wire(
     ):
         return None
     # pressure.running: A handoff is already running; pressure starts nothing.
-    if not t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return (
             {
@@ -1114,11 +1117,14 @@ def _restore_wire(
     ):
         return None
     # restore.running: The handoff's own switch; the running handoff already holds the state.
-    if not t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return (
             {
@@ -1197,11 +1203,14 @@ def _enable_wire(
     if len(e) != 1:
         return None
     # enable.busy: The automatic state does not change while a handoff runs.
-    if not t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return (
             {
@@ -1247,11 +1256,14 @@ def _disable_wire(
     if len(e) != 1:
         return None
     # disable.busy: The automatic state does not change while a handoff runs.
-    if not t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return (
             {
@@ -1297,11 +1309,14 @@ def _pause_wire(
     if len(e) != 1:
         return None
     # pause.busy: The automatic state does not change while a handoff runs (cancel it instead).
-    if not t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return (
             {
@@ -1351,11 +1366,14 @@ def _resume_wire(
     if len(e) != 1:
         return None
     # resume.busy: The automatic state does not change while a handoff runs.
-    if not t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
+    if t_handoff in (
+        "preparing",
+        "generating",
+        "quality",
+        "saving",
+        "switching",
+        "validating",
+        "continuing",
     ):
         return (
             {
