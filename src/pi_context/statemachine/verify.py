@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import Any, TextIO
 
 from pi_context.spec.model import Spec
 from pi_context.statemachine.exhaustive import check_exhaustive
@@ -23,6 +23,10 @@ class SpecReport:
     hypothesis_steps: int = 0
     hypothesis_examples: int = 0
     hypothesis_state: str = "skipped"  # skipped | ok | failed
+    runtime: Any = None
+    """The real runtime driven against the spec (a ConformanceResult; None: not run)."""
+    mutants: Any = None
+    """Runtime mutants and whether the runtime conformance kills them (a MutationResult)."""
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -38,6 +42,7 @@ def verify_spec(
     hypothesis: bool = True,
     show: bool = True,
     err: TextIO | None = None,
+    runtime: bool = True,
 ) -> SpecReport:
     err = err or sys.stderr
     gen = generated(spec)
@@ -66,6 +71,12 @@ def verify_spec(
         report.failures.append(f"rows never fire from the initial state: {', '.join(unfired)}")
     if hypothesis and examples > 0:
         _hypothesis(gen, report, examples=examples, seed=seed, show=show, err=err)
+    if runtime:
+        from pi_context.statemachine.handoff_runtime_conformance import runtime_checks
+
+        report.runtime, report.mutants = runtime_checks(
+            spec.id, report.failures, show=show, err=err
+        )
     return report
 
 
@@ -123,6 +134,7 @@ def summary_table(reports: list[SpecReport]) -> str:
         "invariants",
         "traces",
         "hypothesis",
+        "runtime",
         "result",
     ]
     rows: list[list[str]] = []
@@ -142,6 +154,7 @@ def summary_table(reports: list[SpecReport]) -> str:
                 if r.hypothesis_state == "skipped"
                 else f"{'FAILED, ' if r.hypothesis_state == 'failed' else ''}"
                 f"{r.hypothesis_examples} ex / {r.hypothesis_steps} steps",
+                _runtime_cell(r),
                 "ok" if r.ok else "FAIL",
             ]
         )
@@ -152,4 +165,29 @@ def summary_table(reports: list[SpecReport]) -> str:
 
     out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [line(row) for row in rows]
+    out += _mutant_lines(reports)
     return "\n".join(out)
+
+
+def _runtime_cell(report: SpecReport) -> str:
+    result = report.runtime
+    if result is None:
+        return "-"
+    state = "ok" if result.ok else "FAILED"
+    mutants = report.mutants
+    killed = f", mutants {mutants.killed}/{len(mutants.results)}" if mutants else ""
+    return f"{state}, {result.examples} runs, rows {len(result.rows)}{killed}"
+
+
+def _mutant_lines(reports: list[SpecReport]) -> list[str]:
+    """The runtime mutants' kill rate, and every survivor."""
+    runs = [r.mutants for r in reports if r.mutants is not None]
+    if not runs:
+        return []
+    killed = sum(m.killed for m in runs)
+    total = sum(len(m.results) for m in runs)
+    lines = ["", f"runtime mutants: {killed} of {total} killed by the runtime conformance"]
+    for m in runs:
+        for result in m.survived:
+            lines.append(f"  SURVIVED in {m.spec_id}: {result.mutant.name} ({result.mutant.what})")
+    return lines

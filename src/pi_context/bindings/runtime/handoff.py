@@ -116,6 +116,8 @@ class Handoffs:
         self.failure: str | None = None
         self.replayed = auto.Replayed(None)
         self.last: HandoffResult | None = None
+        self.row: str | None = None
+        """The row the last step fired (a replay's, a command's or a stage's)."""
         self._seen: Session | None = None
         self._running = 0
         self._panels: list[SessionPanel] = []
@@ -140,6 +142,7 @@ class Handoffs:
 
     def step(self, event: ht.Event, rows: list[str] | None = None) -> str:
         self.state, effect, row = hr.step(self.state, event)
+        self.row = row
         if rows is not None:
             rows.append(row)
         return effect

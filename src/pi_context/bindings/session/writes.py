@@ -34,6 +34,10 @@ class FaultPlan:
     error: int = errno.ENOSPC
     writes: int = 0
     failed: int = 0
+    corrupt_at: int | None = None
+    """The write that lands with its middle byte flipped and reports success (a lying disk)."""
+    corrupted: tuple[int, int, int, int] | None = None
+    """(st_dev, st_ino, offset, original byte) of the flipped byte, for ``repair``."""
 
     def decide(self, size: int) -> int | None:
         """How many bytes this write may take before it fails (None: it succeeds)."""
@@ -79,6 +83,12 @@ def _fail(plan: FaultPlan) -> OSError:
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of ``data`` to ``fd`` (short writes are continued)."""
     view = memoryview(data)
+    plan = _plan
+    if plan is not None and data and plan.corrupt_at == plan.writes + 1:
+        info = os.fstat(fd)
+        middle = len(data) // 2
+        plan.corrupted = (info.st_dev, info.st_ino, info.st_size + middle, data[middle])
+        view = memoryview(data[:middle] + bytes([data[middle] ^ 0x01]) + data[middle + 1 :])
     while view:
         plan = _plan
         if plan is not None:
@@ -114,3 +124,18 @@ def unlink_quietly(path: Path) -> None:
     """Remove a file this process created and failed to complete."""
     with contextlib.suppress(OSError):
         os.unlink(path)
+
+
+def repair(plan: FaultPlan, path: Path) -> bool:
+    """Put back the byte ``plan`` flipped, if it is in ``path`` (True: it was)."""
+    if plan.corrupted is None:
+        return False
+    dev, ino, offset, byte = plan.corrupted
+    info = os.stat(path)
+    if (info.st_dev, info.st_ino) != (dev, ino):
+        return False
+    with path.open("r+b") as handle:
+        handle.seek(offset)
+        handle.write(bytes([byte]))
+    plan.corrupted = None
+    return True

@@ -27,6 +27,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -36,9 +37,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
 from pi_context.bindings.handoff import automatic as auto
+from pi_context.bindings.handoff import outcomes
 from pi_context.bindings.handoff.errors import HandoffError
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.runtime.budget import Usage
@@ -60,6 +62,7 @@ REPORTED = {
     "quality": "handoff_budget",
     "saving": "stale_scope",
     "not-ready": "handoff_not_ready",
+    "unverified": "storage_failed",
 }
 SUCCESS: dict[str, dict[str, Any]] = {
     "preparing": {"type": "source_read", "facts": {"ok": True}},
@@ -83,10 +86,26 @@ FAILURE: dict[str, dict[str, Any]] = {
     "validating": {"type": "destination_verified", "facts": {"ok": False}},
     "continuing": {"type": "continued", "facts": {"ok": False}},
 }
+UNVERIFIED = {"type": "offer_saved", "facts": {"written": True, "verified": False, "ready": True}}
 NOT_READY = {"type": "offer_saved", "facts": {"written": True, "verified": True, "ready": False}}
-Plan = tuple[
-    str, str | None
-]  # ("ok", None) | ("fail", stage) | ("cancel", stage) | ("not-ready", None)
+Plan = tuple[str, str | None]
+"""("ok", None) | ("not-ready", None) | ("fail", stage) | ("cancel", stage)."""
+PLANS: tuple[Plan, ...] = (
+    ("ok", None),
+    ("not-ready", None),
+    ("unverified", "saving"),
+    ("busy", "generating"),
+    ("busy", "continuing"),
+    *((kind, stage) for kind in ("fail", "cancel") for stage in STAGES),
+)
+"""Every way a handoff can go: success; not ready (automatic); an offer the disk garbled;
+requests made while it runs; a failure at each stage; a cancel at each stage."""
+MODEL = ModelInfo("scripted-1", "scripted", WINDOW)
+RESTORE_FACTS = ("enabled", "paused", "cooling", "attemptsLeft")
+UNREACHABLE = {
+    "cancel.idle": "a host polls its cancel only while a handoff runs",
+}
+"""Rows no runtime run can fire, and why (the strays, reports for another stage, too)."""
 
 
 @cache
@@ -150,6 +169,12 @@ class World:
         self.exclude.write_text("*.txt\n")
         self.sessions = root / "sessions"
         self.restore: dict[str, Any] = {}
+        self.model = True
+        """Whether the host has a model selected (without one a handoff is unavailable)."""
+        self.nested: list[str] = []
+        """Rows the runtime fired for requests made while a handoff ran."""
+        self.torn: set[Path] = set()
+        """Session files holding a torn line (a host died mid-append)."""
         self.now = 1_800_000_000_000
         self.tokens = 1_000
         source = Session.create(self.cwd, self.sessions)
@@ -177,7 +202,7 @@ class World:
                 notes_home=self.root / "notes",
                 cwd=self.cwd,
                 agent_dir=self.root / "agent",
-                model=ModelInfo("scripted-1", "scripted", WINDOW),
+                model=MODEL if self.model else None,
                 usage=lambda: Usage(self.tokens, WINDOW),
                 enabled=False,
             ),
@@ -185,6 +210,29 @@ class World:
         runtime.handoffs.clock = lambda: self.now
         runtime.handoffs.configure(None, POLICY, self.root / "logs")
         return runtime
+
+    def select_model(self, present: bool) -> None:
+        self.model = present
+        self.runtime.model_select(MODEL if present else None)
+
+    async def interject(self, options: HandoffOptions) -> None:
+        """While a stage runs: the host replays, asks for a handoff, feels pressure and sends
+        every automatic-handoff command (each must be refused or change nothing)."""
+        handoffs = self.runtime.handoffs
+        handoffs.configure(options)
+        rows = self.nested = []
+        handoffs.row = None
+        handoffs.sync()
+        if handoffs.row is not None:
+            rows.append(handoffs.row)
+        refused = await self.runtime.handoff_command(options)
+        assert refused.refused and refused.code == outcomes.BUSY_CODE, refused
+        rows += refused.rows
+        assert await self.runtime.auto_handoff() is None
+        rows.append(str(handoffs.row))
+        for word in ("on", "off", "pause", "resume"):
+            await self.runtime.auto_handoff_command(word)
+            rows.append(str(handoffs.row))
 
     def reopen(self) -> None:
         path = self.runtime.session.path
@@ -202,6 +250,10 @@ class World:
             self.now += STAGE_MS  # time passes in every stage (the stamp is not the start)
             if kind == "cancel" and name == stage:
                 cancel[0] = True
+            if kind == "unverified" and name == stage:  # the disk garbles the offer's write
+                saved["armed"] = True
+                saved["corrupt"] = writes.FaultPlan(corrupt_at=1)
+                writes.arm(saved["corrupt"])
             if kind != "fail" or name != stage:
                 return
             if name == "preparing":  # one byte of the branch changes on disk, in place
@@ -220,9 +272,11 @@ class World:
                 saved["armed"] = True
                 writes.arm(writes.FaultPlan(fail_at=1, sticky=False))
 
-        def generator(request: NotesRequest) -> list[dict[str, Any]]:
+        async def generator(request: NotesRequest) -> list[dict[str, Any]]:
             if kind == "fail" and stage == "generating":
                 raise HandoffError("checkpoint_timeout", "the model did not answer in time")
+            if kind == "busy" and stage == "generating":
+                await self.interject(options)
             return _generator(request)
 
         def switch(session: Session, reason: str) -> bool:
@@ -231,9 +285,11 @@ class World:
                 raise HandoffError("storage_failed", "the destination cannot be opened")
             return True
 
-        def send(dest: Session, text: str) -> None:
+        async def send(dest: Session, text: str) -> None:
             if kind == "fail" and stage == "continuing":
                 raise RuntimeError("provider unavailable")
+            if kind == "busy" and stage == "continuing":
+                await self.interject(options)
             dest.append_message({"role": "user", "content": text, "timestamp": 4})
 
         def assert_ready() -> None:
@@ -241,7 +297,7 @@ class World:
                 raise HandoffError("handoff_not_ready", "a user message is waiting")
 
         self.restore = saved
-        return HandoffOptions(
+        options = HandoffOptions(
             generator=generator,
             session_dir=self.root / "dest",
             cancelled=lambda: cancel[0],
@@ -250,6 +306,7 @@ class World:
             send=send,
             assert_ready=assert_ready,
         )
+        return options
 
     def undo_injection(self, source: Session) -> None:
         """Undo what ``options`` injected (what the runtime appended since stays)."""
@@ -261,6 +318,9 @@ class World:
                 handle.write(byte)
         if saved.get("armed"):
             writes.arm(None)
+        if "corrupt" in saved:
+            assert source.path is not None
+            writes.repair(saved["corrupt"], source.path)
         self.exclude.write_text("*.txt\n")
         self.restore = {}
 
@@ -272,12 +332,32 @@ def expected_events(plan: Plan, automatic: bool) -> list[dict[str, Any]]:
     for name in STAGES:
         if kind == "cancel" and name == stage:
             return [*events, {"type": "cancel"}]
-        if kind == "fail" and name == stage:
+        if kind in ("fail", "torn") and name == stage:
             return [*events, FAILURE[name]]
+        if kind == "unverified" and name == stage:
+            return [*events, UNVERIFIED]
         if kind == "not-ready" and automatic and name == "saving":
             return [*events, NOT_READY]
         events.append(SUCCESS[name])
     return events
+
+
+def reported_code(plan: Plan) -> str | None:
+    """The code a ``reported`` ending of ``plan`` carries (the failure's own)."""
+    kind, stage = plan
+    if kind == "torn":  # the seed reads the source strictly: an invalid line fails the read
+        return "handoff_source_unavailable"
+    if kind in ("not-ready", "unverified"):
+        return REPORTED[kind]
+    return REPORTED.get(stage or "")
+
+
+def effective(plan: Plan, torn: bool) -> Plan:
+    """What ``plan`` comes to on a source that holds a torn line: the source read fails
+    (only a cancel polled before it comes first)."""
+    if not torn or plan == ("cancel", STAGES[0]):
+        return plan
+    return ("torn", STAGES[0])
 
 
 def _last_record(path: Path) -> dict[str, Any] | None:
@@ -297,8 +377,13 @@ def _last_record(path: Path) -> dict[str, Any] | None:
 class HandoffConformance(RuleBasedStateMachine):
     """Operations on the real runtime, each checked against the mirror."""
 
+    rows: set[str] = set()
+    """Rows of the spec the runtime fired (over every run of this class)."""
+    runs = 0
+
     def __init__(self) -> None:
         super().__init__()
+        type(self).runs += 1
         self.tmp = Path(tempfile.mkdtemp(prefix="pi-context-handoff-conf-"))
         self.world = World(self.tmp / "w")
         self.mirror = Mirror(_spec(), {})
@@ -338,8 +423,12 @@ class HandoffConformance(RuleBasedStateMachine):
                 < POLICY.max_attempts,
             }
             self.mirror.attempts, self.mirror.failure = attempts, record.get("failure")
-        self.mirror.step({"type": "restore", "facts": facts})
-        self.world.runtime.handoffs.sync()
+        _effect, row = self.mirror.step({"type": "restore", "facts": facts})
+        handoffs = self.world.runtime.handoffs
+        handoffs.row = None
+        handoffs.sync()
+        assert handoffs.row == row, f"the replay fired {handoffs.row}, the spec {row}"
+        type(self).rows.add(row)
 
     def _write(self, path: Path | None) -> None:
         if path is not None:
@@ -358,8 +447,11 @@ class HandoffConformance(RuleBasedStateMachine):
             m.attempts.append(start + STAGE_MS)  # taken once preparing has begun
         elif effect != "read-source":
             return rows
-        reported = REPORTED["not-ready"] if plan[0] == "not-ready" else REPORTED.get(plan[1] or "")
+        reported = reported_code(plan)
         for event in expected_events(plan, automatic):
+            kind, stage = plan
+            if kind == "busy" and stage is not None and m.state["handoff"]["stage"] == stage:
+                self._mirror_busy(stage)
             verified = event["type"] == "destination_verified" and event["facts"]["ok"]
             if verified and m.state["trigger"] == "automatic":
                 stamp = start + STAGE_MS * (STAGES.index("validating") + 1)
@@ -384,16 +476,24 @@ class HandoffConformance(RuleBasedStateMachine):
                 self.dest_record = m.record()
         return rows
 
+    def _mirror_busy(self, stage: str) -> None:
+        """What the runtime heard while ``stage`` ran: a replay once the host is on the
+        destination, then a start, pressure and every command — each changes nothing."""
+        m = self.mirror
+        want: list[str] = []
+        if stage in ("validating", "continuing"):
+            want.append(m.step({"type": "restore", "facts": dict.fromkeys(RESTORE_FACTS, True)})[1])
+        want.append(m.step({"type": "start", "facts": {"available": self.world.model}})[1])
+        facts = {"due": True, "available": True, "cooled": True, "attemptsLeft": True}
+        want.append(m.step({"type": "pressure", "facts": facts})[1])
+        want += [m.step({"type": word})[1] for word in ("enable", "disable", "pause", "resume")]
+        got = self.world.nested
+        assert got == want, f"while {stage} ran the runtime fired {got}, the spec {want}"
+        type(self).rows.update(want)
+
     # --- operations ---------------------------------------------------------------------------
 
-    plans = st.one_of(
-        st.sampled_from([("ok", None), ("ok", None), ("not-ready", None)]),
-        st.tuples(st.sampled_from(["fail", "cancel"]), st.sampled_from(STAGES)),
-    )
-
-    @initialize()
-    def start(self) -> None:
-        pass
+    plans = st.sampled_from(PLANS)
 
     @rule(plan=plans)
     def manual_handoff(self, plan: Plan) -> None:
@@ -417,7 +517,7 @@ class HandoffConformance(RuleBasedStateMachine):
             attempts = self.mirror.attempts
             facts = {
                 "due": world.tokens * 100 / WINDOW >= POLICY.pressure_percent,
-                "available": True,
+                "available": world.model,
                 "cooled": not attempts or world.now - attempts[-1] >= POLICY.cooldown_ms,
                 "attemptsLeft": sum(1 for a in attempts if world.now - a < POLICY.attempt_window_ms)
                 < POLICY.max_attempts,
@@ -425,22 +525,25 @@ class HandoffConformance(RuleBasedStateMachine):
             first: dict[str, Any] = {"type": "pressure", "facts": facts}
             result = asyncio.run(runtime.auto_handoff())
         else:
-            first = {"type": "start", "facts": {"available": True}}
+            first = {"type": "start", "facts": {"available": world.model}}
             result = asyncio.run(runtime.handoff_command(options))
         world.undo_injection(source)
         self.stages = result.stages if result is not None else []
+        plan = effective(plan, source.path in world.torn)
         rows = self._mirror_run(first, plan, automatic)
         if result is None:
             assert len(rows) == 1, f"the spec started a handoff the runtime did not: {rows}"
+            type(self).rows.update(rows)
             self._check_state()
             self._check_records()
             return
         assert result.rows == rows, f"rows {result.rows}, the spec fires {rows}"
+        type(self).rows.update(rows)
         end = self.mirror.state["handoff"]
         assert result.outcome == end["stage"], (result.outcome, end, result.message)
         want = end.get("code")
-        if want == "reported":
-            want = REPORTED["not-ready"] if plan[0] == "not-ready" else REPORTED[plan[1] or ""]
+        if want == "reported":  # without a model nothing ran: the start's own code
+            want = reported_code(plan) if world.model else "handoff_unavailable"
         assert result.code == want, (result.code, want, result.message)
         self._check_files(source, baseline, result)
 
@@ -451,7 +554,8 @@ class HandoffConformance(RuleBasedStateMachine):
         if word == "status":
             return
         event = {"on": "enable", "off": "disable"}.get(word, word)
-        effect, _row = self.mirror.step({"type": event})
+        effect, row = self.mirror.step({"type": event})
+        type(self).rows.add(row)
         if effect == "record-resume":
             self.mirror.attempts, self.mirror.failure = [], None
         if effect in ("record-automatic", "record-resume"):
@@ -459,9 +563,30 @@ class HandoffConformance(RuleBasedStateMachine):
         self._check_state()
         self._check_records()
 
+    @rule(present=st.booleans())
+    def model(self, present: bool) -> None:
+        """The host's model is selected, or none is (a handoff is then unavailable)."""
+        self.world.select_model(present)
+
     @rule(ms=st.sampled_from([1_000, 30_000, 61_000, 200_000, 400_000]))
     def time_passes(self, ms: int) -> None:
         self.world.now += ms
+
+    @rule()
+    def torn_record(self) -> None:
+        """A host died while appending an automatic-handoff record: the open session ends
+        in half a record line. The host restarts on it; the torn line is not a record."""
+        path = self.world.runtime.session.path
+        assert path is not None
+        line = json.dumps(
+            {"type": "custom", "customType": auto.AUTO_HANDOFF_EVENT, "id": "torn0001",
+             "parentId": self.world.runtime.session.leaf_id,
+             "data": {"enabled": False, "paused": True, "attempts": [1]}},
+        ).encode()  # fmt: skip
+        with path.open("ab") as handle:
+            handle.write(line[: len(line) // 2])
+        self.world.torn.add(path)
+        self.restart()
 
     @rule()
     def restart(self) -> None:
@@ -490,13 +615,18 @@ class HandoffConformance(RuleBasedStateMachine):
         self._check_state()
         assert source.path is not None
         after = source.path.read_bytes()
-        moved = b"one more thing" in after and b"one more thing" not in baseline
+        moved = after.count(b"one more thing") > baseline.count(b"one more thing")
         assert after.startswith(baseline), "the source was rewritten"
-        for line in after[len(baseline) :].splitlines(keepends=True):
+        extra = after[len(baseline) :]
+        if baseline and not baseline.endswith(b"\n") and extra.startswith(b"\n"):
+            extra = extra[1:]  # the torn line ended, as Pi ends it, before the next append
+        for line in extra.splitlines(keepends=True):
             assert line.endswith(b"\n"), "a torn line on the source"
             entry = json.loads(line)
             kinds = ("context-memory-handoff-out", auto.AUTO_HANDOFF_EVENT)
-            assert entry.get("customType") in kinds or (moved and entry["type"] == "message")
+            assert entry.get("customType") in kinds or (moved and entry["type"] == "message"), (
+                f"the source gained {entry.get('type')} {entry.get('customType')}"
+            )
         handoff = self.mirror.state["handoff"]
         on_destination = handoff["stage"] in ("continuing", "done") or (
             handoff["stage"] in ("failed", "cancelled") and handoff.get("active") == "destination"
@@ -516,17 +646,172 @@ class HandoffConformance(RuleBasedStateMachine):
         self._check_records()
 
 
+# --- named scenarios: every failure and cancel point, and the automatic rules ------------------
+
+Op = tuple[str, dict[str, Any]]
+
+
+def _manual(kind: str, stage: str | None = None) -> Op:
+    return "manual_handoff", {"plan": (kind, stage)}
+
+
+def _pressure(kind: str = "ok", stage: str | None = None, high: bool = True) -> Op:
+    return "pressure", {"plan": (kind, stage), "high": high}
+
+
+def _command(word: str) -> Op:
+    return "command", {"word": word}
+
+
+def _wait(ms: int) -> Op:
+    return "time_passes", {"ms": ms}
+
+
+_RESTART: Op = ("restart", {})
+_TORN: Op = ("torn_record", {})
+
+
+def _points() -> tuple[tuple[str, tuple[Op, ...]], ...]:
+    """Every plan (each failure point, each cancel point, not ready, success) as a manual and
+    as an automatic handoff, each followed by a handoff that must work again."""
+    out: list[tuple[str, tuple[Op, ...]]] = []
+    for kind, stage in PLANS:
+        label = kind if stage is None else f"{kind} at {stage}"
+        out.append((f"manual, {label}", (_manual(kind, stage), _manual("ok"))))
+        after: tuple[Op, ...] = (_command("resume"), _wait(400_000), _pressure())
+        out.append((f"automatic, {label}", (_pressure(kind, stage), *after)))
+    return tuple(out)
+
+
+SCENARIOS: tuple[tuple[str, tuple[Op, ...]], ...] = (
+    *_points(),
+    ("calm pressure starts nothing", (_pressure(high=False), _pressure())),
+    ("without a model a handoff is unavailable",
+     (("model", {"present": False}), _manual("ok"), _pressure(), _pressure(high=False),
+      ("model", {"present": True}), _manual("ok"))),
+    ("the attempt limit, then resume",
+     (_pressure("fail", "generating"), _pressure("fail", "quality"), _pressure(), _pressure(),
+      _command("resume"), _pressure())),
+    ("attempts age out of the window",
+     (_pressure("fail", "generating"), _pressure("fail", "quality"), _pressure(),
+      _wait(400_000), _pressure())),
+    ("the cooldown starts only after a verified destination",
+     (_pressure("fail", "validating"), _pressure(), _pressure(), _wait(30_000), _pressure(),
+      _wait(61_000), _pressure())),
+    ("a pause holds pressure; resume lifts it",
+     (_command("pause"), _pressure(), _command("pause"), _command("resume"), _pressure())),
+    ("off, replayed; on again",
+     (_command("off"), _pressure(), _RESTART, _pressure(), _command("on"), _pressure())),
+    ("a failed continuation pauses the destination, replayed",
+     (_pressure("fail", "continuing"), _RESTART, _pressure(), _command("resume"), _pressure())),
+    ("a cancelled automatic handoff pauses, replayed",
+     (_pressure("cancel", "generating"), _RESTART, _pressure(), _command("resume"),
+      _pressure())),
+    ("cooling, replayed, then cooled",
+     (_pressure(), _RESTART, _pressure(), _wait(61_000), _RESTART, _pressure())),
+    ("exhausted, replayed, then aged out",
+     (_pressure("fail", "saving"), _pressure("fail", "preparing"), _RESTART, _pressure(),
+      _wait(400_000), _RESTART, _pressure())),
+    ("a torn record is not a record",
+     (_command("pause"), _TORN, _pressure(), _command("resume"), _TORN, _pressure())),
+    ("commands while nothing runs, and status",
+     (_command("status"), _command("on"), _command("off"), _command("off"), _command("pause"),
+      _command("on"), _command("resume"), _command("pause"), _command("status"))),
+    ("a manual handoff never touches the automatic state",
+     (_command("pause"), _manual("ok"), _pressure(), _command("resume"),
+      _manual("fail", "continuing"), _pressure())),
+)  # fmt: skip
+"""Runs every conformance check starts with (named, so a failure says which), before the
+randomly generated runs: between them every failure and cancel point of both triggers."""
+
+
+def run_scenarios(machine: type[HandoffConformance] = HandoffConformance) -> str | None:
+    """Run every scenario on a fresh machine; the first failure, named, or None."""
+    for name, ops in SCENARIOS:
+        state = machine()
+        try:
+            for rule_name, arguments in ops:
+                getattr(state, rule_name)(**arguments)
+        except Exception as exc:  # noqa: BLE001 - a mismatch, or the runtime itself failing
+            return f"scenario {name!r}: {type(exc).__name__}: {exc}"
+        finally:
+            state.teardown()
+    return None
+
+
+# --- running it ----------------------------------------------------------------------------------
+
+
+@dataclass
+class ConformanceResult:
+    spec_id: str
+    examples: int
+    failure: str | None = None
+    seconds: float = 0.0
+    rows: frozenset[str] = frozenset()
+    """Rows of the spec the runtime fired during the run."""
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+
+def run_conformance(
+    *, examples: int = 25, steps: int = 14, shrink: bool = True, scenarios: bool = True
+) -> ConformanceResult:
+    """The named scenarios, then ``examples`` generated runs of up to ``steps`` host
+    operations each (derandomized: the same runs every time)."""
+    machine: type[HandoffConformance] = type(
+        "HandoffConformanceRun", (HandoffConformance,), {"rows": set(), "runs": 0}
+    )
+    config = settings(
+        max_examples=max(1, examples),
+        stateful_step_count=steps,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.explicit, Phase.generate, *((Phase.shrink,) if shrink else ())),
+        print_blob=False,
+    )
+    started = time.perf_counter()
+    failure = run_scenarios(machine) if scenarios else None
+    if failure is None and examples > 0:
+        try:
+            run_state_machine_as_test(machine, settings=config)
+        except Exception as exc:  # noqa: BLE001 - a mismatch, or the runtime failing: findings
+            failure = f"{type(exc).__name__}: {exc}"
+    return ConformanceResult(
+        SPEC_ID, machine.runs, failure, time.perf_counter() - started, frozenset(machine.rows)
+    )
+
+
+def unfired_rows(rows: frozenset[str]) -> list[str]:
+    """Rows of the spec no run fired, but the strays (reports for another stage, which a
+    runtime that steps through the spec never makes)."""
+    return [
+        r.id
+        for r in _spec().rows
+        if r.id not in rows and not r.id.endswith(".stray") and r.id not in UNREACHABLE
+    ]
+
+
+# --- runtime mutants -----------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Mutant:
+    """One way to break the handoff runtime, applied for the duration of a ``with``."""
+
     name: str
-    why: str
+    what: str
     apply: Callable[[], AbstractContextManager[None]]
 
 
 def _patch(target: Any, name: str, value: Any) -> Callable[[], AbstractContextManager[None]]:
     @contextmanager
     def patched() -> Iterator[None]:
-        old = getattr(target, name)
+        old = target.__dict__[name]
         setattr(target, name, value)
         try:
             yield
@@ -536,17 +821,16 @@ def _patch(target: Any, name: str, value: Any) -> Callable[[], AbstractContextMa
     return patched
 
 
-def _mutants() -> list[Mutant]:
-    from pi_context.bindings.handoff import outcomes
+def _mutants() -> tuple[Mutant, ...]:
     from pi_context.bindings.runtime import handoff as controller
     from pi_context.bindings.runtime import handoff_run as run
 
-    async def unguarded_switch(self: Any) -> Any:
-        dest = self.destination
-        await self._switch(dest, "new")  # the validation's switch outside the guard
-        return await original_verify(self)
-
     original_verify = run.HandoffRun.verify_destination
+    real_restore = auto.restore_facts
+
+    async def unguarded_switch(self: Any) -> Any:
+        await self._switch(self.destination, "new")  # the validation's switch, unguarded
+        return await original_verify(self)
 
     def no_record(self: Any, session: Any, failure: Any) -> None:
         self.owner.failure = failure
@@ -554,7 +838,17 @@ def _mutants() -> list[Mutant]:
     def no_stamp(self: Any, now: int) -> None:
         self.failure = None
 
-    return [
+    def unpaused(record: Any, policy: Any, now: int) -> auto.RestoreFacts:
+        facts = real_restore(record, policy, now)
+        return auto.RestoreFacts(facts.enabled, False, facts.cooling, facts.attempts_left)
+
+    async def no_return(self: Any) -> None:
+        self.result.returned = None
+
+    def stage_code(stage: str, code: str | None, error: BaseException | None) -> str | None:
+        return None if stage == outcomes.DONE else stage
+
+    return (
         Mutant(
             "validation-unguarded",
             "the destination's switch runs outside the stage's guard",
@@ -588,11 +882,7 @@ def _mutants() -> list[Mutant]:
         Mutant(
             "code-from-stage",
             "the result code is the end stage's name",
-            _patch(
-                outcomes,
-                "result_code",
-                lambda stage, code, error: None if stage == "done" else stage,
-            ),
+            _patch(outcomes, "result_code", stage_code),
         ),
         Mutant(
             "cancel-ignored",
@@ -607,60 +897,115 @@ def _mutants() -> list[Mutant]:
         Mutant(
             "replay-unpaused",
             "a replay ignores the record's pause",
-            _patch(
-                auto,
-                "restore_facts",
-                (
-                    lambda real: (
-                        lambda record, policy, now: auto.RestoreFacts(
-                            real(record, policy, now).enabled,
-                            False,
-                            real(record, policy, now).cooling,
-                            real(record, policy, now).attempts_left,
-                        )
-                    )
-                )(auto.restore_facts),
-            ),
+            _patch(auto, "restore_facts", unpaused),
         ),
-    ]
-
-
-MUTANTS = _mutants
-
-
-def run_conformance(examples: int = 25, steps: int = 12, seed: int | None = 0) -> None:
-    """Run the stateful check (raises on the first disagreement)."""
-    config = settings(
-        max_examples=examples,
-        stateful_step_count=steps,
-        deadline=None,
-        derandomize=seed is not None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=[Phase.generate] if seed is not None else list(Phase),
+        Mutant(
+            "destination-left",
+            "an unfinished or unverified destination is not removed",
+            _patch(run.HandoffRun, "_remove_created", lambda self: None),
+        ),
+        Mutant(
+            "no-return",
+            "a failed or cancelled validation does not switch back to the source",
+            _patch(run.HandoffRun, "_return", no_return),
+        ),
     )
-    run_state_machine_as_test(HandoffConformance, settings=config)
+
+
+MUTANTS: tuple[Mutant, ...] = ()
+"""Filled on first use (building them imports the runtime)."""
+
+
+def mutants() -> tuple[Mutant, ...]:
+    global MUTANTS
+    if not MUTANTS:
+        MUTANTS = _mutants()
+    return MUTANTS
 
 
 @dataclass
-class MutantReport:
-    killed: list[str] = field(default_factory=list)
-    survived: list[str] = field(default_factory=list)
+class MutantResult:
+    mutant: Mutant
+    killed: bool
+    finding: str = ""
+    """The first mismatch the conformance run reported (what killed it)."""
+
+
+@dataclass
+class MutationResult:
+    spec_id: str
+    results: list[MutantResult]
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> int:
+        return sum(r.killed for r in self.results)
+
+    @property
+    def survived(self) -> list[MutantResult]:
+        return [r for r in self.results if not r.killed]
 
     @property
     def rate(self) -> float:
-        total = len(self.killed) + len(self.survived)
-        return len(self.killed) / total if total else 1.0
+        return self.killed / len(self.results) if self.results else 1.0
 
 
-def mutation_run(examples: int = 25, steps: int = 12) -> MutantReport:
-    report = MutantReport()
-    for mutant in MUTANTS():
+def kill_mutants(
+    *, examples: int = 10, steps: int = 14, only: tuple[str, ...] = ()
+) -> MutationResult:
+    """Run the conformance check against each runtime mutant (no shrinking: the first
+    mismatch kills it)."""
+    started = time.perf_counter()
+    results: list[MutantResult] = []
+    for mutant in mutants():
+        if only and mutant.name not in only:
+            continue
         with mutant.apply():
-            try:
-                run_conformance(examples, steps)
-            except Exception:  # noqa: BLE001 - any disagreement kills the mutant
-                report.killed.append(mutant.name)
-                continue
-        report.survived.append(mutant.name)
-    return report
+            found = run_conformance(examples=examples, steps=steps, shrink=False)
+        finding = (found.failure or "").split("\n", 1)[0][:200]
+        results.append(MutantResult(mutant, not found.ok, finding))
+    return MutationResult(SPEC_ID, results, time.perf_counter() - started)
+
+
+RUNTIME_EXAMPLES = 25
+"""Random runs in ``pi-context verify`` (after the named scenarios)."""
+MUTANT_EXAMPLES = 5
+"""Random runs a mutant gets after the scenarios (most die in a scenario)."""
+
+
+def runtime_checks(
+    spec_id: str, failures: list[str], *, show: bool = True, err: Any = None
+) -> tuple[ConformanceResult | None, MutationResult | None]:
+    """``pi-context verify``'s handoff runtime step: the conformance run (every row of the
+    spec but the strays must fire), then the mutants; problems are appended to
+    ``failures``. Other specs are skipped: (None, None)."""
+    import sys
+
+    if spec_id != SPEC_ID:
+        return None, None
+    out = err or sys.stderr
+    if show:
+        print(f"  {spec_id} runtime: conformance ...", end="", file=out, flush=True)
+    result = run_conformance(examples=RUNTIME_EXAMPLES)
+    if show:
+        state = "ok" if result.ok else "FAILED"
+        print(f" {state} ({result.examples} runs, {result.seconds:.1f}s); mutants ...",
+              end="", file=out, flush=True)  # fmt: skip
+    if not result.ok:
+        failures.append(f"handoff runtime conformance: {result.failure}")
+        if show:
+            print(file=out)
+        return result, None
+    unfired = unfired_rows(result.rows)
+    if unfired:
+        failures.append(f"handoff runtime conformance never fired: {', '.join(unfired)}")
+    mutation = kill_mutants(examples=MUTANT_EXAMPLES)
+    if show:
+        print(f" {mutation.killed}/{len(mutation.results)} killed ({mutation.seconds:.1f}s)",
+              file=out)  # fmt: skip
+    for survivor in mutation.survived:
+        failures.append(
+            f"handoff runtime mutant {survivor.mutant.name} ({survivor.mutant.what}) survived "
+            "the runtime conformance"
+        )
+    return result, mutation
