@@ -13,7 +13,15 @@ in the destination directory reports ``verified`` without being whole.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +150,84 @@ def test_a_cancelled_return_gives_the_resume_hint(world: World) -> None:
     result = world.run(switch=switch)
     assert result.code == "handoff_setup_failed" and result.returned is False
     assert f"/resume {world.source_path}" in result.message
+
+
+# --- the demo on a real full disk -----------------------------------------------------------
+
+
+def _demo(directory: Path, preexec: Any = None) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pi_context", "demo", "--handoff", "--quiet"]
+    return subprocess.run(
+        [*command, "--dir", str(directory)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=preexec,
+    )
+
+
+def _ends_in_one_line(done: subprocess.CompletedProcess[str], where: str) -> str:
+    """The demo either completes or says in one line why not: never a traceback."""
+    assert "Traceback" not in done.stderr, f"{where}: {done.stderr[-2000:]}"
+    assert done.returncode in (0, 1), f"{where}: exit {done.returncode}: {done.stderr[-500:]}"
+    if done.returncode == 0:
+        return "done"
+    ours = [line for line in done.stderr.splitlines() if line.startswith("pi-context demo")]
+    handoff = [line for line in done.stdout.splitlines() if line.startswith("handoff:")]
+    assert ours or handoff, f"{where}: no reason given: {done.stderr[-500:]}"
+    return (ours or handoff)[-1]
+
+
+@contextlib.contextmanager
+def _tmpfs(path: Path, kib: int) -> Iterator[Path]:
+    path.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({mounted.stderr.strip()})")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _used_kib(path: Path) -> int:
+    info = os.statvfs(path)
+    return (info.f_blocks - info.f_bfree) * info.f_frsize // 1024
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="needs root")
+def test_the_demo_on_a_full_disk_never_crashes(tmp_path: Path) -> None:
+    """Real small filesystems: from one that cannot hold the first session to one just big
+    enough, in steps through the handoff's own writes (the window where the issue saw
+    tracebacks, a torn offer and a torn destination reporting verified)."""
+    with _tmpfs(tmp_path / "big", 64 * 1024) as disk:
+        assert _ends_in_one_line(_demo(disk / "run"), "64 MiB") == "done"
+        total = _used_kib(disk)
+    sizes = [24, total // 2, *range(total - 96, total + 16, 8)]
+    outcomes: dict[int, str] = {}
+    for kib in sizes:
+        with _tmpfs(tmp_path / f"d{kib}", kib) as disk:
+            outcomes[kib] = _ends_in_one_line(_demo(disk / "run"), f"{kib} KiB")
+    assert outcomes[sizes[-1]] == "done", outcomes
+    assert any("handoff: failed" in line for line in outcomes.values()), outcomes
+    assert any("No space left on device" in line for line in outcomes.values()), outcomes
+
+
+def test_the_demo_past_a_file_size_limit_never_crashes(tmp_path: Path) -> None:
+    """Where no filesystem can be mounted: every file is capped (RLIMIT_FSIZE), so the
+    session's appends fail part-way at each cap."""
+
+    def cap(kib: int) -> Any:
+        def apply() -> None:
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+
+        return apply
+
+    for kib in (4, 64, 512):
+        reason = _ends_in_one_line(_demo(tmp_path / f"c{kib}", cap(kib)), f"cap {kib} KiB")
+        assert "File too large" in reason, reason

@@ -68,16 +68,17 @@ def run(args: argparse.Namespace) -> int:
             f"pi-context demo: unknown spec {spec!r} (known: {', '.join(specs())})", file=sys.stderr
         )
         return 2
+    from pi_context.bindings.session import SessionError
+
     try:
         report = run_demo(args.windows, directory, progress, spec)
-    except DemoError as exc:
+    except (DemoError, SessionError, OSError) as exc:  # a full disk ends in one line
         print(f"pi-context demo: {exc}", file=sys.stderr)
         return 1
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0
     from pi_context.bindings.runtime.handoff_demo import format_handoff, run_handoff_demo
-    from pi_context.bindings.session import SessionError
 
     progress("handing off to a fresh session")
     try:
