@@ -57,7 +57,8 @@ def _panel(args: argparse.Namespace, command: str) -> dict[str, Any] | None:
     from pi_context.bindings.handoff.panel import session_panel
 
     try:
-        return session_panel(args.file, log_dir=args.log_dir)
+        log_dir = args.log_dir.absolute() if args.log_dir is not None else None
+        return session_panel(args.file, log_dir=log_dir)
     except SessionError as exc:
         print(f"pi-context session {command}: {exc}", file=sys.stderr)
         return None

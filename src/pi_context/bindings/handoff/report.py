@@ -12,7 +12,14 @@ from .history import extract_records
 from .notes import NoteState, memory_status, read_state, restore_notes
 from .quality import check_quality
 from .relay import HANDOFF_IN, inherited_records, receipt
-from .wording import QUALITY_KEYS, count, handoff_line, memory_lines, quality_line, snake_memory
+from .wording import (
+    QUALITY_KEYS,
+    handoff_line,
+    memory_lines,
+    quality_line,
+    snake_memory,
+    sources_line,
+)
 
 
 def _source_notes_before(grant: dict[str, Any]) -> NoteState | None:
@@ -101,11 +108,12 @@ def render_report(report: dict[str, Any]) -> str:
     lines += memory_lines(snake_memory(report["memory"]))
     lines.append(handoff_line(report["handoff"]))
     lines.append(quality_line(quality))
-    lines.append(
-        f"citations: {quality['sources']} · at the handoff "
-        f"{count(quality['missing_active'], 'active note')} dropped / "
-        f"{quality['changed_active']} rewritten"
-    )
+    if report["handoff"]["verdict"] != "no_handoff":
+        quality["last_handoff"] = {
+            "missing_active": quality["missing_active"],
+            "changed_active": quality["changed_active"],
+        }
+    lines.append(sources_line(quality))
     return "\n".join(lines) + "\n"
 
 

@@ -44,11 +44,13 @@ OUR_KINDS = ("background", "compaction", "handoff")
 
 @dataclass(frozen=True)
 class LogSource:
-    """One session's log in the window: events before ``before_ms`` only (None: all)."""
+    """One session's log in the window: events up to ``until_ms`` only (None: all). For a
+    handoff parent that is the packet's creation: the millisecond it was made in counts, as
+    the generation it summarises ended then at the latest."""
 
     path: Path
     session_id: str
-    before_ms: int | None = None
+    until_ms: int | None = None
 
 
 @dataclass
@@ -123,7 +125,7 @@ def read_diagnostics(sources: Sequence[LogSource]) -> Diagnostics:
                 out.unavailable_files += 1
                 continue
             for event in _lines(data, out):
-                if source.before_ms is not None and _ms(event) >= source.before_ms:
+                if source.until_ms is not None and _ms(event) > source.until_ms:
                     continue
                 out.events.append(event)
     out.events.sort(key=_ms)

@@ -15,7 +15,6 @@ import inspect
 import os
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,7 @@ from pi_context.bindings.handoff.relay import (
 )
 from pi_context.bindings.handoff.text import byte_cost, checkpoint_budget, notes_budget
 from pi_context.bindings.operations import Operation
+from pi_context.bindings.operations.operation import iso
 from pi_context.bindings.operations.progress import HANDOFF
 from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.jsonl import encode
@@ -322,7 +322,7 @@ class HandoffRun:
         self.assert_current()
         self.packet = make_packet(
             packet_id=str(uuid.uuid4()),
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            created_at=iso(self.owner.clock()),  # the log's clock: the parent's window ends here
             file=self.source_ref["file"],
             session_id=self.source_ref["sessionId"],
             leaf_id=self.source_ref["leafId"],
