@@ -82,9 +82,12 @@ def test_a_failed_continuation_pauses_in_the_destination(world: World) -> None:
     result = asyncio.run(world.runtime.auto_handoff())
     assert result is not None and result.code == "continuation_failed"
     assert result.destination is not None and world.runtime.session.path == result.destination
-    assert _records(result.destination)[-1] == (
-        f'{{"enabled":true,"paused":true,"attempts":[{T0}],"failure":"continuation_failed"}}'
-    ).encode()
+    assert (
+        _records(result.destination)[-1]
+        == (
+            f'{{"enabled":true,"paused":true,"attempts":[{T0}],"failure":"continuation_failed"}}'
+        ).encode()
+    )
     assert asyncio.run(world.runtime.auto_handoff()) is None  # paused: pressure starts nothing
 
 
@@ -104,7 +107,9 @@ def _reopen(world: World) -> Runtime:
     world.runtime.shutdown()
     runtime = Runtime(
         Session.open(world.source_path),
-        RuntimeConfig(notes_home=world.root / "notes", cwd=world.cwd, agent_dir=world.root / "agent"),
+        RuntimeConfig(
+            notes_home=world.root / "notes", cwd=world.cwd, agent_dir=world.root / "agent"
+        ),
     )
     runtime.handoffs.clock = lambda: T0
     runtime.handoffs.configure(world.options(), POLICY, world.root / "logs")
@@ -161,10 +166,17 @@ def test_replay_of_attempts_cooldown_and_limit() -> None:
     assert not auto.restore_facts(two, policy, T0 + 1).attempts_left
     assert auto.restore_facts(two, policy, T0 + 600_000).attempts_left  # aged out of the window
     assert auto.parse_record({"enabled": True, "paused": False, "attempts": [1.5e12]}) is not None
-    for bad in ({"enabled": True, "paused": False}, {"enabled": 1, "paused": False, "attempts": []},
-                {"enabled": True, "paused": False, "attempts": [True]},
-                {"enabled": True, "paused": False, "attempts": [], "failure": 3}, [], None):  # fmt: skip
-        assert auto.parse_record(bad) is None, bad
+    base = {"enabled": True, "paused": False, "attempts": []}
+    bad: list[Any] = [
+        {"enabled": True, "paused": False},
+        {**base, "enabled": 1},
+        {**base, "attempts": [True]},
+        {**base, "failure": 3},
+        [],
+        None,
+    ]
+    for value in bad:
+        assert auto.parse_record(value) is None, value
 
 
 def test_the_policy_defaults_are_documented_and_checked() -> None:

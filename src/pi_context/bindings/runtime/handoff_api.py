@@ -136,7 +136,8 @@ class HandoffOptions:
     """An automatic handoff calls it after the offer is verified, before the switch; it raises
     (a HandoffError names why) when the host is no longer ready, e.g. a user message waits."""
     on_switch: Callable[[], None] | None = None
-    """Called right before the destination is created (the seed's ``onSwitch``)."""
+    """An automatic handoff calls it after ``assert_ready``, right before the switch (the
+    seed's ``onSwitch``); if it raises, the handoff stops there with the verified offer kept."""
 
 
 @dataclass

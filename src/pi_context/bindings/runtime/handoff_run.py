@@ -84,7 +84,8 @@ async def _await(value: Any) -> Any:
 
 
 class _Ready:
-    """``offer_saved``'s lazy ``ready`` fact: the host's assertReady, asked only if read."""
+    """``offer_saved``'s lazy ``ready`` fact: the host's assertReady, then its onSwitch — asked
+    only if read (an automatic handoff's offer, verified)."""
 
     def __init__(self, run: HandoffRun, written: bool, verified: bool) -> None:
         self.written = written
@@ -93,11 +94,12 @@ class _Ready:
 
     @property
     def ready(self) -> bool:
-        hook = self._run.options.assert_ready
-        if hook is None:
-            return True
+        options = self._run.options
         try:
-            hook()
+            if options.assert_ready is not None:
+                options.assert_ready()
+            if options.on_switch is not None:  # the seed calls it right before the switch
+                options.on_switch()
             return True
         except HandoffError as exc:
             self._run.error = exc
@@ -376,8 +378,6 @@ class HandoffRun:
         return ht.DestinationCreatedEvent(ht.DestinationCreatedFacts(created))
 
     def _create(self) -> None:
-        if self.options.on_switch is not None:
-            self.options.on_switch()
         assert self.source.path is not None and self.result.offer_id is not None
         offer = self.source.get(self.result.offer_id)
         assert offer is not None

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 37b3bb6277f19679749576fc8abb100c37edf144f20800e4a8dfbb02447aa5b4
+# spec-sha256: 5908e19d07c01c496e25601294eed4b6c7c2ce2ab0e7fa505a26ed8e8cdc95e7
 
 from __future__ import annotations
 
@@ -1639,7 +1639,7 @@ def _offer_saved_wire(
             "create-destination",
             "offer_saved.verified",
         )
-    # offer_saved.not-ready: An automatic handoff whose host is no longer ready (assertReady) stops before the switch; the verified offer stays.
+    # offer_saved.not-ready: An automatic handoff whose host is no longer ready (assertReady, or its onSwitch failed) stops before the switch; the verified offer stays.
     if t_handoff == "saving" and f_written and f_verified:
         return (
             {
