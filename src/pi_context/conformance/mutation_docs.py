@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_context.conformance.mutate import CATEGORIES, MutationReport, Outcome
+from pi_context.conformance.mutate import CATEGORIES, UNREACHED, MutationReport, Outcome
 
 DOCS_DIR = Path("docs") / "reset-control"
 
@@ -99,6 +99,14 @@ def render_markdown(report: MutationReport) -> str:
             )
     equivalents = [o for o in report.outcomes if o.status == "equivalent"]
     out += ["", f"## Equivalent mutants ({len(equivalents)})", ""]
+    unreached = [o for o in equivalents if o.witness == UNREACHED]
+    if unreached:
+        out += [
+            f"{len(unreached)} of them behave like the spec on every state a run from the "
+            "initial state reaches and differ only in states no run reaches (their reachable "
+            f"transitions are the spec's): {', '.join(o.mutant.id for o in unreached)}.",
+            "",
+        ]
     if not equivalents:
         out.append("None.")
     else:
