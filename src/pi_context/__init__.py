@@ -53,9 +53,9 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "pi_context.bindings.tools",
     "ToolResult": "pi_context.bindings.tools",
     "ToolError": "pi_context.bindings.tools",
-    "all_tools": "pi_context.bindings.tools",
-    "tool_schemas": "pi_context.integrations.tooling",
-    "run_tool": "pi_context.integrations.tooling",
+    "all_tools": "pi_context.bindings.tool_registry",
+    "tool_schemas": "pi_context.bindings.tool_registry",
+    "run_tool": "pi_context.bindings.tool_registry",
     # spec registry
     "reset_control": "pi_context.statemachine.reset_control",
     "spec_ids": "pi_context.statemachine.reset_control",
@@ -122,15 +122,15 @@ if TYPE_CHECKING:
     from pi_context.bindings.session import SessionError as SessionError
     from pi_context.bindings.session import default_session_dir as default_session_dir
     from pi_context.bindings.session import seeded_uuids as seeded_uuids
+    from pi_context.bindings.tool_registry import all_tools as all_tools
+    from pi_context.bindings.tool_registry import run_tool as run_tool
+    from pi_context.bindings.tool_registry import tool_schemas as tool_schemas
     from pi_context.bindings.tools import Tool as Tool
     from pi_context.bindings.tools import ToolContext as ToolContext
     from pi_context.bindings.tools import ToolError as ToolError
     from pi_context.bindings.tools import ToolResult as ToolResult
-    from pi_context.bindings.tools import all_tools as all_tools
     from pi_context.conformance.results import ConformanceReport as ConformanceReport
     from pi_context.conformance.runner import run_conformance as run_conformance
-    from pi_context.integrations.tooling import run_tool as run_tool
-    from pi_context.integrations.tooling import tool_schemas as tool_schemas
     from pi_context.spec.errors import SpecError as SpecError
     from pi_context.spec.loader import load as load_spec
     from pi_context.spec.model import Spec as Spec

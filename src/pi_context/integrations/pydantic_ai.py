@@ -43,7 +43,7 @@ from pydantic_ai.models import Model
 from pi_context.bindings.runtime.overflow import is_context_overflow
 from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session.context import text_blocks
-from pi_context.bindings.tools import all_tools
+from pi_context.bindings.tool_registry import all_tools
 
 Message = dict[str, Any]
 Clock = Callable[[], int]

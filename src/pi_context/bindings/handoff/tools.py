@@ -31,20 +31,14 @@ def _records(ctx: ToolContext, scope: Any) -> list[HistoryRecord]:
     if scope not in SCOPES:
         raise HandoffError("invalid_query", f"scope must be one of {', '.join(SCOPES)}")
     if ctx.session_path is None:
-        raise ToolError(fit_json({"error": "context history needs a session file"}))
+        raise ToolError("context history needs a session file")
     try:
         session = Session.open(ctx.session_path, readonly=True)
     except SessionError as exc:
-        raise ToolError(fit_json({"error": f"cannot read the session: {exc}"})) from None
+        raise ToolError(f"cannot read the session: {exc}") from None
     if scope == "handoff":
         return inherited_records(session)
     return extract_records(session.branch(ctx.leaf_id))
-
-
-def _check(args: Mapping[str, Any], allowed: tuple[str, ...], name: str) -> None:
-    extra = [k for k in args if k not in allowed]
-    if extra:
-        raise HandoffError("invalid_query", f"{name} does not take {', '.join(map(repr, extra))}")
 
 
 def _error(exc: HandoffError) -> ToolResult:
@@ -76,7 +70,6 @@ def _search_json(page: SearchPage) -> dict[str, Any]:
 
 def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
-        _check(args, ("query", "offset", "limit", "scope"), "context_history_search")
         index = HistoryIndex(_records(ctx, args.get("scope", "session")))
         page = index.search(args.get("query"), args.get("offset", 0), args.get("limit", 10))
     except HandoffError as exc:
@@ -86,7 +79,6 @@ def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
 
 def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
-        _check(args, ("id", "offset", "scope"), "context_history_read")
         record_id = args.get("id")
         problem = address_problem(record_id, "id") if isinstance(record_id, str) else None
         if problem is not None:
@@ -126,7 +118,7 @@ CONTEXT_HISTORY_SEARCH = Tool(
         "required": ["query"],
         "additionalProperties": False,
     },
-    run=_search,
+    handler=_search,
 )
 CONTEXT_HISTORY_READ = Tool(
     name="context_history_read",
@@ -144,7 +136,7 @@ CONTEXT_HISTORY_READ = Tool(
         "required": ["id"],
         "additionalProperties": False,
     },
-    run=_read,
+    handler=_read,
 )
 
 TOOLS = (CONTEXT_HISTORY_SEARCH, CONTEXT_HISTORY_READ)

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
+# spec-sha256: 772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01
 
 from __future__ import annotations
 
@@ -250,6 +250,17 @@ def apply_clear__clear(state: t.State, event: t.ClearEvent) -> t.State:
     return r._STATE_NONE__IDLE
 
 
+def guard_manual_reset__commit(
+    state: t.State, event: t.ManualResetEvent, memo: dict[str, bool]
+) -> bool:
+    """manual_reset.commit: true"""
+    return True
+
+
+def apply_manual_reset__commit(state: t.State, event: t.ManualResetEvent) -> t.State:
+    return r._STATE_NONE__IDLE
+
+
 # (trigger, source, dest, row, effect, guard, apply), first match wins per trigger/source.
 TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
     (
@@ -361,6 +372,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_clear__clear,
     ),
     (
+        "manual_reset",
+        "none/idle",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
+    ),
+    (
         "request",
         "none/pending",
         "explicit/pending",
@@ -485,6 +505,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none",
         guard_clear__clear,
         apply_clear__clear,
+    ),
+    (
+        "manual_reset",
+        "none/pending",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
     ),
     (
         "request",
@@ -613,6 +642,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_clear__clear,
     ),
     (
+        "manual_reset",
+        "none/pending-spent",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
+    ),
+    (
         "request",
         "none/spent",
         "explicit/spent",
@@ -721,6 +759,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_clear__clear,
     ),
     (
+        "manual_reset",
+        "none/spent",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
+    ),
+    (
         "request",
         "explicit/idle",
         "explicit/idle",
@@ -818,6 +865,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none",
         guard_clear__clear,
         apply_clear__clear,
+    ),
+    (
+        "manual_reset",
+        "explicit/idle",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
     ),
     (
         "request",
@@ -937,6 +993,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_clear__clear,
     ),
     (
+        "manual_reset",
+        "explicit/pending",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
+    ),
+    (
         "request",
         "explicit/pending-spent",
         "explicit/pending-spent",
@@ -1054,6 +1119,15 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         apply_clear__clear,
     ),
     (
+        "manual_reset",
+        "explicit/pending-spent",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
+    ),
+    (
         "request",
         "explicit/spent",
         "explicit/spent",
@@ -1151,5 +1225,14 @@ TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
         "none",
         guard_clear__clear,
         apply_clear__clear,
+    ),
+    (
+        "manual_reset",
+        "explicit/spent",
+        "none/idle",
+        "manual_reset.commit",
+        "commit-boundary-now",
+        guard_manual_reset__commit,
+        apply_manual_reset__commit,
     ),
 )
