@@ -4,7 +4,7 @@ The public API a host embeds (see docs/embedding.md for a complete host loop):
 
 Runtime (one per session; the agent loop calls it at its lifecycle points)
     Runtime, RuntimeConfig, ModelInfo, Usage, Policy, Thresholds, Notice,
-    StartResult, ContextResult, BoundaryResult
+    StartResult, ContextResult, BoundaryResult, HostLoop (the reference agent loop)
 Sessions (Pi-compatible JSONL files)
     Session, SessionError, Durability, default_session_dir, seeded_uuids
 Tools (model-facing notes, history and runtime tools)
@@ -33,12 +33,13 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # runtime
     "Runtime": "pi_context.bindings.runtime.runtime",
-    "RuntimeConfig": "pi_context.bindings.runtime.runtime",
-    "ModelInfo": "pi_context.bindings.runtime.runtime",
-    "Notice": "pi_context.bindings.runtime.runtime",
-    "StartResult": "pi_context.bindings.runtime.runtime",
-    "ContextResult": "pi_context.bindings.runtime.runtime",
-    "BoundaryResult": "pi_context.bindings.runtime.runtime",
+    "RuntimeConfig": "pi_context.bindings.runtime.config",
+    "ModelInfo": "pi_context.bindings.runtime.config",
+    "Notice": "pi_context.bindings.runtime.results",
+    "StartResult": "pi_context.bindings.runtime.results",
+    "ContextResult": "pi_context.bindings.runtime.results",
+    "BoundaryResult": "pi_context.bindings.runtime.results",
+    "HostLoop": "pi_context.integrations.loop",
     "Usage": "pi_context.bindings.runtime.budget",
     "Policy": "pi_context.bindings.runtime.budget",
     "Thresholds": "pi_context.bindings.runtime.budget",
@@ -80,6 +81,7 @@ __all__ = [
     "StartResult",
     "ContextResult",
     "BoundaryResult",
+    "HostLoop",
     "Usage",
     "Policy",
     "Thresholds",
@@ -110,13 +112,13 @@ if TYPE_CHECKING:
     from pi_context.bindings.runtime.budget import Policy as Policy
     from pi_context.bindings.runtime.budget import Thresholds as Thresholds
     from pi_context.bindings.runtime.budget import Usage as Usage
-    from pi_context.bindings.runtime.runtime import BoundaryResult as BoundaryResult
-    from pi_context.bindings.runtime.runtime import ContextResult as ContextResult
-    from pi_context.bindings.runtime.runtime import ModelInfo as ModelInfo
-    from pi_context.bindings.runtime.runtime import Notice as Notice
+    from pi_context.bindings.runtime.config import ModelInfo as ModelInfo
+    from pi_context.bindings.runtime.config import RuntimeConfig as RuntimeConfig
+    from pi_context.bindings.runtime.results import BoundaryResult as BoundaryResult
+    from pi_context.bindings.runtime.results import ContextResult as ContextResult
+    from pi_context.bindings.runtime.results import Notice as Notice
+    from pi_context.bindings.runtime.results import StartResult as StartResult
     from pi_context.bindings.runtime.runtime import Runtime as Runtime
-    from pi_context.bindings.runtime.runtime import RuntimeConfig as RuntimeConfig
-    from pi_context.bindings.runtime.runtime import StartResult as StartResult
     from pi_context.bindings.session import Durability as Durability
     from pi_context.bindings.session import Session as Session
     from pi_context.bindings.session import SessionError as SessionError
@@ -131,6 +133,7 @@ if TYPE_CHECKING:
     from pi_context.bindings.tools import ToolResult as ToolResult
     from pi_context.conformance.results import ConformanceReport as ConformanceReport
     from pi_context.conformance.runner import run_conformance as run_conformance
+    from pi_context.integrations.loop import HostLoop as HostLoop
     from pi_context.spec.errors import SpecError as SpecError
     from pi_context.spec.loader import load as load_spec
     from pi_context.spec.model import Spec as Spec

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from pi_context.bindings.runtime.demo import (
+from pi_context.bindings.session import Session
+from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
+from pi_context.demo.scripted import (
     QUEUED_TEXT,
     TASK,
     DemoError,
     run_demo,
     schedule,
 )
-from pi_context.bindings.session import Session
-from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 WINDOWS = 20
 COLUMNS = (

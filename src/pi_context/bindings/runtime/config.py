@@ -3,9 +3,10 @@ working default)."""
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,15 @@ if TYPE_CHECKING:
 Draft = dict[str, Any]
 ResetBuilder = Callable[[Any], "Sequence[Draft] | Awaitable[Sequence[Draft]]"]
 """Builds a reset boundary; called with the ``Runtime`` (it may be async)."""
+
+
+SPEC_ENV = "PI_CONTEXT_SPEC"
+
+
+def default_spec() -> str:
+    """``$PI_CONTEXT_SPEC`` when set (run a host unchanged on another spec), else the newest
+    published generation."""
+    return os.environ.get(SPEC_ENV) or DEFAULT_SPEC
 
 
 @dataclass(frozen=True)
@@ -46,7 +56,8 @@ class RuntimeConfig:
     """Where the global ``settings.json`` lives (else ``$PI_CODING_AGENT_DIR`` or ~/.pi/agent)."""
     agent_name: str = "pi"
     model: ModelInfo | None = None
-    spec: str = DEFAULT_SPEC
+    spec: str = field(default_factory=default_spec)
+    """The reset-control spec the runtime runs (default: ``default_spec()``)."""
     project_trusted: bool | Callable[[], bool] = True
     """Whether the project's settings apply; a callable is asked whenever settings are read."""
     usage: Callable[[], Usage | None] | None = None
