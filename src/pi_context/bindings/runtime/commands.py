@@ -1,7 +1,8 @@
 """The user's commands: ``/wipe-memory``, ``/pi-context on|off|status`` and ``/compact``.
 
 ``/wipe-memory`` captures the current window *before* waiting for the agent to be idle and
-refuses if the wait crossed into another window (the reset it asked for already happened).
+refuses if the wait crossed into another window (the reset it asked for already happened), or
+when the session has not been saved yet (nothing to wipe).
 Then it hands the reducer the spec's event for it: a manual ``close_out`` where the spec has
 close-out phases, else 0.25's ``manual_reset``. The step's host action decides the rest: an
 acknowledged request records the hidden close-out warning and asks the host to start an
@@ -81,6 +82,13 @@ class Commands:
             )
         if self._lifecycle.refuse_while_off("/wipe-memory") is not None:
             return self._refuse("pi-context was turned off while waiting; nothing was done.")
+        if not self._lifecycle.session.persisted:
+            # Pi saves a session with its first reply; before that there is nothing to wipe,
+            # and a boundary written now could not be verified on disk.
+            return self._refuse(
+                "pi-context: this session has not been saved yet (no reply so far), so there is "
+                "no window to wipe; nothing was done."
+            )
         token = self._lifecycle.token()
         if self._control.has_close_out:
             step = self._control.close_out(window, "manual")

@@ -2,8 +2,11 @@
 
 A step whose host action commits gets its boundary built and composed after the turn's
 incoming and budget drafts (``composer``); a build that went stale (``Lifecycle.current``)
-commits nothing, continues nothing and announces nothing. Whether the run continues, stops or
-retries comes from the host action's meaning, never from the effect's name.
+commits nothing, continues nothing and announces nothing. The same check runs again when the
+host appends the result: a boundary returned before a lifecycle change is not written after
+it (the host's incoming drafts still are, into the session they were made for). Whether the
+run continues, stops or retries comes from the host action's meaning, never from the
+effect's name. A reset is recorded (``resets``) once it is written.
 
 "memory cleared" is announced only once the new window's boot is durable on the active
 branch: at the next turn start or settle after the host appended the boundary, or at once for
@@ -13,10 +16,15 @@ a boundary the runtime commits itself (0.25's ``/wipe-memory``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
-from pi_context.bindings.session.boundary import commit_boundary
-from pi_context.bindings.session.windows import current_window_id, is_window_boot_entry
+from pi_context.bindings.session.boundary import artifact_kind, commit_boundary
+from pi_context.bindings.session.windows import (
+    current_window_id,
+    is_window_boot_entry,
+    marker_window_id,
+)
 
 from .budget import Budget
 from .builder import Boundaries
@@ -48,6 +56,16 @@ class Notices:
         return out
 
 
+@dataclass(frozen=True)
+class _Built:
+    """A boundary returned to the host, not yet appended."""
+
+    token: Token
+    incoming: int
+    """How many of the result's drafts came from the host (they precede the boundary)."""
+    record: ResetRecord
+
+
 class Effects:
     """Performs the host action of each step and announces what became durable."""
 
@@ -66,6 +84,7 @@ class Effects:
         self._notices = notices
         self.resets: list[ResetRecord] = []
         self._announce: str | None = None
+        self._built: dict[str, _Built] = {}
 
     async def _compose(
         self, step: Step, incoming: Sequence[Draft], budget: Sequence[Draft], token: Token
@@ -76,9 +95,9 @@ class Effects:
             self._notices.notify("warning", composed.failure)
         return composed
 
-    def _record(self, step: Step, window_id: str, previous: str, *, in_run: bool) -> None:
+    def _record(self, step: Step, window_id: str, previous: str, *, in_run: bool) -> ResetRecord:
         stopped = in_run and not step.continues  # a run that was going on ends here
-        self.resets.append(ResetRecord(window_id, previous, step.cause, stopped))
+        return ResetRecord(window_id, previous, step.cause, stopped)
 
     async def perform(
         self,
@@ -92,8 +111,8 @@ class Effects:
         composed = await self._compose(step, incoming, budget, token)
         committed = composed.window_id is not None
         if composed.window_id is not None:
-            self._announce = composed.window_id
-            self._record(step, composed.window_id, previous, in_run=True)
+            record = self._record(step, composed.window_id, previous, in_run=True)
+            self._built[composed.window_id] = _Built(token, len(incoming), record)
         return BoundaryResult(
             drafts=composed.drafts,
             continue_=committed and step.continues,
@@ -116,9 +135,35 @@ class Effects:
         if composed.window_id is None:
             return None, ()
         ids = commit_boundary(self._lifecycle.session, composed.drafts)
-        self._record(step, composed.window_id, previous, in_run=False)
+        self.resets.append(self._record(step, composed.window_id, previous, in_run=False))
         self._notices.notify("info", cleared_notice(composed.window_id))
         return composed.window_id, tuple(ids)
+
+    def append(self, drafts: Sequence[Draft]) -> list[str]:
+        """The host appends a result's drafts (see ``Runtime.append``)."""
+        session = self._lifecycle.session
+        if not drafts:
+            return []
+        if not any(artifact_kind(draft) for draft in drafts):
+            return [session.append_draft(draft) for draft in drafts]
+        marker = next((d for d in drafts if artifact_kind(d) == "marker"), None)
+        built = None
+        if marker is not None:
+            try:
+                built = self._built.pop(marker_window_id({**marker, "id": "draft"}), None)
+            except ValueError:
+                built = None  # not a marker we built: validated and refused below
+        if built is not None and not self._lifecycle.current(built.token):
+            # Stale: the boundary is not written; the host's own drafts still are, when the
+            # session they were made for is still the one bound.
+            if id(session) != built.token.session:
+                return []
+            return [session.append_draft(draft) for draft in drafts[: built.incoming]]
+        ids = commit_boundary(session, drafts)
+        if built is not None:
+            self.resets.append(built.record)
+            self._announce = built.record.window_id
+        return ids
 
     def forget(self) -> None:
         """A lifecycle transition: a reset not yet durable is never announced."""

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pi_context.bindings.session import Session
-from pi_context.bindings.session.boundary import artifact_kind, commit_boundary
 from pi_context.bindings.session.context import current_system_message
 from pi_context.bindings.session.windows import (
     MissingBootError,
@@ -440,13 +439,12 @@ class Runtime:
 
         A batch carrying a reset boundary is validated as a whole before the first write, synced
         and verified on disk. A batch without one (incoming and budget drafts) holds independent
-        entries: each is validated as it is appended, without copying the branch.
+        entries: each is validated as it is appended, without copying the branch. A boundary
+        this runtime returned before a lifecycle change (an abort, a switch, ``/pi-context
+        off``...) is stale and is not written; the host's own drafts of that result still are,
+        into the session they were made for. The ids of the entries written.
         """
-        if not drafts:
-            return []
-        if any(artifact_kind(draft) for draft in drafts):
-            return commit_boundary(self.session, drafts)
-        return [self.session.append_draft(draft) for draft in drafts]
+        return self.effects.append(drafts)
 
     # --- commands -------------------------------------------------------------------------------
 
