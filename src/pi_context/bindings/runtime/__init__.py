@@ -21,23 +21,14 @@ reset-control machine.
 * ``tree``        tree navigation and its branch-summary decision
 
 Names are imported on first use, so importing one module of this package (the tool registry
-loads ``tools``) does not load the whole runtime.
+loads ``tools``) does not load the whole runtime, and the package imports none of its modules
+(so none of them is ever on an import circle through it). Typed code imports the names from
+their modules (or from ``pi_context``).
 """
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from .budget import Policy as Policy
-    from .budget import Thresholds as Thresholds
-    from .budget import Usage as Usage
-    from .config import ModelInfo as ModelInfo
-    from .config import RuntimeConfig as RuntimeConfig
-    from .results import BoundaryResult as BoundaryResult
-    from .results import ContextResult as ContextResult
-    from .results import Notice as Notice
-    from .results import StartResult as StartResult
-    from .runtime import Runtime as Runtime
+from typing import Any
 
 # Public name -> the module of this package that defines it.
 _EXPORTS: dict[str, str] = {
@@ -56,7 +47,7 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:
     import importlib
 
     module = _EXPORTS.get(name)

@@ -208,7 +208,7 @@ class Step:
     event: str
     effect: str
     row: str
-    host: HostAction = "none"
+    host: HostAction
     """What the host does for the effect, as the spec declares it."""
     cause: str = ""
     """What the user is told caused the boundary (the row's ``cause``); empty otherwise."""
