@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
     BudgetError,
@@ -20,6 +19,7 @@ from pi_context.bindings.tool_output import (
     middle_truncate,
 )
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
+from pi_context.gc_pause import gc_paused
 
 from . import indexed
 from .columns import CorruptIndex

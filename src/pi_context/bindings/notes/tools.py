@@ -16,7 +16,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob, note_path
-from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
@@ -49,6 +48,7 @@ from pi_context.bindings.tool_output import (
     read_window,
 )
 from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
+from pi_context.gc_pause import gc_paused
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
