@@ -6,10 +6,8 @@ of them (it more than doubled a session load and made a warm listing half again 
 collector is disabled inside the block and restored after it; reference counting still frees
 everything the block drops.
 
-``freeze=True`` also moves what exists at the end into the permanent generation
-(``gc.freeze``), so later collections skip it. That helps a one-shot command only: in a
-long-lived host (the MCP server, an agent loop) a frozen object that later becomes cyclic
-garbage is never collected, so no path such a host calls may freeze.
+Nothing is frozen (``gc.freeze``) on the way out: in a long-lived host (the MCP server, an
+agent loop) a frozen object that later becomes cyclic garbage is never collected.
 """
 
 from __future__ import annotations
@@ -20,13 +18,11 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def gc_paused(*, freeze: bool = False) -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            if freeze:
-                gc.freeze()
             gc.enable()

@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
 
 
 def run_show(args: argparse.Namespace) -> int:
-    with gc_paused(freeze=True):  # a one-shot command over many acyclic values (see gc_paused)
+    with gc_paused():  # a short-lived command over many acyclic values (see gc_paused)
         return _show(args)
 
 
