@@ -18,7 +18,7 @@ from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, fit_json, jso
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
 from .errors import HandoffError
-from .history import HistoryIndex, HistoryRecord, SearchPage, extract_records
+from .history import HistoryRecord, RecordSearch, SearchPage, extract_records
 from .relay import inherited_records
 
 SCOPES = ("session", "handoff")
@@ -70,7 +70,7 @@ def _search_json(page: SearchPage) -> dict[str, Any]:
 
 def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
-        index = HistoryIndex(_records(ctx, args.get("scope", "session")))
+        index = RecordSearch(_records(ctx, args.get("scope", "session")))
         page = index.search(args.get("query"), args.get("offset", 0), args.get("limit", 10))
     except HandoffError as exc:
         return _error(exc)
@@ -84,7 +84,7 @@ def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         if problem is not None:
             # No search ever delivers such an id; refusing keeps the two tools consistent.
             raise HandoffError("source_not_found", f"{problem}; use an id a search returned")
-        index = HistoryIndex(_records(ctx, args.get("scope", "session")))
+        index = RecordSearch(_records(ctx, args.get("scope", "session")))
         page = index.read(args.get("id"), args.get("offset", 0), READ_BUDGET_BYTES)
     except HandoffError as exc:
         return _error(exc)
