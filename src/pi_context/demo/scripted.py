@@ -31,13 +31,13 @@ from typing import Any
 from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
 from pi_context.bindings.runtime.control import DEFAULT_SPEC
 from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, WARNING_TYPE
-from pi_context.bindings.runtime.runtime import Runtime
+from pi_context.bindings.runtime.runtime import Runtime, turn_outcome
 from pi_context.bindings.session import Session, seeded_uuids
 from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
 from pi_context.bindings.tools import ToolResult
-from pi_context.integrations.loop import ContextRefused, HostLoop, turn_outcome
+from pi_context.integrations.loop import ContextRefused, HostLoop
 
 from .tree_trip import TreeTrip, tree_round_trip
 

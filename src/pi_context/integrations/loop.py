@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.bindings.runtime.results import BoundaryResult, ContextResult
-from pi_context.bindings.runtime.runtime import Runtime
+from pi_context.bindings.runtime.runtime import Runtime, turn_outcome
 from pi_context.bindings.tool_registry import SchemaStyle, tool_schemas
 from pi_context.bindings.tools import ToolResult
 from pi_context.clock import now_ms
@@ -38,9 +38,6 @@ Model = Callable[[list[Message], list[dict[str, Any]]], "Message | Awaitable[Mes
 """A provider call: the window's messages and the tool declarations -> a Pi assistant message."""
 ToolRunner = Callable[[str, Mapping[str, Any]], ToolResult]
 
-_OUTCOMES = {"aborted": "aborted", "error": "error"}
-"""An assistant message's ``stopReason`` -> the outcome of its turn (else ``completed``)."""
-
 
 class ContextRefused(RuntimeError):
     """The runtime refused to build a request (the active window has no boot)."""
@@ -48,11 +45,6 @@ class ContextRefused(RuntimeError):
 
 class TurnLimit(RuntimeError):
     """The run did not settle within ``max_turns`` model turns."""
-
-
-def turn_outcome(reply: Mapping[str, Any]) -> str:
-    """The outcome a Pi assistant message ends its turn with."""
-    return _OUTCOMES.get(str(reply.get("stopReason")), "completed")
 
 
 def tool_calls(reply: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -183,6 +183,9 @@ class HostActionMeaning:
     """The run goes on after the boundary (the continuation is the next prompt)."""
     retries: bool
     """The request that failed is re-run in the new window."""
+    stops: bool = False
+    """The run ends here: no further turn (after the boundary, when the action commits one;
+    a boundary that failed or went stale stops nothing)."""
     acknowledges: bool = False
     """A request was recorded: the host confirms it to whoever asked (for the user's
     ``/wipe-memory``: the hidden close-out warning and an ordinary model turn)."""
@@ -190,7 +193,7 @@ class HostActionMeaning:
 
 HOST_ACTION_MEANINGS: dict[HostAction, HostActionMeaning] = {
     "commit-continue": HostActionMeaning(commits=True, continues=True, retries=False),
-    "commit-stop": HostActionMeaning(commits=True, continues=False, retries=False),
+    "commit-stop": HostActionMeaning(commits=True, continues=False, retries=False, stops=True),
     "recover": HostActionMeaning(commits=True, continues=True, retries=True),
     "acknowledge": HostActionMeaning(
         commits=False, continues=False, retries=False, acknowledges=True

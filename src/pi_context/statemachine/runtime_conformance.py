@@ -346,7 +346,7 @@ class RuntimeConformance(RuleBasedStateMachine):
             f"{what}: retry is {result.retry} for {expected.done.effect}",
         )
         _check(
-            result.stop == (commits and not meaning.continues),
+            result.stop == (meaning.stops and (commits or not meaning.commits)),
             f"{what}: stop is {result.stop} for {expected.done.effect}",
         )
         resets = len(self.rt.resets)

@@ -232,6 +232,11 @@ class Step:
         return self.meaning.continues
 
     @property
+    def stops(self) -> bool:
+        """The run ends with this step (after its boundary, when it commits one)."""
+        return self.meaning.stops
+
+    @property
     def retries(self) -> bool:
         """After a committed boundary the failed request is re-run."""
         return self.meaning.retries

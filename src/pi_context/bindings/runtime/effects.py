@@ -122,7 +122,7 @@ class Effects:
             retry=committed and step.retries,
             failure=composed.failure,
             stale=composed.stale,
-            stop=committed and not step.continues,
+            stop=step.stops and (committed or not step.commits),
         )
 
     async def commit_now(

@@ -89,6 +89,12 @@ _STOP_OUTCOMES = {"aborted": "aborted", "error": "error"}
 """An assistant message's ``stopReason`` -> the outcome of the turn it ended."""
 
 
+def turn_outcome(assistant: Mapping[str, Any]) -> str:
+    """The outcome a Pi assistant message ends its turn with: ``aborted`` or ``error`` as its
+    ``stopReason`` says, else ``completed``."""
+    return _STOP_OUTCOMES.get(str(assistant.get("stopReason")), "completed")
+
+
 class Runtime:
     """The pi-context runtime for one session."""
 
@@ -389,7 +395,7 @@ class Runtime:
         for entry in reversed(self.branch()):
             message = entry.get("message") if entry.get("type") == "message" else None
             if isinstance(message, dict) and message.get("role") == "assistant":
-                return _STOP_OUTCOMES.get(str(message.get("stopReason")), "completed")
+                return turn_outcome(message)
         return "completed"
 
     async def before_settle(
