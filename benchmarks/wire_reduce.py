@@ -30,9 +30,9 @@ import dict_reducer  # noqa: E402
 
 from pi_context.spec import interpret  # noqa: E402
 from pi_context.spec.abstraction import all_events, all_states  # noqa: E402
-from pi_context.statemachine.registry import (  # noqa: E402
+from pi_context.statemachine.reset_control import (  # noqa: E402
     committed_specs,
-    generated,
+    reset_control,
     resolve_spec,
 )
 
@@ -45,8 +45,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
     spec = resolve_spec(SPEC)
-    wire = generated(spec).wire
-    reducer = generated(spec).reducer
+    wire = reset_control(spec).wire
+    reducer = reset_control(spec).reducer
     cases = [(s, e) for s in all_states(spec) for e in all_events(spec)]
 
     def typed(state: Any, event: Any) -> tuple[Any, str]:
@@ -96,7 +96,7 @@ def every_spec(repeat: int) -> None:
     print("| spec | cases | reduce_wire steps/s | typed round trip steps/s | ratio |")
     print("| --- | --- | --- | --- | --- |")
     for spec in committed_specs():
-        wire, reducer = generated(spec).wire, generated(spec).reducer
+        wire, reducer = reset_control(spec).wire, reset_control(spec).reducer
         cases = [(s, e) for s in all_states(spec) for e in all_events(spec)]
 
         def typed(state: Any, event: Any, wire: Any = wire, reducer: Any = reducer) -> Any:

@@ -37,7 +37,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.emit import row_chain
+from pi_context.statemachine.codegen.emit import row_chain
 
 
 def step_functions(spec: Spec) -> list[str]:

@@ -29,8 +29,8 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.emit import row_chain
-from pi_context.statemachine.naming import (
+from pi_context.statemachine.codegen.emit import row_chain
+from pi_context.statemachine.codegen.naming import (
     event_class,
     facts_class,
     facts_view,
@@ -38,8 +38,6 @@ from pi_context.statemachine.naming import (
     type_alias,
     variant_class,
 )
-
-GENERATED_DIR = Path(__file__).parent / "generated"
 
 
 def _header(spec: Spec, what: str) -> list[str]:
@@ -152,6 +150,7 @@ def types_module(spec: Spec) -> str:
     out += ["", f"Event: TypeAlias = {union}", ""]
     names = ", ".join(repr(e.name) for e in spec.events)
     out += [f"EventType: TypeAlias = Literal[{names}]", ""]
+    out += _event_classes(spec)
     out.append("# Lazy facts, in the order the table may consult them.")
     out.append("LAZY_ORDER: dict[str, tuple[str, ...]] = {")
     for event in spec.events:
@@ -169,6 +168,13 @@ def types_module(spec: Spec) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _event_classes(spec: Spec) -> list[str]:
+    """Event name -> its class, for hosts that build events by name."""
+    out = ["EVENT_CLASSES: dict[EventType, type[Event]] = {"]
+    out += [f"    {e.name!r}: {event_class(e.name)}," for e in spec.events]
+    return out + ["}", ""]
 
 
 def _initial_args(spec: Spec) -> str:
@@ -230,8 +236,8 @@ def _event_types(event: Event) -> list[str]:
 
 def wire_module(spec: Spec) -> str:
     """JSON (the seeds' TypeScript shapes) ⇄ typed values, with located errors and a fast
-    path for the JSON hosts (emitted by :mod:`pi_context.statemachine.gen_wire`)."""
-    from pi_context.statemachine.gen_wire import wire_module as emit
+    path for the JSON hosts (emitted by :mod:`pi_context.statemachine.codegen.wire`)."""
+    from pi_context.statemachine.codegen.wire import wire_module as emit
 
     return emit(spec, _header(spec, "Wire conversion (the TypeScript JSON shapes)"))
 
@@ -621,7 +627,7 @@ def format_python(source: str, name: str = "generated.py") -> str:
     ruff = str(beside) if beside.exists() else shutil.which("ruff")
     if ruff is None:
         raise RuntimeError("generating committed code needs ruff: pip install -e '.[dev]'")
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[4]  # the checkout
     fixed = subprocess.run(
         [
             ruff,
