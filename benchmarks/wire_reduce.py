@@ -6,7 +6,9 @@ input fully; bad input gets the located WireError). For reference, the typed rou
 ``state_from_wire`` → ``event_from_wire`` → ``reduce`` → ``state_to_wire``. Baseline
 ``dict-reducer-checked`` (benchmarks/dict_reducer.py): the same table written by hand over
 JSON dicts, validating its input as a JSON host must; ``dict-reducer-bare`` is the same
-without validation, shown for reference. (0.26-proposal is the table dict_reducer.py
+without validation, shown for reference. ``reduce_wire through step_wire`` is the alternative
+to the generated ``reduce_wire``'s own copy of the input checks (one more call per step): the
+row that shows whether keeping the copy pays. (0.26-proposal is the table dict_reducer.py
 implements; the published 0.26 differs in its settle rows.) Inputs: the exhaustive case set
 (9,212 cases), replayed; every side is checked against the spec before it is timed, and the
 sides are interleaved so they see the same machine load; the best of ``--repeat`` runs counts.
@@ -55,8 +57,15 @@ def main() -> None:
         )
         return wire.state_to_wire(next_state), effect
 
+    step_wire = wire.step_wire
+
+    def through_step_wire(state: Any, event: Any) -> tuple[Any, str]:
+        next_state, effect, _row = step_wire(state, event)
+        return next_state, effect
+
     sides: dict[str, Callable[[Any, Any], tuple[Any, str]]] = {
         OURS: wire.reduce_wire,
+        "reduce_wire through step_wire (shared checks, one more call)": through_step_wire,
         "typed round trip (from_wire, reduce, to_wire)": typed,
         "dict-reducer-checked": dict_reducer.reduce_checked,
         "dict-reducer-bare": dict_reducer.reduce,

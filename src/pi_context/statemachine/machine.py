@@ -67,17 +67,19 @@ class ResetControlMachine:
         self._shape: Callable[[Any], str] = table.shape
         self._model = _Model()
         transitions: list[dict[str, Any]] = []
-        for trigger, source, dest, row, effect, guard, apply in table.TRANSITIONS:
-            transitions.append(
-                {
-                    "trigger": trigger,
-                    "source": source,
-                    # same shape: an internal transition (no exit/enter of the shape)
-                    "dest": None if dest == source else dest,
-                    "conditions": [_condition(guard)],
-                    "after": [_effect(effect, apply, row)],
-                }
-            )
+        for (trigger, source), rows in table.TABLE.items():
+            for row, dest in rows:
+                effect, guard, apply = table.ROWS[row]
+                transitions.append(
+                    {
+                        "trigger": trigger,
+                        "source": source,
+                        # same shape: an internal transition (no exit/enter of the shape)
+                        "dest": None if dest == source else dest,
+                        "conditions": [_condition(guard)],
+                        "after": [_effect(effect, apply, row)],
+                    }
+                )
         self.machine = FlatMachine(
             model=self._model,
             states=list(table.STATES),

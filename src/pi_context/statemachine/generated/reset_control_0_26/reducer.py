@@ -21,31 +21,15 @@ def _present(value: _T | None) -> _T:
 
 
 _REQUEST_NONE = t.RequestNone()
-_CASE_TURN_END__OVERFLOW_ARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-arm
+_OVERFLOW_CASE_1: dict[t.Overflow, t.Overflow] = {
     "idle": "pending",
     "pending": "pending",
     "pending-spent": "pending-spent",
     "spent": "pending-spent",
 }
-_CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-disarm, before_settle.disarm-failed, before_settle.disarm-keeps-request, before_settle.disarm
+_OVERFLOW_CASE_2: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
@@ -116,14 +100,14 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
         )
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_TURN_END__OVERFLOW_ARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_1[state.overflow]),
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if facts.overflow:
         return (
-            t.State(_REQUEST_NONE, _CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "turn_end.overflow-disarm",
         )
@@ -205,7 +189,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         and facts.failed
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm-failed",
         )
@@ -228,9 +212,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         and state.request.window_id == facts.window_id
     ):
         return (
-            t.State(
-                state.request, _CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW[state.overflow]
-            ),
+            t.State(state.request, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm-keeps-request",
         )
@@ -247,7 +229,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         )
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm",
         )

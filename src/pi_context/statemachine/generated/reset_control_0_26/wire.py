@@ -417,36 +417,8 @@ _OVERFLOW_VALUES = frozenset(
 )
 _REQUEST_SIZES = {"none": 1, "close-out": 3, "tool-requested": 2}  # tag -> keys on the wire
 _REQUEST_BARE = frozenset(("none",))
-_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_FAILED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_KEEPS_REQUEST_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -669,20 +641,14 @@ def _turn_end_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_1[v_overflow]},
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if f_overflow:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "turn_end.overflow-disarm",
         )
@@ -801,10 +767,7 @@ def _before_settle_wire(
         and f_failed
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_FAILED_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm-failed",
         )
@@ -828,7 +791,7 @@ def _before_settle_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_KEEPS_REQUEST_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
             },
             "none",
             "before_settle.disarm-keeps-request",
@@ -845,10 +808,7 @@ def _before_settle_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm",
         )
