@@ -427,7 +427,8 @@ def compile_python(expr: Expr, ref: Callable[[Target, int], str]) -> str:
         else:
             prec = 4
             items = ", ".join(repr(i.value) for i in e.items)
-            text = f"{go(e.operand, 5)} in ({items},)"
+            comma = "," if len(e.items) == 1 else ""  # a one-item tuple needs its comma
+            text = f"{go(e.operand, 5)} in ({items}{comma})"
         return f"({text})" if prec < parent else text
 
     return go(expr, 0)

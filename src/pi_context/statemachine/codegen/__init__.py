@@ -1,6 +1,7 @@
 """Spec -> code: everything ``pi-context generate`` writes, and the TypeScript build.
 
-* ``python``      a spec's Python package (types, reducer, machine table, ``__init__``)
+* ``python``      a spec's Python package: types, reducer, ``__init__``, and the files of
+                  ``wire``/``wire_step`` and ``machine`` (the table of the ``transitions`` machine)
 * ``wire``, ``wire_step``   its ``wire.py``: checked and fast JSON conversion, ``step_wire``
 * ``emit``, ``naming``      emission pieces and names shared by the generators
 * ``typescript``  the TypeScript binding's generated modules (``bindings-ts/generated``)

@@ -45,8 +45,8 @@ INITIAL_SHAPE = "idle"
 # row id: (effect, guard, next state), grouped by event.
 # fmt: off
 _START: dict[str, Row[t.StartEvent]] = {
-    "start.available": ("read-source", lambda s, e, m: bool(s.handoff.stage in ("idle", "done", "failed", "cancelled",) and e.facts.available), lambda s, e: r._STATE_PREPARING),
-    "start.unavailable": ("fail", lambda s, e, m: bool(s.handoff.stage in ("idle", "done", "failed", "cancelled",)), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
+    "start.available": ("read-source", lambda s, e, m: bool(s.handoff.stage in ("idle", "done", "failed", "cancelled") and e.facts.available), lambda s, e: r._STATE_PREPARING),
+    "start.unavailable": ("fail", lambda s, e, m: bool(s.handoff.stage in ("idle", "done", "failed", "cancelled")), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
     "start.busy": ("busy", lambda s, e, m: True, lambda s, e: s),
 }
 _SOURCE_READ: dict[str, Row[t.SourceReadEvent]] = {
@@ -86,7 +86,7 @@ _CONTINUED: dict[str, Row[t.ContinuedEvent]] = {
     "continued.stray": ("none", lambda s, e, m: True, lambda s, e: s),
 }
 _CANCEL: dict[str, Row[t.CancelEvent]] = {
-    "cancel.before-switch": ("none", lambda s, e, m: bool(s.handoff.stage in ("preparing", "generating", "quality", "saving",)), lambda s, e: t.State(t.HandoffCancelled(offer="none", active="source"))),
+    "cancel.before-switch": ("none", lambda s, e, m: bool(s.handoff.stage in ("preparing", "generating", "quality", "saving")), lambda s, e: t.State(t.HandoffCancelled(offer="none", active="source"))),
     "cancel.switching": ("abandon-destination", lambda s, e, m: bool(s.handoff.stage == "switching"), lambda s, e: t.State(t.HandoffCancelled(offer="verified", active="source"))),
     "cancel.validating": ("return-to-source", lambda s, e, m: bool(s.handoff.stage == "validating"), lambda s, e: t.State(t.HandoffCancelled(offer="verified", active="source"))),
     "cancel.continuing": ("none", lambda s, e, m: bool(s.handoff.stage == "continuing"), lambda s, e: t.State(t.HandoffCancelled(offer="verified", active="destination"))),

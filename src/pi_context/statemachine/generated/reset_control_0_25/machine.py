@@ -56,7 +56,7 @@ _TURN_END: dict[str, Row[t.TurnEndEvent]] = {
     "turn_end.completed": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
 }
 _BEFORE_SETTLE: dict[str, Row[t.BeforeSettleEvent]] = {
-    "before_settle.not-pending": ("none", lambda s, e, m: bool(s.overflow in ("idle", "spent",)), lambda s, e: s),
+    "before_settle.not-pending": ("none", lambda s, e, m: bool(s.overflow in ("idle", "spent")), lambda s, e: s),
     "before_settle.queued": ("none", lambda s, e, m: bool(m["queued"] if "queued" in m else m.setdefault("queued", e.facts.queued)), lambda s, e: s),
     "before_settle.disarm": ("none", lambda s, e, m: bool(not (m["enabled"] if "enabled" in m else m.setdefault("enabled", e.facts.enabled)) or not (m["automaticResetEnabled"] if "automaticResetEnabled" in m else m.setdefault("automaticResetEnabled", e.facts.automatic_reset_enabled)) or (m["aborted"] if "aborted" in m else m.setdefault("aborted", e.facts.aborted))), lambda s, e: t.State(s.request, r._OVERFLOW_CASE_2[s.overflow])),
     "before_settle.spent-bounded": ("none", lambda s, e, m: bool(s.overflow == "pending-spent"), lambda s, e: t.State(s.request, "spent")),

@@ -93,10 +93,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
     _automatic_reset_enabled: bool | None = None  # lazy: read at most once
     _aborted: bool | None = None  # lazy: read at most once
     # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
-    if state.overflow in (
-        "idle",
-        "spent",
-    ):
+    if state.overflow in ("idle", "spent"):
         return state, "none", "before_settle.not-pending"
     # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
     if _queued if _queued is not None else (_queued := facts.queued):

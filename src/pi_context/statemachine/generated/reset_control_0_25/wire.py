@@ -478,10 +478,7 @@ def _before_settle_wire(
     ):
         return None
     # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
-    if v_overflow in (
-        "idle",
-        "spent",
-    ):
+    if v_overflow in ("idle", "spent"):
         return {"request": v_request, "overflow": v_overflow}, "none", "before_settle.not-pending"
     # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
     if (consulted is None or _note(consulted, "queued")) and f_queued:

@@ -144,40 +144,27 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         return _STATE_NONE__IDLE, "none", "before_settle.aborted"
     # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (_queued if _queued is not None else (_queued := facts.queued))
         and facts.failed
     ):
         return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.pending-queued-failed"
     # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (_queued if _queued is not None else (_queued := facts.queued))
         and state.request.phase != "none"
         and state.request.window_id == facts.window_id
     ):
         return state, "none", "before_settle.pending-queued"
     # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
-    if state.overflow in (
-        "pending",
-        "pending-spent",
-    ) and (_queued if _queued is not None else (_queued := facts.queued)):
+    if state.overflow in ("pending", "pending-spent") and (
+        _queued if _queued is not None else (_queued := facts.queued)
+    ):
         return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.pending-queued-stale"
     # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (
             not (_enabled if _enabled is not None else (_enabled := facts.enabled))
             or not (
@@ -195,11 +182,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         )
     # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (
             not (_enabled if _enabled is not None else (_enabled := facts.enabled))
             or not (
@@ -217,10 +200,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
             "before_settle.disarm-keeps-request",
         )
     # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
-    if state.overflow in (
-        "pending",
-        "pending-spent",
-    ) and (
+    if state.overflow in ("pending", "pending-spent") and (
         not (_enabled if _enabled is not None else (_enabled := facts.enabled))
         or not (
             _automatic_reset_enabled

@@ -711,11 +711,7 @@ def _before_settle_wire(
         return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "before_settle.aborted"
     # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and f_failed
     ):
@@ -726,11 +722,7 @@ def _before_settle_wire(
         )
     # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and t_request != "none"
         and v_request.get("windowId") == f_window_id
@@ -741,10 +733,9 @@ def _before_settle_wire(
             "before_settle.pending-queued",
         )
     # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and ((consulted is None or _note(consulted, "queued")) and f_queued):
+    if v_overflow in ("pending", "pending-spent") and (
+        (consulted is None or _note(consulted, "queued")) and f_queued
+    ):
         return (
             {"request": {"phase": "none"}, "overflow": v_overflow},
             "none",
@@ -752,11 +743,7 @@ def _before_settle_wire(
         )
     # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -773,11 +760,7 @@ def _before_settle_wire(
         )
     # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -797,10 +780,7 @@ def _before_settle_wire(
             "before_settle.disarm-keeps-request",
         )
     # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and (
+    if v_overflow in ("pending", "pending-spent") and (
         not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
         or not (
             (consulted is None or _note(consulted, "automaticResetEnabled"))

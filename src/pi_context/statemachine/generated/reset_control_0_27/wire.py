@@ -762,11 +762,7 @@ def _before_settle_wire(
         return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "before_settle.aborted"
     # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and f_failed
     ):
@@ -777,11 +773,7 @@ def _before_settle_wire(
         )
     # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and t_request != "none"
         and v_request.get("windowId") == f_window_id
@@ -792,10 +784,9 @@ def _before_settle_wire(
             "before_settle.pending-queued",
         )
     # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and ((consulted is None or _note(consulted, "queued")) and f_queued):
+    if v_overflow in ("pending", "pending-spent") and (
+        (consulted is None or _note(consulted, "queued")) and f_queued
+    ):
         return (
             {"request": {"phase": "none"}, "overflow": v_overflow},
             "none",
@@ -803,11 +794,7 @@ def _before_settle_wire(
         )
     # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -824,11 +811,7 @@ def _before_settle_wire(
         )
     # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -848,10 +831,7 @@ def _before_settle_wire(
             "before_settle.disarm-keeps-request",
         )
     # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and (
+    if v_overflow in ("pending", "pending-spent") and (
         not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
         or not (
             (consulted is None or _note(consulted, "automaticResetEnabled"))
