@@ -83,7 +83,8 @@ IO_MODULES = frozenset(
 IO_BUILTINS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
 
 # A circle another change removes (issue 20): the runtime and its commands, handoff and
-# tools import each other. Listed here so the circle rule guards everything else now.
+# tools import each other. Listed here so the circle rule guards everything else now; a
+# circle among some of these modules only (the circle partly removed) is tolerated too.
 KNOWN_CIRCLES: tuple[frozenset[str], ...] = (
     frozenset(
         {
@@ -348,7 +349,7 @@ def test_storage_bindings_never_import_the_runtime(modules: dict[str, Module]) -
 
 def test_no_import_circle_besides_the_known_one(modules: dict[str, Module]) -> None:
     found = circles(graph(modules))
-    unexpected = [sorted(c) for c in found if c not in KNOWN_CIRCLES]
+    unexpected = [sorted(c) for c in found if not any(c <= known for known in KNOWN_CIRCLES)]
     assert unexpected == []
 
 
