@@ -8,7 +8,7 @@ import pytest
 
 from pi_context import spec_ids
 from pi_context.spec import load, spec_path
-from pi_context.statemachine.runtime_conformance import (
+from pi_context.statemachine.verify.runtime import (
     SCENARIOS,
     kill_mutants,
     mutants,

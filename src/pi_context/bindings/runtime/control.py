@@ -12,20 +12,17 @@ row ids of its own.
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from types import ModuleType
 from typing import Any, Literal
 
 from pi_context.spec.model import HOST_ACTION_MEANINGS, HostAction, HostActionMeaning
-from pi_context.statemachine import generated
 
 # The newest published generation; any committed spec (a proposal too) can be selected.
 from pi_context.statemachine.reset_control import DEFAULT_SPEC as DEFAULT_SPEC
+from pi_context.statemachine.reset_control import ResetControl, reset_control, spec_ids
 
 Source = Literal["manual", "automatic"]
 """Who asked for a close-out: the user (``/wipe-memory``) or the budget (its final warning).
@@ -37,68 +34,20 @@ FACT_ALIASES: dict[str, str] = {"threshold_due": "hard_reserve_due"}
 fact later generations call ``hardReserveDue`` (the same host computation)."""
 
 
-class SpecBinding:
-    """One generated reset-control package: the initial state, a step, event constructors by
-    event name, the host action each effect declares, the duplicate effects and the causes."""
-
-    def __init__(self, module: ModuleType) -> None:
-        self.module = module
-        self.id: str = module.SPEC_ID
-        hosts: dict[str, HostAction | None] = dict(module.EFFECT_HOST)
-        missing = [effect for effect, host in hosts.items() if host is None]
+@cache
+def bindings() -> dict[str, ResetControl]:
+    """Every committed reset-control spec's generated core, keyed by spec id (other spec
+    families, such as the handoff lifecycle, are driven by their own bindings)."""
+    found: dict[str, ResetControl] = {}
+    for spec_id in spec_ids():
+        binding = reset_control(spec_id)
+        missing = binding.undeclared_hosts()
         if missing:
             raise ValueError(
-                f"{self.id} declares no host action for {', '.join(missing)}; the runtime "
+                f"{spec_id} declares no host action for {', '.join(missing)}; the runtime "
                 "acts only on declared host actions"
             )
-        self.hosts: dict[str, HostAction] = {e: h for e, h in hosts.items() if h is not None}
-        self.duplicates: frozenset[str] = frozenset(module.EFFECT_DUPLICATE)
-        self.lazy_order: dict[str, tuple[str, ...]] = dict(module.LAZY_ORDER)
-
-    def initial_state(self) -> Any:
-        return self.module.initial_state()
-
-    def step(self, state: Any, event: Any) -> tuple[Any, str, str]:
-        result: tuple[Any, str, str] = self.module.step(state, event)
-        return result
-
-    def accepts(self, event: str) -> bool:
-        return hasattr(self.module, _event_class(event))
-
-    def event(self, name: str, **fields: Any) -> Any:
-        if not self.accepts(name):
-            raise ValueError(f"{self.id} has no event {name!r}")
-        return getattr(self.module, _event_class(name))(**fields)
-
-    def host(self, effect: str) -> HostAction:
-        return self.hosts[effect]
-
-    def duplicate(self, effect: str) -> bool:
-        return effect in self.duplicates
-
-    def cause(self, row: str, state: Any) -> str:
-        """The spec's cause of the boundary ``row`` commits, fired in ``state``."""
-        return str(self.module.cause(row, state))
-
-    def state_to_wire(self, state: Any) -> dict[str, Any]:
-        wire: dict[str, Any] = self.module.state_to_wire(state)
-        return wire
-
-
-def _event_class(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_")) + "Event"
-
-
-@cache
-def bindings() -> dict[str, SpecBinding]:
-    """Every committed generated reset-control package, keyed by spec id (other spec
-    families, such as the handoff lifecycle, are driven by their own bindings)."""
-    found: dict[str, SpecBinding] = {}
-    for info in pkgutil.iter_modules(generated.__path__):
-        if not info.name.startswith("reset_control_"):
-            continue
-        module = importlib.import_module(f"{generated.__name__}.{info.name}")
-        found[module.SPEC_ID] = SpecBinding(module)
+        found[spec_id] = binding
     return found
 
 
@@ -111,7 +60,7 @@ def _snake(name: str) -> str:
     return FACT_ALIASES.get(snake, snake)
 
 
-def lazy_facts(binding: SpecBinding) -> dict[str, frozenset[str]]:
+def lazy_facts(binding: ResetControl) -> dict[str, frozenset[str]]:
     """The host facts each event declares lazy, by their host names (see ``FACT_ALIASES``)."""
     return {
         event: frozenset(_snake(name) for name in names)
@@ -245,7 +194,7 @@ class Step:
 @dataclass
 class Control:
     """The live reducer state of one runtime for one spec, reached only through the spec's
-    :class:`SpecBinding`: steps in, :class:`Step` records out."""
+    :class:`ResetControl` handle: steps in, :class:`Step` records out."""
 
     spec: str = DEFAULT_SPEC
     state: Any = field(init=False)

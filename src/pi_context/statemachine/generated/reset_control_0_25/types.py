@@ -182,6 +182,16 @@ EventType: TypeAlias = Literal[
     "request", "turn_end", "before_settle", "settled", "abort", "clear", "manual_reset"
 ]
 
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    "request": RequestEvent,
+    "turn_end": TurnEndEvent,
+    "before_settle": BeforeSettleEvent,
+    "settled": SettledEvent,
+    "abort": AbortEvent,
+    "clear": ClearEvent,
+    "manual_reset": ManualResetEvent,
+}
+
 # Lazy facts, in the order the table may consult them.
 LAZY_ORDER: dict[str, tuple[str, ...]] = {
     "turn_end": (

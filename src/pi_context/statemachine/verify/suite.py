@@ -7,16 +7,16 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from pi_context.spec.model import Spec
-from pi_context.statemachine.exhaustive import check_exhaustive
-from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
-from pi_context.statemachine.progress import Progress
-from pi_context.statemachine.registry import Generated, generated
-from pi_context.statemachine.runtime_conformance import (
+from pi_context.statemachine.reset_control import ResetControl, reset_control
+from pi_context.statemachine.verify.exhaustive import check_exhaustive
+from pi_context.statemachine.verify.modelcheck import ModelCheckResult, model_check
+from pi_context.statemachine.verify.progress import Progress
+from pi_context.statemachine.verify.runtime import (
     ConformanceResult,
     MutationResult,
     runtime_checks,
 )
-from pi_context.statemachine.stateful import SHRINK_SECONDS, StatefulResult, run_stateful
+from pi_context.statemachine.verify.stateful import SHRINK_SECONDS, StatefulResult, run_stateful
 
 
 @dataclass
@@ -50,7 +50,7 @@ def verify_spec(
     runtime: bool = True,
 ) -> SpecReport:
     err = err or sys.stderr
-    gen = generated(spec)
+    gen = reset_control(spec)
     report = SpecReport(spec, gen.origin)
     if show:
         print(f"{spec.id} ({spec.path}; code {gen.origin})", file=err)
@@ -82,7 +82,7 @@ def verify_spec(
 
 
 def _hypothesis(
-    gen: Generated,
+    gen: ResetControl,
     report: SpecReport,
     *,
     examples: int,

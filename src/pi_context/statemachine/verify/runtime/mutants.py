@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 from pi_context.spec.model import Spec
+from pi_context.statemachine.reset_control import ResetControl
 
 from .run import run_conformance
 
@@ -57,7 +58,7 @@ def _caller_is(function: Any) -> bool:
 def _shifted_cause(original: Any) -> Any:
     def cause(self: Any, row: str, state: Any) -> str:
         real: str = original(self, row, state)
-        texts: list[str] = list(dict.fromkeys(self.module.ROW_CAUSE.values()))
+        texts: list[str] = list(dict.fromkeys(self.types.ROW_CAUSE.values()))
         if real in texts and len(texts) > 1:
             return texts[(texts.index(real) + 1) % len(texts)]
         return real
@@ -138,7 +139,7 @@ def _mutants() -> tuple[Mutant, ...]:
         Mutant(
             "cause-table-shifted",
             "each row's cause is the next row's",
-            _patch(control.SpecBinding, "cause", _shifted_cause),
+            _patch(ResetControl, "cause", _shifted_cause),
         ),
         Mutant(
             "enabled-gate-removed",
@@ -181,7 +182,7 @@ def _mutants() -> tuple[Mutant, ...]:
         Mutant(
             "duplicate-flag-dropped",
             "no step is ever reported as a duplicate",
-            _patch(control.SpecBinding, "duplicate", lambda orig: lambda self, effect: False),
+            _patch(ResetControl, "duplicate", lambda orig: lambda self, effect: False),
         ),
         Mutant(
             "continue-inverted",
