@@ -48,9 +48,8 @@ def test_an_edited_spec_never_runs_stale_code(tmp_path: Path) -> None:
     old = "    effect: recover-overflow\n    cause: overflow recovery\n"
     assert text.count(old) == 1
     edited = tmp_path / "reset-control@0.26.yaml"
-    edited.write_text(
-        text.replace(old, "    effect: none\n"), encoding="utf-8"
-    )  # no boundary, no cause
+    # a row that commits nothing states no cause: both lines go
+    edited.write_text(text.replace(old, "    effect: none\n"), encoding="utf-8")
     core = reset_control(edited)
     assert core.id == "reset-control@0.26" and core.origin == FRESH
     assert core.sha256 != reset_control("reset-control@0.26").sha256
