@@ -49,7 +49,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.auto_handoff:
         return run_auto(args)
-    from pi_context.bindings.runtime.demo import DemoError, format_table, run_demo, summary_json
+    from pi_context.demo.scripted import DemoError, format_table, run_demo, summary_json
 
     if args.windows < 1 or args.windows > 500:
         print("pi-context demo: --windows must be between 1 and 500", file=sys.stderr)
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0
-    from pi_context.bindings.runtime.handoff_demo import format_handoff, run_handoff_demo
+    from pi_context.demo.handoff import format_handoff, run_handoff_demo
 
     progress("handing off to a fresh session")
     try:
@@ -104,13 +104,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_auto(args: argparse.Namespace) -> int:
-    """``demo --auto-handoff``: see ``bindings/runtime/handoff_auto_demo``."""
-    from pi_context.bindings.runtime.handoff_auto_demo import (
+    """``demo --auto-handoff``: see ``pi_context.demo.auto_handoff``."""
+    from pi_context.bindings.session import SessionError
+    from pi_context.demo.auto_handoff import (
         AutoDemoError,
         format_auto_demo,
         run_auto_handoff_demo,
     )
-    from pi_context.bindings.session import SessionError
 
     directory = (args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))).absolute()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,15 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode
+from pi_context.clock import now_ms
 
 from .log import LogWriter, log_path
 
 EventSink = Callable[[dict[str, Any]], None]
 Clock = Callable[[], int]
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def iso(ms: int) -> str:

@@ -38,9 +38,9 @@ from pi_context.bindings.operations import (
     progress_text,
     tool_signature,
 )
-from pi_context.bindings.operations.operation import now_ms
 from pi_context.bindings.operations.progress import FOREGROUND
 from pi_context.bindings.session import Session
+from pi_context.clock import now_ms
 from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
 from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
 
@@ -48,7 +48,6 @@ from .handoff_api import (
     CONTINUATION,
     GIT_TIMEOUT_S,
     INSTRUCTIONS,
-    HandoffHost,
     HandoffOptions,
     HandoffResult,
     NotesGenerator,
@@ -59,6 +58,7 @@ from .handoff_api import (
     touched_files,
 )
 from .handoff_run import STAGES, HandoffRun, is_running
+from .ports import HandoffHost
 
 __all__ = [
     "CONTINUATION",

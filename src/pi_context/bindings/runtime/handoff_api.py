@@ -1,8 +1,8 @@
 """The host-facing types of ``/handoff`` and the pure helpers its stages use.
 
 ``HandoffOptions`` is what a host passes (the notes generator and its hooks), ``NotesRequest``
-what the generator receives, ``HandoffResult`` what a handoff returns; ``HandoffHost`` is the
-part of the runtime a handoff drives (so this package needs no import of ``Runtime``).
+what the generator receives, ``HandoffResult`` what a handoff returns (the runtime a handoff
+drives is ``ports.HandoffHost``, so this package needs no import of ``Runtime``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pi_context.bindings.handoff.errors import HandoffError
 from pi_context.bindings.handoff.history import HistoryRecord
@@ -38,21 +38,6 @@ CONTINUATION = (
     "up details of the earlier session with context_history_search / context_history_read and "
     'scope="handoff".'
 )
-
-
-class HandoffHost(Protocol):
-    """What a handoff needs from the runtime that runs it."""
-
-    @property
-    def session(self) -> Session: ...
-    @property
-    def cwd(self) -> Path: ...
-    @property
-    def model(self) -> Any: ...
-
-    def notify(self, level: str, text: str) -> None: ...
-    def session_start(self, reason: str = ..., session: Session | None = ...) -> Any: ...
-    def usage(self) -> Any: ...
 
 
 @dataclass

@@ -35,28 +35,14 @@ _STATE_PREPARING__AUTOMATIC__ARMED = t.State(_HANDOFF_PREPARING, "automatic", "a
 def _start(state: t.State, event: t.StartEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # start.available: A handoff starts from the open session, which becomes its source.
-    if (
-        state.handoff.stage
-        in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
-        )
-        and facts.available
-    ):
+    if state.handoff.stage in ("idle", "done", "failed", "cancelled") and facts.available:
         return (
             t.State(_HANDOFF_PREPARING, "manual", state.automatic),
             "read-source",
             "start.available",
         )
     # start.unavailable: An unsaved session or no model cannot hand off (handoff_unavailable).
-    if state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
-    ):
+    if state.handoff.stage in ("idle", "done", "failed", "cancelled"):
         return (
             t.State(
                 t.HandoffFailed(offer="none", active="source", code="reported"),
@@ -92,10 +78,7 @@ def _pressure(state: t.State, event: t.PressureEvent) -> tuple[t.State, t.Effect
     if not facts.available:
         return state, "none", "pressure.unavailable"
     # pressure.held: Switched off or paused, automatic handoff never starts.
-    if state.automatic in (
-        "off",
-        "paused",
-    ):
+    if state.automatic in ("off", "paused"):
         return state, "none", "pressure.held"
     # pressure.cooling: The cooldown after a verified destination has not passed.
     if state.automatic == "cooling" and not (
@@ -205,11 +188,7 @@ def _pause(state: t.State, event: t.PauseEvent) -> tuple[t.State, t.Effect, str]
     ):
         return state, "busy", "pause.busy"
     # pause.pauses: Paused until resumed.
-    if state.automatic in (
-        "armed",
-        "cooling",
-        "exhausted",
-    ):
+    if state.automatic in ("armed", "cooling", "exhausted"):
         return t.State(state.handoff, state.trigger, "paused"), "record-automatic", "pause.pauses"
     # pause.already: Already paused, or off.
     return state, "none", "pause.already"
@@ -228,10 +207,7 @@ def _resume(state: t.State, event: t.ResumeEvent) -> tuple[t.State, t.Effect, st
     ):
         return state, "busy", "resume.busy"
     # resume.resumes: Resumed with a fresh attempt count.
-    if state.automatic in (
-        "paused",
-        "exhausted",
-    ):
+    if state.automatic in ("paused", "exhausted"):
         return t.State(state.handoff, state.trigger, "armed"), "record-resume", "resume.resumes"
     # resume.already: Not paused or exhausted (off needs enable; a cooldown is not lifted by resume).
     return state, "none", "resume.already"
@@ -540,13 +516,7 @@ def _continued(state: t.State, event: t.ContinuedEvent) -> tuple[t.State, t.Effe
 def _cancel(state: t.State, event: t.CancelEvent) -> tuple[t.State, t.Effect, str]:
     # cancel.before-switch: Cancelled before the offer was written, the source is untouched (aborted).
     if (
-        state.handoff.stage
-        in (
-            "preparing",
-            "generating",
-            "quality",
-            "saving",
-        )
+        state.handoff.stage in ("preparing", "generating", "quality", "saving")
         and state.trigger == "manual"
     ):
         return (
@@ -559,12 +529,7 @@ def _cancel(state: t.State, event: t.CancelEvent) -> tuple[t.State, t.Effect, st
             "cancel.before-switch",
         )
     # cancel.before-switch-automatic: A cancelled automatic handoff pauses automatic handoff; the attempt is recorded on the source.
-    if state.handoff.stage in (
-        "preparing",
-        "generating",
-        "quality",
-        "saving",
-    ):
+    if state.handoff.stage in ("preparing", "generating", "quality", "saving"):
         return (
             t.State(
                 t.HandoffCancelled(offer="none", active="source", code="aborted"),

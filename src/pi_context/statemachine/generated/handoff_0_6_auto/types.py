@@ -237,6 +237,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "record-resume": None,
     "report-exhausted": None,
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset()
 
 
 class StartFactsView(Protocol):
@@ -564,6 +566,24 @@ EventType: TypeAlias = Literal[
     "cancel",
 ]
 
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    "start": StartEvent,
+    "pressure": PressureEvent,
+    "restore": RestoreEvent,
+    "enable": EnableEvent,
+    "disable": DisableEvent,
+    "pause": PauseEvent,
+    "resume": ResumeEvent,
+    "source_read": SourceReadEvent,
+    "notes_generated": NotesGeneratedEvent,
+    "quality_checked": QualityCheckedEvent,
+    "offer_saved": OfferSavedEvent,
+    "destination_created": DestinationCreatedEvent,
+    "destination_verified": DestinationVerifiedEvent,
+    "continued": ContinuedEvent,
+    "cancel": CancelEvent,
+}
+
 # Lazy facts, in the order the table may consult them.
 LAZY_ORDER: dict[str, tuple[str, ...]] = {
     "pressure": (
@@ -572,6 +592,15 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
     ),
     "offer_saved": ("ready",),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(handoff=HandoffIdle(), trigger="manual", automatic="off")

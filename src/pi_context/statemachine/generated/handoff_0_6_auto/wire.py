@@ -919,28 +919,14 @@ def _start_wire(
     if f_available.__class__ is not bool:
         return None
     # start.available: A handoff starts from the open session, which becomes its source.
-    if (
-        t_handoff
-        in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
-        )
-        and f_available
-    ):
+    if t_handoff in ("idle", "done", "failed", "cancelled") and f_available:
         return (
             {"handoff": {"stage": "preparing"}, "trigger": "manual", "automatic": v_automatic},
             "read-source",
             "start.available",
         )
     # start.unavailable: An unsaved session or no model cannot hand off (handoff_unavailable).
-    if t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
-    ):
+    if t_handoff in ("idle", "done", "failed", "cancelled"):
         return (
             {
                 "handoff": {
@@ -1033,10 +1019,7 @@ def _pressure_wire(
             "pressure.unavailable",
         )
     # pressure.held: Switched off or paused, automatic handoff never starts.
-    if v_automatic in (
-        "off",
-        "paused",
-    ):
+    if v_automatic in ("off", "paused"):
         return (
             {
                 "handoff": _handoff_copy(v_handoff, t_handoff),
@@ -1328,11 +1311,7 @@ def _pause_wire(
             "pause.busy",
         )
     # pause.pauses: Paused until resumed.
-    if v_automatic in (
-        "armed",
-        "cooling",
-        "exhausted",
-    ):
+    if v_automatic in ("armed", "cooling", "exhausted"):
         return (
             {
                 "handoff": _handoff_copy(v_handoff, t_handoff),
@@ -1385,10 +1364,7 @@ def _resume_wire(
             "resume.busy",
         )
     # resume.resumes: Resumed with a fresh attempt count.
-    if v_automatic in (
-        "paused",
-        "exhausted",
-    ):
+    if v_automatic in ("paused", "exhausted"):
         return (
             {
                 "handoff": _handoff_copy(v_handoff, t_handoff),
@@ -1955,16 +1931,7 @@ def _cancel_wire(
     if len(e) != 1:
         return None
     # cancel.before-switch: Cancelled before the offer was written, the source is untouched (aborted).
-    if (
-        t_handoff
-        in (
-            "preparing",
-            "generating",
-            "quality",
-            "saving",
-        )
-        and v_trigger == "manual"
-    ):
+    if t_handoff in ("preparing", "generating", "quality", "saving") and v_trigger == "manual":
         return (
             {
                 "handoff": {
@@ -1980,12 +1947,7 @@ def _cancel_wire(
             "cancel.before-switch",
         )
     # cancel.before-switch-automatic: A cancelled automatic handoff pauses automatic handoff; the attempt is recorded on the source.
-    if t_handoff in (
-        "preparing",
-        "generating",
-        "quality",
-        "saving",
-    ):
+    if t_handoff in ("preparing", "generating", "quality", "saving"):
         return (
             {
                 "handoff": {
