@@ -76,3 +76,11 @@ def error_code(error: BaseException) -> str:
     if isinstance(error, Cancelled):
         return "aborted"
     return "operation_failed"
+
+
+def outcome_of(error: BaseException | None) -> str:
+    """The operation log's outcome for an operation or call that ended with ``error``
+    (None: it succeeded)."""
+    if error is None:
+        return "ok"
+    return "cancelled" if isinstance(error, Cancelled) else "failed"

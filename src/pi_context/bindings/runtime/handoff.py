@@ -31,6 +31,7 @@ from pi_context.bindings.handoff.panel import (
     session_panel,
     write_export,
 )
+from pi_context.bindings.handoff.relay import relay_body
 from pi_context.bindings.operations import (
     CallUsage,
     OperationLogs,
@@ -54,7 +55,6 @@ from .handoff_api import (
     NotesRequest,
     archived_records,
     git_status,
-    relay_body,
     touched_files,
 )
 from .handoff_run import STAGES, HandoffRun, is_running

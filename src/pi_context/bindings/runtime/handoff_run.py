@@ -16,7 +16,7 @@ import os
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pi_context.bindings.handoff import automatic as auto
 from pi_context.bindings.handoff import outcomes
@@ -27,7 +27,7 @@ from pi_context.bindings.handoff.destination import (
     remove_destination,
 )
 from pi_context.bindings.handoff.durability import verify_persisted_memory
-from pi_context.bindings.handoff.errors import Cancelled, HandoffError, error_code
+from pi_context.bindings.handoff.errors import Cancelled, HandoffError, error_code, outcome_of
 from pi_context.bindings.handoff.history import HistoryRecord, extract_records
 from pi_context.bindings.handoff.notes import NoteState, apply_updates, compile_notes, restore_notes
 from pi_context.bindings.handoff.quality import check_quality
@@ -35,6 +35,7 @@ from pi_context.bindings.handoff.relay import (
     branch_digest,
     inherited_records,
     make_packet,
+    relay_body,
     source_branch,
 )
 from pi_context.bindings.handoff.text import byte_cost, checkpoint_budget, notes_budget
@@ -50,17 +51,14 @@ from .handoff_api import (
     DEFAULT_CONTEXT_WINDOW,
     INSTRUCTIONS,
     HandoffOptions,
+    HandoffOwner,
     HandoffResult,
     NotesRequest,
     _Requests,
     archived_records,
     git_status,
-    relay_body,
     touched_files,
 )
-
-if TYPE_CHECKING:
-    from .handoff import Handoffs
 
 RUNNING = (
     ht.HandoffPreparing,
@@ -111,7 +109,7 @@ class _Ready:
 class HandoffRun:
     """One episode: a /handoff, a pressure check, or an automatic-handoff command."""
 
-    def __init__(self, owner: Handoffs, options: HandoffOptions | None) -> None:
+    def __init__(self, owner: HandoffOwner, options: HandoffOptions | None) -> None:
         self.owner = owner
         self.host = owner.host
         self.options = options or HandoffOptions(generator=lambda request: [])
@@ -305,9 +303,7 @@ class HandoffRun:
     def _end_calls(self, tracked: _Requests, error: BaseException | None) -> None:
         """End every request the generator left open (and the first, if it logged none) with
         the generation's outcome; requests it ended itself keep theirs."""
-        outcome = (
-            "ok" if error is None else "cancelled" if isinstance(error, Cancelled) else "failed"
-        )
+        outcome = outcome_of(error)
         code = None if error is None else error_code(error)
         for call in [*tracked.calls, *([tracked.first] if tracked.first else [])]:
             call.end(outcome, code)
