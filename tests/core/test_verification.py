@@ -21,6 +21,7 @@ def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
         "reset-control@0.26-proposal": 9212,
         "reset-control@0.27": 14476,
         "handoff@0.6": 399,
+        "handoff@0.6-auto": 40710,
     }
 
 
