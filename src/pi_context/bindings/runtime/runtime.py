@@ -316,15 +316,18 @@ class Runtime:
 
     # --- boot and reset construction ------------------------------------------------------------
 
-    def notes_snapshot(self) -> NotesSnapshot:
-        homes = NotesHomes(
+    def notes_homes(self) -> NotesHomes:
+        """The five notes homes of this runtime's identity (session, cwd, agent, model)."""
+        return NotesHomes(
             root=notes_root(self.config.notes_home),
             session_id=self.session_id,
             project_root=self.cwd,
             agent_name=self.config.agent_name,
             model_id=self.model.id if self.model else None,
         )
-        return load_snapshot(NoteStore(homes))
+
+    def notes_snapshot(self) -> NotesSnapshot:
+        return load_snapshot(NoteStore(self.notes_homes()))
 
     def boot_text(self, window_id: str, previous: str | None) -> str:
         """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
@@ -334,14 +337,15 @@ class Runtime:
         if notice and window_id not in self._notes_notified:
             self._notes_notified.add(window_id)
             self.notify("warning", notice)
+        homes = self.notes_homes()
         return render_boot(
             BootInput(
-                agent_name=self.config.agent_name,
+                agent_name=str(homes.slug("agent")),
                 first_window_id=root_window_id(self.session_id, self.branch()),
                 current_window_id=window_id,
                 previous_window_id=previous,
                 notes=snapshot,
-                model_name=self.model.id if self.model else None,
+                model_name=str(homes.slug("model")),
                 opened_ms=opened,
             )
         )
