@@ -139,6 +139,14 @@ class RuntimeConfig:
     build_reset: ResetBuilder | None = None
     """Replaces the boundary builder (it may be async); default: ``Runtime.reset_drafts``."""
     notify: Callable[[Notice], None] | None = None
+    fork_safe_window_ids: bool = False
+    """Name a new session's windows after its whole id (``pcw:<session id>:root``) instead of
+    the extension's first 8 characters (``pcw:<8 chars>:root``). A fork made within a minute of
+    its source shares those 8 characters, so under the extension's rule it takes the source's
+    copied root boot (with the source session's notes index) for its own; this option gives it
+    its own. Trade-off: the TypeScript extension does not know such a root id and writes a
+    second root boot when it opens the session. Off by default. Either way a session keeps
+    the naming its boots and markers were written with."""
 
 
 @dataclass(frozen=True)
@@ -260,7 +268,9 @@ class Runtime:
 
     @property
     def window_id(self) -> str:
-        return current_window_id(self.branch(), self.session_id)
+        return current_window_id(
+            self.branch(), self.session_id, fork_safe=self.config.fork_safe_window_ids
+        )
 
     def _token(self) -> _Token:
         return _Token(self.generation, self.session_id, self.window_id, self.enabled)
@@ -341,7 +351,9 @@ class Runtime:
         return render_boot(
             BootInput(
                 agent_name=str(homes.slug("agent")),
-                first_window_id=root_window_id(self.session_id, self.branch()),
+                first_window_id=root_window_id(
+                    self.session_id, self.branch(), fork_safe=self.config.fork_safe_window_ids
+                ),
                 current_window_id=window_id,
                 previous_window_id=previous,
                 notes=snapshot,
@@ -353,8 +365,12 @@ class Runtime:
     def reset_drafts(self) -> list[Draft]:
         """The default boundary: checkpoint, marker (fresh id), boot, continuation."""
         branch = self.branch()
-        new_id = mint_window_id(branch, self.session_id, self._rng)
-        previous = current_window_id(branch, self.session_id)
+        new_id = mint_window_id(
+            branch, self.session_id, self._rng, fork_safe=self.config.fork_safe_window_ids
+        )
+        previous = current_window_id(
+            branch, self.session_id, fork_safe=self.config.fork_safe_window_ids
+        )
         return reset_drafts(
             branch,
             self.session_id,
@@ -377,9 +393,13 @@ class Runtime:
             if not self.enabled:
                 return StartResult("disabled")
             messages = self.messages()
-            if not needs_root_boot(branch, messages, self.session_id):
+            if not needs_root_boot(
+                branch, messages, self.session_id, fork_safe=self.config.fork_safe_window_ids
+            ):
                 return StartResult("present")
-            root = root_window_id(self.session_id, branch)
+            root = root_window_id(
+                self.session_id, branch, fork_safe=self.config.fork_safe_window_ids
+            )
             entry_id = self.session.append_custom_message(
                 BOOT_TYPE, self.boot_text(root, None), False, {"windowId": root}
             )
@@ -394,7 +414,9 @@ class Runtime:
             )
             return StartResult("refused", reason=plan.reason)
         assert plan.window_id is not None and plan.marker_id is not None
-        previous = previous_window_id(branch, self.session_id, plan.marker_id)
+        previous = previous_window_id(
+            branch, self.session_id, plan.marker_id, fork_safe=self.config.fork_safe_window_ids
+        )
         drafts = plan.drafts(self.boot_text(plan.window_id, previous), CONTINUATION_TEXT)
         ids = self.session.append_drafts(drafts)
         return StartResult("repaired", tuple(ids), reason=", ".join(plan.missing))
@@ -497,7 +519,9 @@ class Runtime:
         branch = self.branch()
         source = list(messages) if messages is not None else self.messages()
         try:
-            provider = provider_projection(branch, source, self.session_id)
+            provider = provider_projection(
+                branch, source, self.session_id, fork_safe=self.config.fork_safe_window_ids
+            )
         except MissingBootError:
             head = current_system_message(source)
             self.notify(
@@ -508,7 +532,9 @@ class Runtime:
             return ContextResult([head] if head is not None else [], abort=True)
         if not self.enabled:
             return ContextResult(provider)
-        window = current_window_id(branch, self.session_id)
+        window = current_window_id(
+            branch, self.session_id, fork_safe=self.config.fork_safe_window_ids
+        )
         usage = self._usage(branch, source)
         decision = self.budget.on_context(branch, window, usage.remaining if usage else None)
         if decision.inject_warning:
@@ -542,7 +568,9 @@ class Runtime:
             raise ValueError(f"unknown turn outcome {outcome!r}; expected one of {OUTCOMES}")
         token = self._token()
         branch = self.branch()
-        window = current_window_id(branch, self.session_id)
+        window = current_window_id(
+            branch, self.session_id, fork_safe=self.config.fork_safe_window_ids
+        )
         aborted = outcome == "aborted"
         overflow = False
         if not aborted and assistant is not None:
@@ -650,7 +678,9 @@ class Runtime:
 
     def _announce_committed(self, *, final: bool) -> None:
         branch = self.branch()
-        window = current_window_id(branch, self.session_id)
+        window = current_window_id(
+            branch, self.session_id, fork_safe=self.config.fork_safe_window_ids
+        )
         self.budget.notify_committed(branch, window, final=final)
         if self._announce is None:
             return
