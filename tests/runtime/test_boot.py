@@ -52,9 +52,7 @@ def test_root_boot_is_created_once_without_a_reset_line(env, kit):
     assert f"First context window id: {root}\nCurrent context window id: {root}\n" in text
     assert "Previous context window id:" not in text
     assert "Agent name: pi (model: default)\n" in text
-    assert re.search(
-        r"^- decisions\.md \(1 lines, 9 UTF-8 bytes, updated \d+s ago\)$", text, re.M
-    )
+    assert re.search(r"^- decisions\.md \(1 lines, 9 UTF-8 bytes, updated \d+s ago\)$", text, re.M)
     assert "use terra" not in text, "the pocket shows names, never contents"
     assert PROTOCOL_OPEN_TAG in text
     assert rt.session_start("startup").action == "present"
