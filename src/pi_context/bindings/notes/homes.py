@@ -60,10 +60,11 @@ def slugify(value: str) -> str:
 
 
 def model_slug(model_id: str | None) -> str:
-    """The model home's name: the id after its last ``/`` (the provider prefix goes)."""
+    """The model home's name: the id after its last ``/`` (the provider prefix goes), slugged
+    as the extension does (so ``vendor/`` is ``root``); no model id is ``default``."""
     if not model_id:
         return DEFAULT_MODEL_SLUG
-    return slugify(model_id.rsplit("/", 1)[-1] or model_id)
+    return slugify(model_id.rsplit("/", 1)[-1])
 
 
 def agent_slug(agent_name: str, environ: Mapping[str, str] | None = None) -> str:
