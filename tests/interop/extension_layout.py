@@ -240,6 +240,19 @@ def ext_window_problems(path: Path, leaf: str | None = None) -> list[str]:
     return problems
 
 
+BOOT_ADDRESSES = (
+    re.compile(r"^- (\S+) \(\d+ lines", re.M),  # pocket lines
+    re.compile(r"^Map of the \w+ home \((\S+)\):$", re.M),  # map headings
+    re.compile(r"notes_read (\S+?)(?: for the rest\)|\.\))"),  # pointers to a cut map
+)
+"""Where this project's boot names notes (its own format, not the extension's)."""
+
+
+def boot_addresses(text: str) -> list[str]:
+    """Every note address a boot of ours prints."""
+    return [found for pattern in BOOT_ADDRESSES for found in pattern.findall(text)]
+
+
 # --- the layout --------------------------------------------------------------------------------
 
 

@@ -24,8 +24,10 @@ from pi_context.bindings.session.windows import window_spans
 from pi_context.bindings.tools import ToolContext, ToolError, ToolResult, all_tools
 
 from .extension_layout import (
+    BOOT_ADDRESSES,
     NOTES,
     Layout,
+    boot_addresses,
     ext_address,
     ext_minted,
     ext_parse,
@@ -148,17 +150,6 @@ def _runtime(layout: Layout, session: Session, **options: Any) -> Runtime:
         **options,
     )
     return Runtime(session, config)
-
-
-BOOT_ADDRESSES = (
-    re.compile(r"^- (\S+) \(\d+ lines", re.M),  # pocket lines
-    re.compile(r"^Map of the \w+ home \((\S+)\):$", re.M),  # map headings
-    re.compile(r"notes_read (\S+?)(?: for the rest\)|\.\))"),  # pointers to a cut map
-)
-
-
-def boot_addresses(text: str) -> list[str]:
-    return [found for pattern in BOOT_ADDRESSES for found in pattern.findall(text)]
 
 
 @pytest.mark.parametrize("cut", [False, True], ids=["whole maps", "cut maps"])
