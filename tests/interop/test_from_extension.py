@@ -21,7 +21,8 @@ from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.runtime.protocol import BOOT_TYPE, CONTINUATION_TYPE
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.windows import window_spans
-from pi_context.bindings.tools import ToolContext, ToolError, ToolResult, all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolContext, ToolResult
 
 from .extension_layout import (
     BOOT_ADDRESSES,
@@ -54,10 +55,7 @@ def call(ctx: ToolContext, name: str, **args: Any) -> ToolResult:
 
 
 def refused(ctx: ToolContext, name: str, **args: Any) -> str:
-    try:
-        result = call(ctx, name, **args)
-    except ToolError as exc:
-        return str(json.loads(str(exc))["error"])
+    result = call(ctx, name, **args)  # the dispatcher turns every named failure into a result
     assert result.is_error, result.text
     return str(json.loads(result.text)["error"])
 

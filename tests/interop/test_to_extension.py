@@ -15,7 +15,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +23,8 @@ from pi_context.bindings.notes.homes import agent_slug, model_slug
 from pi_context.bindings.notes.note_address import format_address, parse_address
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.session import Session
-from pi_context.bindings.tools import ToolContext, all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolContext
 
 from .extension_layout import (
     ExtAddressError,
@@ -178,8 +178,9 @@ def test_the_scope_alias_writes_where_the_address_would(isolated: Path):
     assert not TOOLS["notes_write"].run(ctx, agreeing).is_error
     listed = json.loads(TOOLS["notes_list"].run(ctx, {"scope": "project"}).text)["files"]
     assert [row["address"] for row in listed] == ["@project/x.md"]
-    with pytest.raises(Exception, match="names the project home but scope is 'human'"):
-        TOOLS["notes_write"].run(ctx, {**agreeing, "scope": "human"})
+    disagreeing = TOOLS["notes_write"].run(ctx, {**agreeing, "scope": "human"})
+    assert disagreeing.is_error
+    assert "names the project home but scope is 'human'" in json.loads(disagreeing.text)["error"]
 
 
 ADDRESS_CHARS = st.sampled_from(list("ab/@.-_ ") + ["..", "@self/", "@project/", "@agents/x/"])

@@ -29,7 +29,8 @@ from pi_context.bindings.notes.note_address import parse_address
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.windows import current_window_id, window_spans
-from pi_context.bindings.tools import ToolContext, all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolContext
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE.parent / "runtime" / "fixtures" / "whole-id-windows.jsonl"

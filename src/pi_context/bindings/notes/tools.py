@@ -5,8 +5,9 @@ Each is a plain function from (context, arguments) to a ``ToolResult`` plus a JS
 A note is named by its address (``note_address``: ``checkpoint.md``, ``@project/plan.md``…)
 in the ``path`` argument; ``scope`` stays as an alias that must agree with it. Every result
 and listing row carries the note's ``address``, which the tools take back verbatim.
-A malformed argument raises ``ToolError`` whose text is a JSON ``{"error", <argument>}``
-object; a well-formed request that cannot be served (``note not found``, an offset past the
+A malformed argument raises ``ToolError`` with a ``{"error", <argument>}`` payload (the
+toolkit's dispatcher, ``Tool.run``, delivers it and checks the argument names for every
+tool); a well-formed request that cannot be served (``note not found``, an offset past the
 end, a legacy note…) returns the same envelope as an error result. Every response fits
 ``TOOL_OUTPUT_MAX_BYTES``.
 """
@@ -19,7 +20,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob
-from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
@@ -63,6 +63,7 @@ from pi_context.bindings.tool_output import (
     read_window,
 )
 from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
+from pi_context.gc_pause import gc_paused
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -107,16 +108,8 @@ def store_for(ctx: ToolContext) -> NoteStore:
 
 
 def _fail(message: str, **echo: JSONValue) -> ToolError:
-    # An echoed argument can be arbitrarily large; fit_json cuts it visibly to the budget.
-    return ToolError(fit_json({"error": message, **echo}))
-
-
-def _check_keys(args: Args, allowed: Sequence[str]) -> None:
-    for key in args:
-        if key not in allowed:
-            raise _fail(
-                f"unknown argument {key!r}; expected {', '.join(allowed)}", argument=str(key)
-            )
+    # An echoed argument can be arbitrarily large; the dispatcher cuts it visibly to the budget.
+    return ToolError(message, **echo)
 
 
 def _scope(args: Args, default: str | None) -> str | None:
@@ -288,7 +281,7 @@ def _note_error(exc: NoteError, args: Args, names: Sequence[str]) -> ToolResult:
     """A store failure as a result; path-shaped failures are argument errors instead."""
     echo = _echo(args, names)
     if isinstance(exc, InvalidPathError | PathEscapeError):
-        raise ToolError(fit_json({"error": exc.message, **echo}))
+        raise ToolError(exc.message, **echo)
     fields = {k: v for k, v in exc.fields.items() if k != "scope" or "scope" in args}
     return _error_result(exc.message, fields, echo)
 
@@ -338,11 +331,8 @@ def _problems(
 
 # --- notes_write ---------------------------------------------------------------------------
 
-WRITE_KEYS = ("path", "content", "scope", "stale")
-
 
 def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, WRITE_KEYS)
     store, address = _target(ctx, args, writing=True)
     scope, path = address.scope, address.path
     content = args.get("content")
@@ -366,8 +356,6 @@ def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 # --- notes_edit ----------------------------------------------------------------------------
-
-EDIT_KEYS = ("path", "edits", "stale", "scope")
 
 
 def _edits(args: Args) -> list[tuple[str, str]]:
@@ -393,7 +381,6 @@ def _edits(args: Args) -> list[tuple[str, str]]:
 
 
 def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, EDIT_KEYS)
     store, address = _target(ctx, args, writing=True)
     scope, path = address.scope, address.path
     edits = _edits(args)
@@ -418,11 +405,8 @@ def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
 
 # --- notes_read ----------------------------------------------------------------------------
 
-READ_KEYS = ("path", "scope", "offset_chars", "limit_chars")
-
 
 def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, READ_KEYS)
     store, address = _target(ctx, args, writing=False)
     scope, path = address.scope, address.path
     try:
@@ -514,11 +498,7 @@ def _listing(
     return _LazyRows(reads, order, starts)
 
 
-LIST_KEYS = ("pattern", "scope", "max_results", "cursor")
-
-
 def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, LIST_KEYS)
     target, accept = _pattern(args)
     selection = _selection(ctx, args, target)
     limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
@@ -549,16 +529,6 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 # --- notes_search --------------------------------------------------------------------------
-
-SEARCH_KEYS = (
-    "query",
-    "pattern",
-    "scope",
-    "max_matches_per_file",
-    "max_files",
-    "max_chars_per_match",
-    "cursor",
-)
 
 
 def _match_json(match: LineMatch, header_chars: int, max_chars: int) -> dict[str, JSONValue]:
@@ -619,7 +589,6 @@ def _file_row(
 
 
 def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, SEARCH_KEYS)
     queries = _queries(args)
     target, accept = _pattern(args)
     selection = _selection(ctx, args, target)
@@ -736,7 +705,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path", "content"),
         ),
-        run=_guarded(notes_write),
+        handler=_guarded(notes_write),
         sequential=True,
     ),
     Tool(
@@ -768,7 +737,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path",),
         ),
-        run=_guarded(notes_edit),
+        handler=_guarded(notes_edit),
         sequential=True,
     ),
     Tool(
@@ -796,7 +765,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path",),
         ),
-        run=_guarded(notes_read),
+        handler=_guarded(notes_read),
     ),
     Tool(
         name="notes_list",
@@ -819,7 +788,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             (),
         ),
-        run=_guarded(notes_list),
+        handler=_guarded(notes_list),
     ),
     Tool(
         name="notes_search",
@@ -868,6 +837,6 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("query",),
         ),
-        run=_guarded(notes_search),
+        handler=_guarded(notes_search),
     ),
 )
