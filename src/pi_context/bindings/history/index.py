@@ -525,7 +525,7 @@ class HistoryIndex:
                         continue
                     flags = 0
                     add_item0(num)
-                    if kind in ITEM_ENTRY_TYPES:
+                    if type(kind) is str and kind in ITEM_ENTRY_TYPES:
                         for code, item_id, content, name in entry_rows(entry):
                             text = content.encode("utf-8", "surrogatepass")
                             add_text(text)

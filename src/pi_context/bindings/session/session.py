@@ -27,7 +27,7 @@ from . import context as ctx
 from . import tree as tr
 from .errors import Problem, SessionError
 from .jsonl import encode_line, iso_from_ms
-from .migrate import CURRENT_VERSION, header_version, migrate, needs_migration
+from .migrate import CURRENT_VERSION, derived_ids, header_version, migrate, needs_migration
 from .outline import OutlineRow, outline
 from .store import (
     Durability,
@@ -284,7 +284,7 @@ class Session:
         self.problems = list(problems)
         if needs_migration(values):
             old = header_version(values)
-            migrate(values, self._fresh_entry_id_unchecked)
+            migrate(values, derived_ids(values))
             self._needs_rewrite = True
             self.problems.append(
                 Problem(
@@ -483,9 +483,6 @@ class Session:
 
     # -----------------------------------------------------------------------------------------
     # ids, time, persistence
-
-    def _fresh_entry_id_unchecked(self) -> str:
-        return self._uuids()[:8]
 
     def _new_entry_id(self) -> str:
         for _ in range(100):
