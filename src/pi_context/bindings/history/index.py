@@ -974,8 +974,11 @@ class HistoryIndex:
         entry_id = self._string("e_id", seq)
         if sub < 0 or off < 0 or length < 0:
             raise CorruptIndex(f"item {num} has bad offsets")
-        with open(self.source, "rb") as handle:
-            line = os.pread(handle.fileno(), length, off)
+        fd, _info = open_regular(self.source)  # swapped for a FIFO meanwhile: refused
+        try:
+            line = os.pread(fd, length, off)
+        finally:
+            os.close(fd)
         entry = _parse(line)
         if type(entry) is not dict or entry.get("id") != entry_id:
             raise CorruptIndex(f"entry {entry_id} is not at its recorded offset")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS
+from pi_context.regular import open_regular
 
 from . import context as ctx
 from . import tree as tr
@@ -567,7 +568,7 @@ class Session:
     def sync(self) -> None:
         """Force the file to stable storage (a checkpoint; see the durability policy)."""
         if self._persist and self._flushed and self._path is not None and self._path.exists():
-            fd = os.open(self._path, os.O_RDONLY)
+            fd, _info = open_regular(self._path)
             try:
                 os.fsync(fd)
             finally:
