@@ -14,11 +14,13 @@ from pathlib import Path
 import yaml
 
 from pi_context.spec import expr as ex
+from pi_context.spec import scope as sc
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.model import (
     BOOL,
     HOST_ACTIONS,
     Axis,
+    Cause,
     Effect,
     EnumAxis,
     EnumType,
@@ -130,9 +132,9 @@ def _parse_expr(ctx: _Ctx, node: _Node, what: str) -> tuple[ex.Expr, str]:
         raise ctx.fail(_expr_loc(ctx, node, err.offset), f"{what}: {err.message}") from None
 
 
-def _check_expr(ctx: _Ctx, node: _Node, e: ex.Expr, scope: ex.Scope, what: str) -> bool:
+def _check_expr(ctx: _Ctx, node: _Node, e: ex.Expr, scope: sc.Scope, what: str) -> bool:
     try:
-        t = ex.check(e, scope)
+        t = sc.check(e, scope)
     except ex.ExprError as err:
         ctx.error(_expr_loc(ctx, node, err.offset), f"{what}: {err.message}")
         return False
@@ -261,22 +263,81 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
 
 
 def _effect(ctx: _Ctx, name: str, knode: _Node, node: _Node) -> Effect:
-    """``name: meaning`` or ``name: {meaning: ..., host: ACTION}``."""
+    """``name: meaning`` or ``name: {meaning: ..., host: ACTION, duplicate: BOOL}``."""
     if isinstance(node, yaml.ScalarNode):
         return Effect(name, ctx.scalar(node, f"effect {name}"), ctx.loc(knode))
-    m = ctx.keys(node, f"effect {name}", ("meaning", "host"))
+    m = ctx.keys(node, f"effect {name}", ("meaning", "host"), ("duplicate",))
     host = ctx.scalar(m["host"][1], f"effect {name} host")
     if host not in HOST_ACTIONS:
         raise ctx.fail(
             m["host"][1],
             f"effect {name}: unknown host action {host!r} (one of: {', '.join(HOST_ACTIONS)})",
         )
+    duplicate = False
+    if "duplicate" in m:
+        flag = ctx.scalar(m["duplicate"][1], f"effect {name} duplicate").lower()
+        if flag not in ("true", "false"):
+            raise ctx.fail(m["duplicate"][1], f"effect {name}: duplicate must be true or false")
+        duplicate = flag == "true"
+        if duplicate and host != "acknowledge":
+            raise ctx.fail(
+                m["duplicate"][1],
+                f"effect {name}: only an acknowledged request can be a duplicate "
+                f"(its host action is {host!r})",
+            )
     return Effect(
         name,
         ctx.scalar(m["meaning"][1], f"effect {name} meaning"),
         ctx.loc(knode),
         host,
+        duplicate,
     )
+
+
+def _cause(ctx: _Ctx, spec: Spec, rid: str, node: _Node) -> Cause:
+    """``cause: TEXT`` or ``cause: {by: AXIS[.FIELD], cases: {VALUE: TEXT, ...}, otherwise:
+    TEXT}`` (``otherwise`` is optional)."""
+    what = f"row {rid}: cause"
+    if isinstance(node, yaml.ScalarNode):
+        text = ctx.scalar(node, what).strip()
+        if not text:
+            raise ctx.fail(node, f"{what} must not be empty")
+        return Cause(text)
+    m = ctx.keys(node, what, ("by", "cases"), ("otherwise",))
+    by = ctx.scalar(m["by"][1], f"{what} by")
+    axis_name, _, member = by.partition(".")
+    axis = spec.axis(axis_name)
+    values: tuple[str, ...]
+    if isinstance(axis, EnumAxis) and not member:
+        values = axis.type.values
+    elif isinstance(axis, VariantAxis) and member:
+        ftype = axis.field_type(member)
+        if not isinstance(ftype, EnumType):
+            raise ctx.fail(
+                m["by"][1], f"{what}: {by!r} is not an enumerated field of axis {axis_name!r}"
+            )
+        values = ftype.values
+    else:
+        raise ctx.fail(
+            m["by"][1],
+            f"{what}: by must name an enum axis or a variant axis field (AXIS.FIELD), got {by!r}",
+        )
+    cases: list[tuple[str, str]] = []
+    for value, (vk, vnode) in ctx.mapping(m["cases"][1], f"{what} cases").items():
+        if value not in values:
+            raise ctx.fail(vk, f"{what}: {value!r} is not a value of {by} ({', '.join(values)})")
+        text = ctx.scalar(vnode, f"{what} {value}").strip()
+        if not text:
+            raise ctx.fail(vnode, f"{what} {value} must not be empty")
+        cases.append((value, text))
+    if not cases:
+        raise ctx.fail(m["cases"][1], f"{what}: cases needs at least one value")
+    otherwise = None
+    if "otherwise" in m:
+        otherwise = ctx.scalar(m["otherwise"][1], f"{what} otherwise").strip()
+        if not otherwise:
+            raise ctx.fail(m["otherwise"][1], f"{what} otherwise must not be empty")
+    return Cause(axis=axis_name, member=member or None, cases=tuple(cases), otherwise=otherwise)
 
 
 def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
@@ -493,7 +554,7 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
     rows: list[Row] = []
     ids: set[str] = set()
     for rnode in ctx.seq(node, "rows"):
-        m = ctx.keys(rnode, "row", ("id", "on", "when", "effect", "why"), ("next",))
+        m = ctx.keys(rnode, "row", ("id", "on", "when", "effect", "why"), ("next", "cause"))
         rid = ctx.scalar(m["id"][1], "row id")
         if rid in ids:
             ctx.error(m["id"][1], f"duplicate row id {rid!r}")
@@ -506,11 +567,25 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
             ctx.error(m["on"][1], f"row {rid}: unknown event {event_name!r} (events: {known})")
             continue
         effect = ctx.scalar(m["effect"][1], f"row {rid}: effect")
-        if effect not in {e.name for e in spec.effects}:
+        declared = spec.effect(effect)
+        if declared is None:
             known = ", ".join(e.name for e in spec.effects)
             ctx.error(m["effect"][1], f"row {rid}: unknown effect {effect!r} (effects: {known})")
+        cause = _cause(ctx, spec, rid, m["cause"][1]) if "cause" in m else None
+        if declared is not None and declared.commits and cause is None:
+            ctx.error(
+                rnode,
+                f"row {rid}: effect {effect!r} commits a boundary, so the row needs a 'cause' "
+                "(what the user is told caused it)",
+            )
+        elif declared is not None and not declared.commits and cause is not None:
+            ctx.error(
+                m["cause"][0],
+                f"row {rid}: only a row whose effect commits a boundary has a cause "
+                f"({effect!r} commits nothing)",
+            )
         guard, text = _parse_expr(ctx, m["when"][1], f"row {rid} guard")
-        scope = ex.Scope(spec, ("cur",), (event,))
+        scope = sc.Scope(spec, ("cur",), (event,))
         _check_expr(ctx, m["when"][1], guard, scope, f"row {rid} guard")
         nexts: list[tuple[str, NextValue]] = []
         if "next" in m:
@@ -523,7 +598,17 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
                 if nv is not None:
                     nexts.append((aname, nv))
         rows.append(
-            Row(rid, event_name, guard, text, tuple(nexts), effect, _why(ctx, m), ctx.loc(rnode))
+            Row(
+                rid,
+                event_name,
+                guard,
+                text,
+                tuple(nexts),
+                effect,
+                _why(ctx, m),
+                ctx.loc(rnode),
+                cause,
+            )
         )
     for event in spec.events:
         if not any(r.event == event.name for r in rows) and not ctx.diagnostics:
@@ -579,9 +664,9 @@ def _next_value(
             fields.append((fname, ex.Lit(str(fnode.value), 0)))
             continue
         value, _text = _parse_expr(ctx, fnode, f"{what}.{fname}")
-        scope = ex.Scope(spec, ("cur",), (event,), lazy_facts=False)
+        scope = sc.Scope(spec, ("cur",), (event,), lazy_facts=False)
         try:
-            vtype = ex.check(value, scope)
+            vtype = sc.check(value, scope)
         except ex.ExprError as err:
             ctx.error(_expr_loc(ctx, fnode, err.offset), f"{what}.{fname}: {err.message}")
             continue
@@ -591,7 +676,7 @@ def _next_value(
             # An optional field is accepted here; the table analysis proves it is present
             # whenever the row fires.
             ok = isinstance(value, ex.Ref) and (
-                vtype == f.type or (isinstance(vtype, ex.OptType) and vtype.inner == f.type)
+                vtype == f.type or (isinstance(vtype, sc.OptType) and vtype.inner == f.type)
             )
         if not ok:
             ctx.error(fnode, f"{what}.{fname}: needs a {_type_name(f.type)} value")
@@ -628,7 +713,7 @@ def _invariants(
         im = ctx.keys(inode, "state invariant", ("id", "holds", "why"))
         iid = fresh(im["id"][1], "invariant")
         e, text = _parse_expr(ctx, im["holds"][1], f"invariant {iid}")
-        _check_expr(ctx, im["holds"][1], e, ex.Scope(spec, ("cur",), ()), f"invariant {iid}")
+        _check_expr(ctx, im["holds"][1], e, sc.Scope(spec, ("cur",), ()), f"invariant {iid}")
         states.append(StateInvariant(iid, e, text, _why(ctx, im), ctx.loc(inode)))
 
     transitions: list[TransitionInvariant] = []
@@ -644,7 +729,7 @@ def _invariants(
                 evs.append(event)
         if not evs:
             continue
-        scope = ex.Scope(
+        scope = sc.Scope(
             spec, ("pre", "post"), tuple(evs), allow_effect=True, allow_event_type=True
         )
         when: ex.Expr | None = None
@@ -671,7 +756,7 @@ def _invariants(
     for tnode in ctx.seq(m["trace"][1], "trace properties") if "trace" in m else []:
         tm = ctx.keys(tnode, "trace property", ("id", "initial", "steps", "why"))
         tid = fresh(tm["id"][1], "trace property")
-        scope = ex.Scope(spec, ("pre", "post"), (), allow_effect=True, allow_event_type=True)
+        scope = sc.Scope(spec, ("pre", "post"), (), allow_effect=True, allow_event_type=True)
         steps: list[MonitorStep] = []
         for snode in ctx.seq(tm["steps"][1], f"trace {tid} steps"):
             sm = ctx.keys(snode, f"trace {tid} step", ("when", "to"), ("from",))

@@ -6,17 +6,16 @@ entry) plus the durability policy documented in ``docs/sessions.md``.
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 from array import array
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from pi_context.gc_pause import gc_paused
 from pi_context.jsonlimits import deeper_than, depth_error
 from pi_context.regular import NotRegularFile, bounded_reader, open_regular, read_regular
 from pi_context.writes import append_whole, create_whole
@@ -74,22 +73,6 @@ def read_raw(path: Path) -> RawFile:
             return _parse_lines(handle)
     except OSError as exc:
         raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Parsing allocates millions of acyclic containers that the cyclic GC would rescan over
-    and over (more than doubling load time). The collector is paused while they are made, and
-    what exists afterwards is frozen (``gc.freeze``) so later collections skip it too; the
-    parsed values are acyclic, so reference counting still frees them."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
 
 
 def parse_raw(data: bytes) -> RawFile:

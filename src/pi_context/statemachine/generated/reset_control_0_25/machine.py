@@ -3,18 +3,22 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
+# spec-sha256: 772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from . import reducer as r
 from . import types as t
 
-Guard = Callable[[t.State, Any, dict[str, bool]], bool]
-Apply = Callable[[t.State, Any], t.State]
+_E = TypeVar("_E")
+Memo: TypeAlias = dict[str, bool]  # the lazy facts read in this step, by spec name
+# A row: its effect, its guard over (state, event, memo) and its next state.
+Row: TypeAlias = tuple[
+    t.Effect, Callable[[t.State, _E, Memo], bool], Callable[[t.State, _E], t.State]
+]
 
 
 def shape(state: t.State) -> str:
@@ -35,1121 +39,114 @@ STATES: tuple[str, ...] = (
 INITIAL_SHAPE = "none/idle"
 
 
-def guard_request__record(state: t.State, event: t.RequestEvent, memo: dict[str, bool]) -> bool:
-    """request.record: request == 'none'"""
-    return bool(state.request == "none")
-
-
-def apply_request__record(state: t.State, event: t.RequestEvent) -> t.State:
-    return t.State("explicit", state.overflow)
-
-
-def guard_request__duplicate(state: t.State, event: t.RequestEvent, memo: dict[str, bool]) -> bool:
-    """request.duplicate: request == 'explicit'"""
-    return bool(state.request == "explicit")
-
-
-def apply_request__duplicate(state: t.State, event: t.RequestEvent) -> t.State:
-    return state
-
-
-def guard_turn_end__aborted(state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]) -> bool:
-    """turn_end.aborted: facts.aborted"""
-    facts = event.facts
-    return bool(facts.aborted)
-
-
-def apply_turn_end__aborted(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-def guard_turn_end__overflow_arm(
-    state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]
-) -> bool:
-    """turn_end.overflow-arm: facts.overflow and not facts.queued and facts.enabled and facts.automaticResetEnabled"""
-    facts = event.facts
-    return bool(
-        facts.overflow
-        and not (memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
-        and facts.enabled
-        and (
-            memo["automaticResetEnabled"]
-            if "automaticResetEnabled" in memo
-            else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
-        )
-    )
-
-
-def apply_turn_end__overflow_arm(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return t.State("none", r._CASE_TURN_END__OVERFLOW_ARM_OVERFLOW[state.overflow])
-
-
-def guard_turn_end__overflow_disarm(
-    state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]
-) -> bool:
-    """turn_end.overflow-disarm: facts.overflow"""
-    facts = event.facts
-    return bool(facts.overflow)
-
-
-def apply_turn_end__overflow_disarm(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return t.State("none", r._CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW[state.overflow])
-
-
-def guard_turn_end__failed(state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]) -> bool:
-    """turn_end.failed: facts.failed"""
-    facts = event.facts
-    return bool(facts.failed)
-
-
-def apply_turn_end__failed(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return t.State("none", state.overflow)
-
-
-def guard_turn_end__disabled(state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]) -> bool:
-    """turn_end.disabled: not facts.enabled"""
-    facts = event.facts
-    return bool(not facts.enabled)
-
-
-def apply_turn_end__disabled(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-def guard_turn_end__explicit_commit(
-    state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]
-) -> bool:
-    """turn_end.explicit-commit: request == 'explicit'"""
-    return bool(state.request == "explicit")
-
-
-def apply_turn_end__explicit_commit(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-def guard_turn_end__threshold_commit(
-    state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]
-) -> bool:
-    """turn_end.threshold-commit: facts.thresholdDue"""
-    facts = event.facts
-    return bool(
-        memo["thresholdDue"]
-        if "thresholdDue" in memo
-        else memo.setdefault("thresholdDue", facts.threshold_due)
-    )
-
-
-def apply_turn_end__threshold_commit(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-def guard_turn_end__completed(state: t.State, event: t.TurnEndEvent, memo: dict[str, bool]) -> bool:
-    """turn_end.completed: true"""
-    return True
-
-
-def apply_turn_end__completed(state: t.State, event: t.TurnEndEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-def guard_before_settle__not_pending(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.not-pending: overflow in ['idle', 'spent']"""
-    return bool(
-        state.overflow
-        in (
-            "idle",
-            "spent",
-        )
-    )
-
-
-def apply_before_settle__not_pending(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return state
-
-
-def guard_before_settle__queued(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.queued: facts.queued"""
-    facts = event.facts
-    return bool(memo["queued"] if "queued" in memo else memo.setdefault("queued", facts.queued))
-
-
-def apply_before_settle__queued(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return state
-
-
-def guard_before_settle__disarm(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.disarm: not facts.enabled or not facts.automaticResetEnabled or facts.aborted"""
-    facts = event.facts
-    return bool(
-        not (memo["enabled"] if "enabled" in memo else memo.setdefault("enabled", facts.enabled))
-        or not (
-            memo["automaticResetEnabled"]
-            if "automaticResetEnabled" in memo
-            else memo.setdefault("automaticResetEnabled", facts.automatic_reset_enabled)
-        )
-        or (memo["aborted"] if "aborted" in memo else memo.setdefault("aborted", facts.aborted))
-    )
-
-
-def apply_before_settle__disarm(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, r._CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow])
-
-
-def guard_before_settle__spent_bounded(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.spent-bounded: overflow == 'pending-spent'"""
-    return bool(state.overflow == "pending-spent")
-
-
-def apply_before_settle__spent_bounded(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, "spent")
-
-
-def guard_before_settle__recover(
-    state: t.State, event: t.BeforeSettleEvent, memo: dict[str, bool]
-) -> bool:
-    """before_settle.recover: true"""
-    return True
-
-
-def apply_before_settle__recover(state: t.State, event: t.BeforeSettleEvent) -> t.State:
-    return t.State(state.request, "spent")
-
-
-def guard_settled__end_chain(state: t.State, event: t.SettledEvent, memo: dict[str, bool]) -> bool:
-    """settled.end-chain: true"""
-    return True
-
-
-def apply_settled__end_chain(state: t.State, event: t.SettledEvent) -> t.State:
-    return t.State(state.request, "idle")
-
-
-def guard_abort__clear(state: t.State, event: t.AbortEvent, memo: dict[str, bool]) -> bool:
-    """abort.clear: true"""
-    return True
-
-
-def apply_abort__clear(state: t.State, event: t.AbortEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-def guard_clear__clear(state: t.State, event: t.ClearEvent, memo: dict[str, bool]) -> bool:
-    """clear.clear: true"""
-    return True
-
-
-def apply_clear__clear(state: t.State, event: t.ClearEvent) -> t.State:
-    return r._STATE_NONE__IDLE
-
-
-# (trigger, source, dest, row, effect, guard, apply), first match wins per trigger/source.
-TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
-    (
-        "request",
-        "none/idle",
-        "explicit/idle",
-        "request.record",
-        "requested",
-        guard_request__record,
-        apply_request__record,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/pending",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/idle",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/idle",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/idle",
-        "turn_end.threshold-commit",
-        "commit-boundary",
-        guard_turn_end__threshold_commit,
-        apply_turn_end__threshold_commit,
-    ),
-    (
-        "turn_end",
-        "none/idle",
-        "none/idle",
-        "turn_end.completed",
-        "none",
-        guard_turn_end__completed,
-        apply_turn_end__completed,
-    ),
-    (
-        "before_settle",
-        "none/idle",
-        "none/idle",
-        "before_settle.not-pending",
-        "none",
-        guard_before_settle__not_pending,
-        apply_before_settle__not_pending,
-    ),
-    (
-        "settled",
-        "none/idle",
-        "none/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "none/idle",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "none/idle",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "none/pending",
-        "explicit/pending",
-        "request.record",
-        "requested",
-        guard_request__record,
-        apply_request__record,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/pending",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/idle",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/pending",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/idle",
-        "turn_end.threshold-commit",
-        "commit-boundary",
-        guard_turn_end__threshold_commit,
-        apply_turn_end__threshold_commit,
-    ),
-    (
-        "turn_end",
-        "none/pending",
-        "none/idle",
-        "turn_end.completed",
-        "none",
-        guard_turn_end__completed,
-        apply_turn_end__completed,
-    ),
-    (
-        "before_settle",
-        "none/pending",
-        "none/pending",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "none/pending",
-        "none/idle",
-        "before_settle.disarm",
-        "none",
-        guard_before_settle__disarm,
-        apply_before_settle__disarm,
-    ),
-    (
-        "before_settle",
-        "none/pending",
-        "none/spent",
-        "before_settle.recover",
-        "recover-overflow",
-        guard_before_settle__recover,
-        apply_before_settle__recover,
-    ),
-    (
-        "settled",
-        "none/pending",
-        "none/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "none/pending",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "none/pending",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "none/pending-spent",
-        "explicit/pending-spent",
-        "request.record",
-        "requested",
-        guard_request__record,
-        apply_request__record,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/pending-spent",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/spent",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/pending-spent",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/idle",
-        "turn_end.threshold-commit",
-        "commit-boundary",
-        guard_turn_end__threshold_commit,
-        apply_turn_end__threshold_commit,
-    ),
-    (
-        "turn_end",
-        "none/pending-spent",
-        "none/idle",
-        "turn_end.completed",
-        "none",
-        guard_turn_end__completed,
-        apply_turn_end__completed,
-    ),
-    (
-        "before_settle",
-        "none/pending-spent",
-        "none/pending-spent",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "none/pending-spent",
-        "none/spent",
-        "before_settle.disarm",
-        "none",
-        guard_before_settle__disarm,
-        apply_before_settle__disarm,
-    ),
-    (
-        "before_settle",
-        "none/pending-spent",
-        "none/spent",
-        "before_settle.spent-bounded",
-        "none",
-        guard_before_settle__spent_bounded,
-        apply_before_settle__spent_bounded,
-    ),
-    (
-        "settled",
-        "none/pending-spent",
-        "none/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "none/pending-spent",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "none/pending-spent",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "none/spent",
-        "explicit/spent",
-        "request.record",
-        "requested",
-        guard_request__record,
-        apply_request__record,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/pending-spent",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/spent",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/spent",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/idle",
-        "turn_end.threshold-commit",
-        "commit-boundary",
-        guard_turn_end__threshold_commit,
-        apply_turn_end__threshold_commit,
-    ),
-    (
-        "turn_end",
-        "none/spent",
-        "none/idle",
-        "turn_end.completed",
-        "none",
-        guard_turn_end__completed,
-        apply_turn_end__completed,
-    ),
-    (
-        "before_settle",
-        "none/spent",
-        "none/spent",
-        "before_settle.not-pending",
-        "none",
-        guard_before_settle__not_pending,
-        apply_before_settle__not_pending,
-    ),
-    (
-        "settled",
-        "none/spent",
-        "none/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "none/spent",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "none/spent",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "explicit/idle",
-        "explicit/idle",
-        "request.duplicate",
-        "already-requested",
-        guard_request__duplicate,
-        apply_request__duplicate,
-    ),
-    (
-        "turn_end",
-        "explicit/idle",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "explicit/idle",
-        "none/pending",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "explicit/idle",
-        "none/idle",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "explicit/idle",
-        "none/idle",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "explicit/idle",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "explicit/idle",
-        "none/idle",
-        "turn_end.explicit-commit",
-        "commit-boundary",
-        guard_turn_end__explicit_commit,
-        apply_turn_end__explicit_commit,
-    ),
-    (
-        "before_settle",
-        "explicit/idle",
-        "explicit/idle",
-        "before_settle.not-pending",
-        "none",
-        guard_before_settle__not_pending,
-        apply_before_settle__not_pending,
-    ),
-    (
-        "settled",
-        "explicit/idle",
-        "explicit/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "explicit/idle",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "explicit/idle",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "explicit/pending",
-        "explicit/pending",
-        "request.duplicate",
-        "already-requested",
-        guard_request__duplicate,
-        apply_request__duplicate,
-    ),
-    (
-        "turn_end",
-        "explicit/pending",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "explicit/pending",
-        "none/pending",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "explicit/pending",
-        "none/idle",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "explicit/pending",
-        "none/pending",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "explicit/pending",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "explicit/pending",
-        "none/idle",
-        "turn_end.explicit-commit",
-        "commit-boundary",
-        guard_turn_end__explicit_commit,
-        apply_turn_end__explicit_commit,
-    ),
-    (
-        "before_settle",
-        "explicit/pending",
-        "explicit/pending",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "explicit/pending",
-        "explicit/idle",
-        "before_settle.disarm",
-        "none",
-        guard_before_settle__disarm,
-        apply_before_settle__disarm,
-    ),
-    (
-        "before_settle",
-        "explicit/pending",
-        "explicit/spent",
-        "before_settle.recover",
-        "recover-overflow",
-        guard_before_settle__recover,
-        apply_before_settle__recover,
-    ),
-    (
-        "settled",
-        "explicit/pending",
-        "explicit/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "explicit/pending",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "explicit/pending",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "explicit/pending-spent",
-        "explicit/pending-spent",
-        "request.duplicate",
-        "already-requested",
-        guard_request__duplicate,
-        apply_request__duplicate,
-    ),
-    (
-        "turn_end",
-        "explicit/pending-spent",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "explicit/pending-spent",
-        "none/pending-spent",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "explicit/pending-spent",
-        "none/spent",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "explicit/pending-spent",
-        "none/pending-spent",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "explicit/pending-spent",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "explicit/pending-spent",
-        "none/idle",
-        "turn_end.explicit-commit",
-        "commit-boundary",
-        guard_turn_end__explicit_commit,
-        apply_turn_end__explicit_commit,
-    ),
-    (
-        "before_settle",
-        "explicit/pending-spent",
-        "explicit/pending-spent",
-        "before_settle.queued",
-        "none",
-        guard_before_settle__queued,
-        apply_before_settle__queued,
-    ),
-    (
-        "before_settle",
-        "explicit/pending-spent",
-        "explicit/spent",
-        "before_settle.disarm",
-        "none",
-        guard_before_settle__disarm,
-        apply_before_settle__disarm,
-    ),
-    (
-        "before_settle",
-        "explicit/pending-spent",
-        "explicit/spent",
-        "before_settle.spent-bounded",
-        "none",
-        guard_before_settle__spent_bounded,
-        apply_before_settle__spent_bounded,
-    ),
-    (
-        "settled",
-        "explicit/pending-spent",
-        "explicit/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "explicit/pending-spent",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "explicit/pending-spent",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-    (
-        "request",
-        "explicit/spent",
-        "explicit/spent",
-        "request.duplicate",
-        "already-requested",
-        guard_request__duplicate,
-        apply_request__duplicate,
-    ),
-    (
-        "turn_end",
-        "explicit/spent",
-        "none/idle",
-        "turn_end.aborted",
-        "none",
-        guard_turn_end__aborted,
-        apply_turn_end__aborted,
-    ),
-    (
-        "turn_end",
-        "explicit/spent",
-        "none/pending-spent",
-        "turn_end.overflow-arm",
-        "none",
-        guard_turn_end__overflow_arm,
-        apply_turn_end__overflow_arm,
-    ),
-    (
-        "turn_end",
-        "explicit/spent",
-        "none/spent",
-        "turn_end.overflow-disarm",
-        "none",
-        guard_turn_end__overflow_disarm,
-        apply_turn_end__overflow_disarm,
-    ),
-    (
-        "turn_end",
-        "explicit/spent",
-        "none/spent",
-        "turn_end.failed",
-        "none",
-        guard_turn_end__failed,
-        apply_turn_end__failed,
-    ),
-    (
-        "turn_end",
-        "explicit/spent",
-        "none/idle",
-        "turn_end.disabled",
-        "none",
-        guard_turn_end__disabled,
-        apply_turn_end__disabled,
-    ),
-    (
-        "turn_end",
-        "explicit/spent",
-        "none/idle",
-        "turn_end.explicit-commit",
-        "commit-boundary",
-        guard_turn_end__explicit_commit,
-        apply_turn_end__explicit_commit,
-    ),
-    (
-        "before_settle",
-        "explicit/spent",
-        "explicit/spent",
-        "before_settle.not-pending",
-        "none",
-        guard_before_settle__not_pending,
-        apply_before_settle__not_pending,
-    ),
-    (
-        "settled",
-        "explicit/spent",
-        "explicit/idle",
-        "settled.end-chain",
-        "none",
-        guard_settled__end_chain,
-        apply_settled__end_chain,
-    ),
-    (
-        "abort",
-        "explicit/spent",
-        "none/idle",
-        "abort.clear",
-        "none",
-        guard_abort__clear,
-        apply_abort__clear,
-    ),
-    (
-        "clear",
-        "explicit/spent",
-        "none/idle",
-        "clear.clear",
-        "none",
-        guard_clear__clear,
-        apply_clear__clear,
-    ),
-)
+# row id: (effect, guard, next state), grouped by event.
+# fmt: off
+_REQUEST: dict[str, Row[t.RequestEvent]] = {
+    "request.record": ("requested", lambda s, e, m: bool(s.request == "none"), lambda s, e: t.State("explicit", s.overflow)),
+    "request.duplicate": ("already-requested", lambda s, e, m: bool(s.request == "explicit"), lambda s, e: s),
+}
+_TURN_END: dict[str, Row[t.TurnEndEvent]] = {
+    "turn_end.aborted": ("none", lambda s, e, m: bool(e.facts.aborted), lambda s, e: r._STATE_NONE__IDLE),
+    "turn_end.overflow-arm": ("none", lambda s, e, m: bool(e.facts.overflow and not (m["queued"] if "queued" in m else m.setdefault("queued", e.facts.queued)) and e.facts.enabled and (m["automaticResetEnabled"] if "automaticResetEnabled" in m else m.setdefault("automaticResetEnabled", e.facts.automatic_reset_enabled))), lambda s, e: t.State("none", r._OVERFLOW_CASE_1[s.overflow])),
+    "turn_end.overflow-disarm": ("none", lambda s, e, m: bool(e.facts.overflow), lambda s, e: t.State("none", r._OVERFLOW_CASE_2[s.overflow])),
+    "turn_end.failed": ("none", lambda s, e, m: bool(e.facts.failed), lambda s, e: t.State("none", s.overflow)),
+    "turn_end.disabled": ("none", lambda s, e, m: bool(not e.facts.enabled), lambda s, e: r._STATE_NONE__IDLE),
+    "turn_end.explicit-commit": ("commit-boundary", lambda s, e, m: bool(s.request == "explicit"), lambda s, e: r._STATE_NONE__IDLE),
+    "turn_end.threshold-commit": ("commit-boundary", lambda s, e, m: bool(m["thresholdDue"] if "thresholdDue" in m else m.setdefault("thresholdDue", e.facts.threshold_due)), lambda s, e: r._STATE_NONE__IDLE),
+    "turn_end.completed": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
+}
+_BEFORE_SETTLE: dict[str, Row[t.BeforeSettleEvent]] = {
+    "before_settle.not-pending": ("none", lambda s, e, m: bool(s.overflow in ("idle", "spent")), lambda s, e: s),
+    "before_settle.queued": ("none", lambda s, e, m: bool(m["queued"] if "queued" in m else m.setdefault("queued", e.facts.queued)), lambda s, e: s),
+    "before_settle.disarm": ("none", lambda s, e, m: bool(not (m["enabled"] if "enabled" in m else m.setdefault("enabled", e.facts.enabled)) or not (m["automaticResetEnabled"] if "automaticResetEnabled" in m else m.setdefault("automaticResetEnabled", e.facts.automatic_reset_enabled)) or (m["aborted"] if "aborted" in m else m.setdefault("aborted", e.facts.aborted))), lambda s, e: t.State(s.request, r._OVERFLOW_CASE_2[s.overflow])),
+    "before_settle.spent-bounded": ("none", lambda s, e, m: bool(s.overflow == "pending-spent"), lambda s, e: t.State(s.request, "spent")),
+    "before_settle.recover": ("recover-overflow", lambda s, e, m: True, lambda s, e: t.State(s.request, "spent")),
+}
+_SETTLED: dict[str, Row[t.SettledEvent]] = {
+    "settled.end-chain": ("none", lambda s, e, m: True, lambda s, e: t.State(s.request, "idle")),
+}
+_ABORT: dict[str, Row[t.AbortEvent]] = {
+    "abort.clear": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
+}
+_CLEAR: dict[str, Row[t.ClearEvent]] = {
+    "clear.clear": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
+}
+_MANUAL_RESET: dict[str, Row[t.ManualResetEvent]] = {
+    "manual_reset.commit": ("commit-boundary-now", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
+}
+# fmt: on
+
+ROWS: dict[str, Row[Any]] = {
+    **_REQUEST,
+    **_TURN_END,
+    **_BEFORE_SETTLE,
+    **_SETTLED,
+    **_ABORT,
+    **_CLEAR,
+    **_MANUAL_RESET,
+}
+
+
+# (trigger, shape) -> (row, next shape) for each row that may fire from the shape, in
+# table order; the first whose guard holds fires. Rows the shape rules out are left out,
+# and a row the shape makes certain ends its list.
+# fmt: off
+TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("request", "none/idle"): (("request.record", "explicit/idle"),),
+    ("request", "none/pending"): (("request.record", "explicit/pending"),),
+    ("request", "none/pending-spent"): (("request.record", "explicit/pending-spent"),),
+    ("request", "none/spent"): (("request.record", "explicit/spent"),),
+    ("request", "explicit/idle"): (("request.duplicate", "explicit/idle"),),
+    ("request", "explicit/pending"): (("request.duplicate", "explicit/pending"),),
+    ("request", "explicit/pending-spent"): (("request.duplicate", "explicit/pending-spent"),),
+    ("request", "explicit/spent"): (("request.duplicate", "explicit/spent"),),
+    ("turn_end", "none/idle"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending"), ("turn_end.overflow-disarm", "none/idle"), ("turn_end.failed", "none/idle"), ("turn_end.disabled", "none/idle"), ("turn_end.threshold-commit", "none/idle"), ("turn_end.completed", "none/idle"),),
+    ("turn_end", "none/pending"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending"), ("turn_end.overflow-disarm", "none/idle"), ("turn_end.failed", "none/pending"), ("turn_end.disabled", "none/idle"), ("turn_end.threshold-commit", "none/idle"), ("turn_end.completed", "none/idle"),),
+    ("turn_end", "none/pending-spent"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending-spent"), ("turn_end.overflow-disarm", "none/spent"), ("turn_end.failed", "none/pending-spent"), ("turn_end.disabled", "none/idle"), ("turn_end.threshold-commit", "none/idle"), ("turn_end.completed", "none/idle"),),
+    ("turn_end", "none/spent"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending-spent"), ("turn_end.overflow-disarm", "none/spent"), ("turn_end.failed", "none/spent"), ("turn_end.disabled", "none/idle"), ("turn_end.threshold-commit", "none/idle"), ("turn_end.completed", "none/idle"),),
+    ("turn_end", "explicit/idle"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending"), ("turn_end.overflow-disarm", "none/idle"), ("turn_end.failed", "none/idle"), ("turn_end.disabled", "none/idle"), ("turn_end.explicit-commit", "none/idle"),),
+    ("turn_end", "explicit/pending"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending"), ("turn_end.overflow-disarm", "none/idle"), ("turn_end.failed", "none/pending"), ("turn_end.disabled", "none/idle"), ("turn_end.explicit-commit", "none/idle"),),
+    ("turn_end", "explicit/pending-spent"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending-spent"), ("turn_end.overflow-disarm", "none/spent"), ("turn_end.failed", "none/pending-spent"), ("turn_end.disabled", "none/idle"), ("turn_end.explicit-commit", "none/idle"),),
+    ("turn_end", "explicit/spent"): (("turn_end.aborted", "none/idle"), ("turn_end.overflow-arm", "none/pending-spent"), ("turn_end.overflow-disarm", "none/spent"), ("turn_end.failed", "none/spent"), ("turn_end.disabled", "none/idle"), ("turn_end.explicit-commit", "none/idle"),),
+    ("before_settle", "none/idle"): (("before_settle.not-pending", "none/idle"),),
+    ("before_settle", "none/pending"): (("before_settle.queued", "none/pending"), ("before_settle.disarm", "none/idle"), ("before_settle.recover", "none/spent"),),
+    ("before_settle", "none/pending-spent"): (("before_settle.queued", "none/pending-spent"), ("before_settle.disarm", "none/spent"), ("before_settle.spent-bounded", "none/spent"),),
+    ("before_settle", "none/spent"): (("before_settle.not-pending", "none/spent"),),
+    ("before_settle", "explicit/idle"): (("before_settle.not-pending", "explicit/idle"),),
+    ("before_settle", "explicit/pending"): (("before_settle.queued", "explicit/pending"), ("before_settle.disarm", "explicit/idle"), ("before_settle.recover", "explicit/spent"),),
+    ("before_settle", "explicit/pending-spent"): (("before_settle.queued", "explicit/pending-spent"), ("before_settle.disarm", "explicit/spent"), ("before_settle.spent-bounded", "explicit/spent"),),
+    ("before_settle", "explicit/spent"): (("before_settle.not-pending", "explicit/spent"),),
+    ("settled", "none/idle"): (("settled.end-chain", "none/idle"),),
+    ("settled", "none/pending"): (("settled.end-chain", "none/idle"),),
+    ("settled", "none/pending-spent"): (("settled.end-chain", "none/idle"),),
+    ("settled", "none/spent"): (("settled.end-chain", "none/idle"),),
+    ("settled", "explicit/idle"): (("settled.end-chain", "explicit/idle"),),
+    ("settled", "explicit/pending"): (("settled.end-chain", "explicit/idle"),),
+    ("settled", "explicit/pending-spent"): (("settled.end-chain", "explicit/idle"),),
+    ("settled", "explicit/spent"): (("settled.end-chain", "explicit/idle"),),
+    ("abort", "none/idle"): (("abort.clear", "none/idle"),),
+    ("abort", "none/pending"): (("abort.clear", "none/idle"),),
+    ("abort", "none/pending-spent"): (("abort.clear", "none/idle"),),
+    ("abort", "none/spent"): (("abort.clear", "none/idle"),),
+    ("abort", "explicit/idle"): (("abort.clear", "none/idle"),),
+    ("abort", "explicit/pending"): (("abort.clear", "none/idle"),),
+    ("abort", "explicit/pending-spent"): (("abort.clear", "none/idle"),),
+    ("abort", "explicit/spent"): (("abort.clear", "none/idle"),),
+    ("clear", "none/idle"): (("clear.clear", "none/idle"),),
+    ("clear", "none/pending"): (("clear.clear", "none/idle"),),
+    ("clear", "none/pending-spent"): (("clear.clear", "none/idle"),),
+    ("clear", "none/spent"): (("clear.clear", "none/idle"),),
+    ("clear", "explicit/idle"): (("clear.clear", "none/idle"),),
+    ("clear", "explicit/pending"): (("clear.clear", "none/idle"),),
+    ("clear", "explicit/pending-spent"): (("clear.clear", "none/idle"),),
+    ("clear", "explicit/spent"): (("clear.clear", "none/idle"),),
+    ("manual_reset", "none/idle"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/pending"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/pending-spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/idle"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/pending"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/pending-spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/spent"): (("manual_reset.commit", "none/idle"),),
+}
+# fmt: on

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
+# spec-sha256: 772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01
 
 from __future__ import annotations
 
@@ -117,6 +117,8 @@ def event_to_wire(event: t.Event) -> dict[str, Any]:
         return {"type": "abort"}
     if isinstance(event, t.ClearEvent):
         return {"type": "clear"}
+    if isinstance(event, t.ManualResetEvent):
+        return {"type": "manual_reset"}
     raise TypeError(f"not an event: {event!r}")
 
 
@@ -125,7 +127,7 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     kind = want_enum(
         m["type"],
         f"{path}.type",
-        ("request", "turn_end", "before_settle", "settled", "abort", "clear"),
+        ("request", "turn_end", "before_settle", "settled", "abort", "clear", "manual_reset"),
     )
     if kind == "request":
         want_object(obj, path, exact=("type",))
@@ -184,6 +186,9 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     if kind == "clear":
         want_object(obj, path, exact=("type",))
         return t.ClearEvent()
+    if kind == "manual_reset":
+        want_object(obj, path, exact=("type",))
+        return t.ManualResetEvent()
     raise AssertionError(kind)
 
 
@@ -251,6 +256,8 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                 key = ("abort",)
             elif kind == "clear" and len(o) == 1:
                 key = ("clear",)
+            elif kind == "manual_reset" and len(o) == 1:
+                key = ("manual_reset",)
             else:
                 raise KeyError
         except KeyError:
@@ -292,24 +299,8 @@ _OVERFLOW_VALUES = frozenset(
         "spent",
     )
 )
-_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -439,17 +430,14 @@ def _turn_end_wire(
         )
     ):
         return (
-            {"request": "none", "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow]},
+            {"request": "none", "overflow": _OVERFLOW_CASE_1[v_overflow]},
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if f_overflow:
         return (
-            {
-                "request": "none",
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": "none", "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "turn_end.overflow-disarm",
         )
@@ -497,10 +485,7 @@ def _before_settle_wire(
     ):
         return None
     # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
-    if v_overflow in (
-        "idle",
-        "spent",
-    ):
+    if v_overflow in ("idle", "spent"):
         return {"request": v_request, "overflow": v_overflow}, "none", "before_settle.not-pending"
     # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
     if (consulted is None or _note(consulted, "queued")) and f_queued:
@@ -515,10 +500,7 @@ def _before_settle_wire(
         or ((consulted is None or _note(consulted, "aborted")) and f_aborted)
     ):
         return (
-            {
-                "request": v_request,
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": v_request, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm",
         )
@@ -559,6 +541,16 @@ def _clear_wire(
     return {"request": "none", "overflow": "idle"}, "none", "clear.clear"
 
 
+def _manual_reset_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """manual_reset on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # manual_reset.commit: /wipe-memory clears both axes and commits a fresh window at once.
+    return {"request": "none", "overflow": "idle"}, "commit-boundary-now", "manual_reset.commit"
+
+
 _EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
     "request": _request_wire,
     "turn_end": _turn_end_wire,
@@ -566,6 +558,7 @@ _EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None
     "settled": _settled_wire,
     "abort": _abort_wire,
     "clear": _clear_wire,
+    "manual_reset": _manual_reset_wire,
 }
 
 
