@@ -310,11 +310,24 @@ def to_itf(spec: Spec, trace: Trace, command: str) -> dict[str, Any]:
     }
 
 
+ITF_MAX_BYTES = 64 << 20
+"""Largest ITF trace ``--replay`` reads (a bundle's traces are a few KB)."""
+
+
 def load_itf(path: Path) -> tuple[str, Wire, list[Wire]]:
     """(spec id, initial state, events) of a bundle trace; ValueError says what is wrong."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    from pi_context.jsonlimits import JSONLimitError, check_depth
+    from pi_context.regular import read_regular
+
+    try:  # a regular file only, bounded, depth checked before the parser recurses
+        raw = read_regular(path, ITF_MAX_BYTES + 1)
+        if len(raw) > ITF_MAX_BYTES:
+            raise ValueError(f"{path}: an ITF trace larger than {ITF_MAX_BYTES} bytes (the limit)")
+        check_depth(raw)
+        data = json.loads(raw.decode("utf-8"))
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read an ITF trace: {err.strerror or err}") from None
+    except (UnicodeDecodeError, JSONLimitError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: cannot read an ITF trace: {err}") from None
     try:
         spec_id = data["#meta"]["spec"]
