@@ -82,7 +82,7 @@ def _templates(p: str, out: str) -> list[tuple[bool, list[str]]]:
         (True, ["tool", "history_search", "--session", p, "--args", '{"query": "a"}']),
         (True, ["tool", "history_read", "--session", p, "--args", '{"item_id": "\\ud800"}']),
         (False, ["tool", "notes_list", "--notes-home", p, "--session", p, "--cwd", p]),
-        (True, ["tool", "notes_write", "--notes-home", p, "--args", '{"path": "a", "content": ""}']),
+        (True, ["tool", "notes_write", "--notes-home", p, "--args", '{"path": "a"}']),
         (False, ["notes", "homes", "--notes-home", p, "--session", p, "--cwd", p]),
         (True, ["notes", "sweep", "--notes-home", p]),
         (True, ["notes", "migrate", "--notes-home", p, "--from", p]),
