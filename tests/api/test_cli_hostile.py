@@ -104,9 +104,9 @@ def command_lines(paths: dict[str, Path], root: Path) -> list[list[str]]:
     runs: list[list[str]] = []
     for at, (kind, path) in enumerate(kinds):
         out = str(root / "out" / kind)  # where a command may write when its input is refused
-        for number, (few, argv) in enumerate(_templates(str(path), out)):
-            # a "few" line takes kinds number*_SOME .. number*_SOME+_SOME-1 (mod their count)
-            if _EVERY or not few or (at - number * _SOME) % len(kinds) < _SOME:
+        for place, (few, argv) in enumerate(_templates(str(path), out)):
+            # a "few" line takes kinds place*_SOME .. place*_SOME+_SOME-1 (mod their count)
+            if _EVERY or not few or (at - place * _SOME) % len(kinds) < _SOME:
                 runs.append(argv)
     for number in ["-1", "nan", "9" * 5000, "--"]:
         runs += [
