@@ -4,11 +4,12 @@
 Each command runs in its own process, as a user runs it, with every path-like argument in
 turn pointing at something that is not what it should be (missing, a directory, a FIFO,
 ``/dev/zero``, ``/dev/urandom``, a link to a device, garbage bytes, JSON nested 20,000 deep,
-lone surrogates, a path through a file, a name too long, a name that is not UTF-8) and with
-numbers that are not numbers, and hostile bytes on stdin. Each must finish within a bound,
-keep its traceback to itself and, when it fails, say why. The demo on a full disk (a process
-limited to a small file size, and a real small tmpfs where mounting is permitted) ends in one
-line; ``tool --args`` nested 20,000 deep is refused by its limit.
+lone surrogates, entries with wrong types in every field, a path through a file, a name too
+long, a name that is not UTF-8) and with numbers that are not numbers, and hostile bytes on
+stdin. Each must finish within a bound, keep its traceback to itself and, when it fails, say
+why. The demo on a full disk (a process limited to a small file size, and a real small tmpfs
+where mounting is permitted) ends in one line; ``tool --args`` nested 20,000 deep is refused
+by its limit.
 """
 
 from __future__ import annotations
@@ -52,6 +53,27 @@ def hostile_paths(root: Path) -> dict[str, Path]:
             b'{"type":"session","version":3,"id":"\\ud800","timestamp":"t","cwd":"/"}\n'
             b'{"type":"message","id":"\\udfff","parentId":null,"timestamp":"t",'
             b'"message":{"role":"user","content":"\\ud800\\u0000\\n"}}\n',
+        ),
+        "wrong-shapes": file(  # every field of every kind of entry holding the wrong type
+            "wrong-shapes.jsonl",
+            b'{"type":"session","version":3,"id":"0192aaaa-0000-7000-8000-00000000000a",'
+            b'"timestamp":{},"cwd":7}\n'
+            b'{"type":"message","id":[1],"parentId":{},"timestamp":null,'
+            b'"message":{"role":5,"content":{"type":"text"}}}\n'
+            b'{"type":"message","id":"a","parentId":null,"message":{"role":"assistant",'
+            b'"content":[7,{"type":"toolCall","arguments":"x","name":[]},{"type":"text"}]}}\n'
+            b'{"type":"message","id":"b","parentId":"a","message":{"role":"toolResult",'
+            b'"toolCallId":{},"content":[{"type":"image","data":5}]}}\n'
+            b'{"type":"compaction","id":"c","parentId":"b","summary":[],"firstKeptEntryId":1,'
+            b'"tokensBefore":"many"}\n'
+            b'{"type":"custom_message","id":"d","parentId":"c","customType":{},"content":9,'
+            b'"display":"yes"}\n'
+            b'{"type":"branch_summary","id":"e","parentId":"d","fromId":[],"summary":null}\n'
+            b'{"type":"label","id":"f","parentId":"e","targetId":{},"label":[]}\n'
+            b'{"type":"model_change","id":"g","parentId":"f","provider":1,"modelId":[]}\n'
+            b'{"type":"session_info","id":"h","parentId":"g","name":{"a":1}}\n'
+            b'{"type":"custom","id":"i","parentId":"h","customType":"pi-context","data":[[]]}\n'
+            b'[]\n7\n"s"\nnull\n{}\n',
         ),
         "long-name": root / ("n" * 300),
         "not-utf8": Path(os.fsdecode(os.fsencode(root) + b"/\xff\xfe.jsonl")),
