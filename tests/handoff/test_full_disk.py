@@ -1,13 +1,13 @@
 """A handoff on a filesystem that fails the n-th write, for every n (issue 25, item 3).
 
 Every write a handoff makes — the offer, the destination, the runtime's boot in the destination,
-the continuation, the automatic-handoff records and the operation log — goes through
-``bindings/session/writes.py``. For every n from the first write to one past the last, the
-n-th write is cut short (half its bytes, then ENOSPC) and every later write fails too, as on a
-full disk. Whatever n, the handoff returns a named result (no exception), the source is
-byte-identical but for whole, verified offer lines (and, automatic, whole automatic-state
-records), the runtime is back on the source unless the destination was verified, and no file
-in the destination directory reports ``verified`` without being whole.
+the continuation, the automatic-handoff records and the operation log — goes through the seam of
+``pi_context.writes``, which ``pi_context.faults`` replaces. For every n from the first write to
+one past the last, the n-th write is cut short (half its bytes, then ENOSPC) and every later
+write fails too, as on a full disk. Whatever n, the handoff returns a named result (no
+exception), the source is byte-identical but for whole, verified offer lines (and, automatic,
+whole automatic-state records), the runtime is back on the source unless the destination was
+verified, and no file in the destination directory reports ``verified`` without being whole.
 """
 
 from __future__ import annotations
@@ -27,12 +27,13 @@ from typing import Any
 
 import pytest
 
+from pi_context import faults
 from pi_context.bindings.handoff.automatic import AUTO_HANDOFF_EVENT, AutoHandoffPolicy
 from pi_context.bindings.handoff.durability import verify_persisted_memory
 from pi_context.bindings.handoff.relay import HANDOFF_OUT, inherited_records
 from pi_context.bindings.handoff.report import session_report
 from pi_context.bindings.runtime.handoff import HandoffResult
-from pi_context.bindings.session import Session, SessionError, writes
+from pi_context.bindings.session import Session, SessionError
 
 from .test_runtime_handoff import World, make_world
 
@@ -88,7 +89,7 @@ def writes_of_a_handoff(root: Path, automatic: bool) -> int:
     with pytest.MonkeyPatch.context() as mp:
         world = make_world(root, mp)
         world.runtime.handoffs.logs.directory = root / "logs"
-        with writes.failing_writes(None) as plan:
+        with faults.failing_writes(None) as plan:
             result = run(world, automatic)
         assert result is not None and result.outcome == "done", result and result.message
         return plan.writes
@@ -107,7 +108,7 @@ def test_every_failing_write(
             root = tmp_path_factory.mktemp(f"n{n}")
             world = make_world(root, mp)
             world.runtime.handoffs.logs.directory = root / "logs"
-            with writes.failing_writes(n, partial=partial) as plan:
+            with faults.failing_writes(n, partial=partial) as plan:
                 result = run(world, automatic)
             check(world, result, automatic)
             assert plan.failed > 0 or n > total
@@ -126,7 +127,7 @@ def test_a_failed_validation_returns_and_removes(world: World, monkeypatch: Any)
 
     def full_disk_start(reason: str = "startup", session: Session | None = None) -> Any:
         if reason == "new":
-            with writes.failing_writes(1):
+            with faults.failing_writes(1):
                 return real(reason, session)
         return real(reason, session)
 

@@ -152,20 +152,19 @@ def test_missing_data_is_counted_not_zero(world: World, tmp_path: Path) -> None:
 # --- crash safety: a real process killed in the middle of a line -------------------------------
 
 _WRITER = """
-import sys, time
+import os, sys, time
 from pathlib import Path
+from pi_context import writes
 from pi_context.bindings.operations.log import LogWriter
-from pi_context.bindings.session import writes
 
 path, mode = Path(sys.argv[1]), sys.argv[2]
 writer = LogWriter(path)
 if mode == "stall":  # the next event's write stops half-way, and the process waits there
-    real = writes.write_all
     def half(fd, data):
-        writes.os.write(fd, data[: len(data) // 2])
+        os.write(fd, data[: len(data) // 2])
         print("half", flush=True)
         time.sleep(600)
-    writes.write_all = half
+    writes.WRITE = half
     writer.append({"v": 1, "event": "call_start", "callId": "torn", "ms": 1, "pad": "x" * 4000})
 else:
     print("go", flush=True)

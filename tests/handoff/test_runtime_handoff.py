@@ -422,21 +422,20 @@ def test_a_crashing_generator_is_operation_failed(world: World) -> None:
     check_invariants(world, result)
 
 
-def test_a_torn_destination_write_is_removed(world: World) -> None:
+def test_a_torn_destination_write_is_removed(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fault injection: the disk fails half-way through writing the destination."""
-    from pi_context.bindings.session import writes
+    import os
 
-    real = writes.write_all
+    from pi_context import writes
 
-    def torn(fd: int, data: bytes) -> None:
-        if b"context-memory-handoff-in" in data:
-            real(fd, data[: len(data) // 2])
+    def torn(fd: int, data: memoryview) -> int:
+        if b"context-memory-handoff-in" in bytes(data):
+            os.write(fd, data[: len(data) // 2])
             raise OSError(28, "No space left on device")
-        real(fd, data)
+        return os.write(fd, data)
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(writes, "write_all", torn)
-        result = world.run()
+    monkeypatch.setattr(writes, "WRITE", torn)  # the session write layer's fault seam
+    result = world.run()
     assert result.outcome == "failed" and result.code == "handoff_setup_failed"
     assert "No space left" in result.message
     assert result.stages[-1] == "switching"

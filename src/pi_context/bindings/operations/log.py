@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_context.bindings.session import writes
 from pi_context.bindings.session.jsonl import encode
+from pi_context.writes import append_whole
 
 STATE_ENV = "PI_CONTEXT_STATE_DIR"
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -94,7 +94,7 @@ class LogWriter:
                 raise OSError(f"{self.path} is not a regular file")
             if info.st_size and not _ends_with_newline(self.path, info.st_size):
                 line = b"\n" + line  # a torn line stays alone (counted invalid by readers)
-            writes.append_all(fd, line)
+            append_whole(fd, line, sync=False)
         finally:
             os.close(fd)
 

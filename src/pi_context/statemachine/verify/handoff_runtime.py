@@ -37,13 +37,14 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
 
+from pi_context import faults
 from pi_context.bindings.handoff import automatic as auto
 from pi_context.bindings.handoff import outcomes
 from pi_context.bindings.handoff.errors import HandoffError
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.runtime.budget import Usage
 from pi_context.bindings.runtime.handoff import STAGES, HandoffOptions, NotesRequest
-from pi_context.bindings.session import Session, writes
+from pi_context.bindings.session import Session
 from pi_context.spec import interpret, load, spec_path
 from pi_context.statemachine.generated.handoff_0_6_auto import wire as hw
 from pi_context.statemachine.verify.runtime.mutants import (
@@ -257,8 +258,8 @@ class World:
                 cancel[0] = True
             if kind == "unverified" and name == stage:  # the disk garbles the offer's write
                 saved["armed"] = True
-                saved["corrupt"] = writes.FaultPlan(corrupt_at=1)
-                writes.arm(saved["corrupt"])
+                saved["corrupt"] = faults.FaultPlan(corrupt_at=1)
+                faults.arm(saved["corrupt"])
             if kind != "fail" or name != stage:
                 return
             if name == "preparing":  # one byte of the branch changes on disk, in place
@@ -275,7 +276,7 @@ class World:
                 source.append_message({"role": "user", "content": "one more thing", "timestamp": 3})
             elif name == "switching":  # the disk fails the destination's one write
                 saved["armed"] = True
-                writes.arm(writes.FaultPlan(fail_at=1, sticky=False))
+                faults.arm(faults.FaultPlan(fail_at=1, sticky=False))
 
         async def generator(request: NotesRequest) -> list[dict[str, Any]]:
             if kind == "fail" and stage == "generating":
@@ -322,10 +323,10 @@ class World:
                 handle.seek(at)
                 handle.write(byte)
         if saved.get("armed"):
-            writes.arm(None)
+            faults.arm(None)
         if "corrupt" in saved:
             assert source.path is not None
-            writes.repair(saved["corrupt"], source.path)
+            faults.repair(saved["corrupt"], source.path)
         self.exclude.write_text("*.txt\n")
         self.restore = {}
 
