@@ -71,9 +71,6 @@ def run(args: argparse.Namespace) -> int:
     # a terminated run still stops the implementation's process group (via finally/atexit)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     impl = _start_early(args)
-    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
-
-    keep_out_of_cwd()
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
     from pi_context.statemachine.registry import resolve_spec
@@ -101,6 +98,10 @@ def run(args: argparse.Namespace) -> int:
     if args.replay is not None:
         _stop(impl)
         return _replay(args, specs)
+    from pi_context.spec import spec_paths
+    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+
+    keep_out_of_cwd([Path(spec.path) for spec in specs] if specs else spec_paths())
     try:
         report = run_conformance(
             impl if impl is not None else args.impl,

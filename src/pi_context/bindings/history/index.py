@@ -48,6 +48,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from pi_context import cache
 from pi_context.bindings.session.jsonl import (
     FAST_DECODE,
     FAST_DECODE_ERRORS,
@@ -106,8 +107,7 @@ def index_enabled() -> bool:
 
 
 def cache_dir_for(source: Path) -> Path:
-    key = hashlib.sha256(os.fsencode(source)).hexdigest()[:32]
-    return cache_root() / "history" / key
+    return cache_root() / "history" / cache.key_of(os.fspath(source))
 
 
 # --- the branch as the index sees it ------------------------------------------------------------
@@ -208,8 +208,12 @@ class HistoryIndex:
         self._blobs = {}
 
     def _connect(self) -> sqlite3.Connection:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, isolation_level=None)
+        cache.prune_if_due()
+        cache.private_dir(self.directory)
+        path = self.directory / "index.sqlite"
+        # Created 0600 here: SQLite gives its -wal and -shm files the database's mode.
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        db = sqlite3.connect(path, timeout=30, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a rebuild, never an answer
         return db
@@ -222,7 +226,7 @@ class HistoryIndex:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Writers take the directory's lock; readers never wait (see the module docstring)."""
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        cache.private_dir(self.directory)
         fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -239,6 +243,7 @@ class HistoryIndex:
                 return self._open_view(leaf_id)
             except (CorruptIndex, sqlite3.DatabaseError, OSError, ValueError, KeyError) as exc:
                 if isinstance(exc, FileNotFoundError) and not self.source.exists():
+                    self.discard()  # its text must not outlive it
                     raise Unindexable("the session file is gone") from exc
                 self.discard()
                 if attempt == 2:
@@ -426,6 +431,8 @@ class HistoryIndex:
     # -- building
 
     def _rebuild(self, db: sqlite3.Connection, stat: os.stat_result, fd: int) -> None:
+        # Recorded before it holds anything: pruned once this very file is gone.
+        cache.record("history", self.directory, [cache.source_of(self.source, stat)])
         generation = os.urandom(6).hex()
         for old in self.directory.glob("content-*.bin"):
             old.unlink(missing_ok=True)  # readers holding a map keep their (unlinked) copy
@@ -456,7 +463,9 @@ class HistoryIndex:
             "sizes": {},
             "parts": {},
         }
-        _content_file(self.directory, meta).write_bytes(b"")
+        content = _content_file(self.directory, meta)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+        os.close(os.open(content, flags, 0o600))
         self.meta = meta
         self._columns = {}
         self.file_view = None

@@ -52,10 +52,10 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from pi_context import cache
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.cache_dir import cache_root
-from pi_context.digest import sha256_hex
 
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
@@ -114,6 +114,7 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
     """Where the cache of ``home`` lives, or ``None`` when the disk cache must not be used."""
     if os.environ.get(ENABLE_ENV, "1") == "0":
         return None
+    cache.prune_if_due()
     folder = cache_root() / "notes"
     try:
         real_folder = os.path.realpath(folder)
@@ -123,8 +124,7 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
         return None
     if inside:
         return None  # a cache file there would sit in a home, or be listed as one
-    key = sha256_hex(os.fsencode(os.path.abspath(home)))[:32]
-    return folder / f"{key}.bin"
+    return folder / f"{cache.key_of(os.path.abspath(home))}.bin"
 
 
 class Rows:
@@ -577,9 +577,11 @@ def save(
     entries: Iterable[tuple[str, Entry]],
     addressable: Callable[[str], bool],
     listings: Iterable[Listing] = (),
+    source: str | None = None,
 ) -> bool:
     """Replace the cache with ``entries`` and the folder ``listings`` (atomically); ``False``
-    if it could not be written.
+    if it could not be written. ``source`` is the home it caches: recorded beside the file
+    first, so the file is pruned once the home is gone (``pi_context.cache``).
 
     ``addressable`` says whether a path is a valid note address. Entries without a body, or
     holding a NUL in a text column, are left out.
@@ -638,7 +640,9 @@ def save(
     listed = folders, len(listing_data), zlib.crc32(listing_data)
     head = _HEADER.pack(MAGIC, VERSION, rules(), *sizes, *crcs, *listed)
     try:
-        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        cache.private_dir(file.parent)
+        if source is not None:
+            cache.record("notes", file, [cache.source_of(Path(source))])
         temp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
         fd = os.open(temp, flags, 0o600)
