@@ -1,9 +1,12 @@
 """An MCP server that serves pi-context's notes and history tools for one Pi session.
 
-Names, JSON Schemas, byte budgets and error texts are the shared tool registry's: the server
-lists each tool's declaration as is and answers every call through ``run_tool``, so an MCP
-client sees exactly what our own runtime's model sees. The runtime tools (``wipe_memory``,
-``get_context_remaining``) need a live runtime in the same process and are not served.
+Names, JSON Schemas and byte budgets are the shared tool registry's: the server lists each
+served tool's declaration as is and answers every call through ``run_tool``, so an MCP client
+sees what our own runtime's model sees. Every error result has one format, a JSON object
+``{"error": message, ...}`` (``bindings.error_format``), and an unknown tool's error names
+only the tools served here. The runtime tools (``wipe_memory``, ``get_context_remaining``)
+need a live runtime in the same process and are not served. The wire is
+``transport.stdio_transport``, which answers every line the SDK's own stdio transport drops.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ import mcp_types as types
 from anyio import to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from pi_context import __version__
+from pi_context.bindings.error_format import error_text
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
-from pi_context.bindings.tools import Tool, ToolContext, all_tools
+from pi_context.bindings.tool_output import fit_json
+from pi_context.bindings.tools import Tool, ToolContext, ToolResult, all_tools
 from pi_context.integrations.tooling import run_tool
+from pi_context.mcp.transport import stdio_transport
 
 SERVER_NAME = "pi-context"
 INSTRUCTIONS = (
@@ -33,6 +38,33 @@ INSTRUCTIONS = (
 def served_tools() -> dict[str, Tool]:
     """The tools this server offers: every registered tool but the runtime's own."""
     return {name: tool for name, tool in all_tools().items() if name not in RUNTIME_TOOL_NAMES}
+
+
+def unknown_tool(name: str, tools: Mapping[str, Tool]) -> ToolResult:
+    """The error for a tool this server does not serve, naming only those it does."""
+    offered = ", ".join(sorted(tools))
+    if name in RUNTIME_TOOL_NAMES:
+        reason = (
+            f"{name} needs a live pi-context runtime in the same process, which an MCP server "
+            "for a stored session is not"
+        )
+    else:
+        reason = f"unknown tool {name!r}"
+    return ToolResult(
+        text=fit_json({"error": f"{reason}; this server offers: {offered}"}), is_error=True
+    )
+
+
+def call(
+    name: str, arguments: Mapping[str, Any], context: ToolContext, tools: Mapping[str, Tool]
+) -> ToolResult:
+    """One tool call as this server answers it (the same in-process, for tests and hosts)."""
+    if name not in tools:
+        return unknown_tool(name, tools)
+    result = run_tool(name, arguments, context)
+    if result.is_error:
+        return ToolResult(text=error_text(result.text), details=result.details, is_error=True)
+    return result
 
 
 def build_server(context: ToolContext) -> Server[Any]:
@@ -61,13 +93,12 @@ def build_server(context: ToolContext) -> Server[Any]:
         arguments: Mapping[str, Any] = params.arguments or {}
         tool = tools.get(name)
         if tool is None:
-            # Unknown, or a runtime tool: the registry's own error text, said the same way.
-            result = run_tool(name, arguments, context)
+            result = unknown_tool(name, tools)
         elif tool.sequential:
             async with write_lock:
-                result = await to_thread.run_sync(run_tool, name, arguments, context)
+                result = await to_thread.run_sync(call, name, arguments, context, tools)
         else:
-            result = await to_thread.run_sync(run_tool, name, arguments, context)
+            result = await to_thread.run_sync(call, name, arguments, context, tools)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             is_error=result.is_error,
@@ -83,7 +114,7 @@ def build_server(context: ToolContext) -> Server[Any]:
 
 
 async def serve_stdio(context: ToolContext) -> None:
-    """Serve until the client closes stdin."""
+    """Serve until the client closes stdin (answering the requests already read)."""
     server = build_server(context)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
