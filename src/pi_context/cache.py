@@ -13,16 +13,18 @@ entry                     belongs to                             holds
                           ``conformance`` run checked            them (no session or note text)
 ========================  =====================================  ==================================
 
-The record (``source.json`` in a folder entry, ``<key>.source.json`` beside a file entry) names
-each source by its real path and, for the entries that hold the user's text, by device and
-inode too. An entry is *live* while every source it names is there (the same file, for those
-that hold text: a session deleted and written anew at the same path is another file, and the
-text of the old one must not outlive it). Anything else — a source gone or replaced, an
-entry without a readable record (an earlier version's, or one torn by a crash), a stray file —
-is pruned: by ``pi-context cache prune``, and on access, at most once per ``PRUNE_EVERY``
-seconds, by the first cache that is opened (``prune_if_due``). A record is written before the
-entry holds anything, and an entry without one is left alone for ``GRACE`` seconds (it may be
-being created). A history index whose lock is held is skipped (its writer is busy with it).
+The record (``source.json`` in a folder entry, ``<key>.source.json`` beside a file entry)
+names each source by its real path and, for the entries that hold the user's text, by device,
+inode and a digest of its first line too (a session's header line names its id, and a new
+file can get a deleted one's inode number). An entry is *live* while every source it names
+is there: the same file, for those that hold text, since a session deleted and written anew
+at the same path is another file and the text of the old one must not outlive it. Anything
+else (a source gone or replaced, an entry without a readable record, from an earlier version
+or torn by a crash, a stray record) is pruned: by ``pi-context cache prune``, and on access,
+at most once per ``PRUNE_EVERY`` seconds, by the first cache that is opened
+(``prune_if_due``). A record is written before the entry holds anything, and an entry without
+one is left alone for ``GRACE`` seconds (it may be being created). A history index whose lock
+is held is skipped (its writer is busy with it).
 
 Folders are created private to the user (0700) and our own files 0600; hypothesis writes its
 files inside its private folder. Nothing outside the kinds above is ever touched, so a
@@ -128,11 +130,17 @@ def write_private(path: Path, data: bytes) -> None:
 # --- records ------------------------------------------------------------------------------------
 
 
+HEAD_BYTES = 4096
+
+
 @dataclass(frozen=True)
 class Source:
     path: str
     dev: int | None = None
     ino: int | None = None
+    head: str | None = None
+    """For a file: a digest of its first line (at most ``HEAD_BYTES``). A session's header
+    names its id, so a new file that got the old one's inode number still differs."""
 
     def state(self, identity: bool) -> str:
         """``live``, ``gone`` or ``replaced`` (another file now has this path)."""
@@ -142,7 +150,26 @@ class Source:
             return "gone"
         if identity and (info.st_dev, info.st_ino) != (self.dev, self.ino):
             return "replaced"
+        if identity and self.head is not None and _head(self.path) != self.head:
+            return "replaced"
         return "live"
+
+
+def _head(path: str) -> str | None:
+    """The digest of a regular file's first line (never blocks on a FIFO or device)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        first = os.read(fd, HEAD_BYTES).split(b"\n", 1)[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return hashlib.sha256(first).hexdigest()[:32]
 
 
 def source_of(path: Path, info: os.stat_result | None = None) -> Source:
@@ -153,7 +180,8 @@ def source_of(path: Path, info: os.stat_result | None = None) -> Source:
             info = os.stat(real)
         except OSError:
             return Source(real)
-    return Source(real, info.st_dev, info.st_ino)
+    head = _head(real) if stat.S_ISREG(info.st_mode) else None
+    return Source(real, info.st_dev, info.st_ino, head)
 
 
 def record_path(kind: str, entry: Path) -> Path:
@@ -168,7 +196,7 @@ def record(kind: str, entry: Path, sources: Sequence[Source]) -> None:
     body = {
         "version": RECORD_VERSION,
         "kind": kind,
-        "sources": [{"path": s.path, "dev": s.dev, "ino": s.ino} for s in sources],
+        "sources": [{"path": s.path, "dev": s.dev, "ino": s.ino, "head": s.head} for s in sources],
     }
     data = (json.dumps(body, ensure_ascii=True) + "\n").encode("ascii")
     target = record_path(kind, entry)
@@ -204,7 +232,7 @@ def read_record(kind: str, entry: Path) -> list[Source] | None:
         if body["version"] != RECORD_VERSION or body["kind"] != kind:
             return None
         sources = [
-            Source(str(s["path"]), s.get("dev"), s.get("ino"))
+            Source(str(s["path"]), s.get("dev"), s.get("ino"), s.get("head"))
             for s in body["sources"]
             if isinstance(s["path"], str)
         ]

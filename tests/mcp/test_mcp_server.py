@@ -51,7 +51,10 @@ class Home:
 
 def with_client(home: Home, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
     """Start the real server subprocess, connect the SDK client, run ``body``."""
-    params = StdioServerParameters(command=sys.executable, args=home.argv(), cwd=home.root)
+    # The SDK passes a server only a few variables unless told: give it ours (its cache).
+    params = StdioServerParameters(
+        command=sys.executable, args=home.argv(), cwd=home.root, env=dict(os.environ)
+    )
 
     async def main() -> Any:
         with anyio.fail_after(60):

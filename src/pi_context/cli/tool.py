@@ -142,6 +142,10 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
     if not isinstance(arguments, dict):
         print("pi-context tool: --args must be a JSON object", file=sys.stderr)
         return 2
+    notes_home = args.notes_home
+    if notes_home is not None and notes_home.exists() and not notes_home.is_dir():
+        print(f"pi-context tool: --notes-home {notes_home}: not a directory", file=sys.stderr)
+        return 2
     cwd = args.cwd
     if cwd is None:
         from pathlib import Path
@@ -155,12 +159,14 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
         model_id=args.model,
         leaf_id=args.leaf,
     )
+    from pi_context.bindings.error_format import error_text
+
     try:
         result = tool.run(context, arguments)
     except ToolError as exc:
-        print(str(exc))
+        print(error_text(str(exc)))
         return 1
-    print(result.text)
+    print(error_text(result.text) if result.is_error else result.text)
     if args.details and result.details is not None:
         print(json.dumps(result.details, indent=2, ensure_ascii=False))
     return 1 if result.is_error else 0

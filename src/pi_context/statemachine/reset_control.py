@@ -40,6 +40,9 @@ class ResetControl:
     origin: str
     """``committed`` or ``generated for this run`` (a spec file whose code is not committed)."""
 
+    def __repr__(self) -> str:
+        return f"<ResetControl {self.spec.id} ({self.origin}): {len(self.spec.rows)} rows>"
+
     @property
     def id(self) -> str:
         """The spec id, e.g. ``reset-control@0.26``."""

@@ -114,7 +114,6 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
     """Where the cache of ``home`` lives, or ``None`` when the disk cache must not be used."""
     if os.environ.get(ENABLE_ENV, "1") == "0":
         return None
-    cache.prune_if_due()
     folder = cache_root() / "notes"
     try:
         real_folder = os.path.realpath(folder)
@@ -124,6 +123,7 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
         return None
     if inside:
         return None  # a cache file there would sit in a home, or be listed as one
+    cache.prune_if_due()
     return folder / f"{cache.key_of(os.path.abspath(home))}.bin"
 
 

@@ -184,6 +184,20 @@ def _scopes(args: Args, store: NoteStore) -> list[str]:
     return list(store.homes.available())
 
 
+def _unavailable(args: Args, store: NoteStore) -> list[HomeReadError]:
+    """The homes a listing or search of every scope leaves out, said as such (a host without
+    a session has no session home: the result says so rather than drop it silently)."""
+    if _scope(args, None) is not None:
+        return []
+    missing: list[HomeReadError] = []
+    for scope in SCOPES:
+        try:
+            store.home(scope)
+        except HomeUnavailableError as exc:
+            missing.append(HomeReadError(str(exc), scope=scope))
+    return missing
+
+
 def _echo(args: Args, names: Sequence[str]) -> dict[str, JSONValue]:
     return {name: args[name] for name in names if name in args}
 
@@ -427,7 +441,7 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
     reads: list[HomeRead] = []
-    failures: list[HomeReadError] = []
+    failures: list[HomeReadError] = _unavailable(args, store)
     refused: list[Refused] = []
     for scope in scopes:
         try:
@@ -525,7 +539,7 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     max_files = _int(args, "max_files", FILES_DEFAULT, 1, FILES_MAX)
     max_chars = _int(args, "max_chars_per_match", MATCH_CHARS_DEFAULT, 1, MATCH_CHARS_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
-    failures: list[HomeReadError] = []
+    failures: list[HomeReadError] = _unavailable(args, store)
     refused: list[Refused] = []
     found: list[tuple[Note, list[LineMatch]]] = []
     for scope in scopes:
