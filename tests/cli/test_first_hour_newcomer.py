@@ -245,3 +245,22 @@ def test_the_cli_tool_prints_every_error_in_one_format(tmp_path: Path) -> None:
     assert done.returncode == 1
     body = json.loads(done.stdout)
     assert body["error"].startswith("history: cannot read the session: ")
+
+
+def test_the_runtime_page_synopsis_names_every_demo_option() -> None:
+    import argparse
+
+    from pi_context.cli import demo
+
+    parser = argparse.ArgumentParser()
+    demo.register(parser.add_subparsers())
+    [sub] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    options = {
+        option
+        for action in sub.choices["demo"]._actions
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    }
+    page = (REPO / "docs" / "runtime.md").read_text(encoding="utf-8")
+    [synopsis] = [line for line in page.splitlines() if line.startswith("`pi-context demo [")]
+    assert options == set(re.findall(r"\[(--[a-z-]+)", synopsis))

@@ -46,8 +46,12 @@ def test_the_inspector_finds_no_portability_problem(mcp_inspector: Path, tmp_pat
     env = {**os.environ, "MCP_CATALOG_PATH": str(tmp_path / "catalog.json")}
     server = [sys.executable, "-m", "pi_context", "mcp", "--session", str(session),
               "--notes-home", str(tmp_path / "notes"), "--cwd", str(tmp_path)]  # fmt: skip
+    # The Inspector gives the server only a few variables of its own (HOME, PATH, ...):
+    # hand it the suite's cache, so that nothing it might write lands in a home.
+    passed = [f"{name}={os.environ[name]}" for name in ("PI_CONTEXT_CACHE_DIR", "PI_NOTES_HOME")]
+    server = [arg for pair in passed for arg in ("-e", pair)] + ["--", *server]
     done = subprocess.run(
-        [str(mcp_inspector), "--cli", "--method", "tools/list", "--strict", "--", *server],
+        [str(mcp_inspector), "--cli", "--method", "tools/list", "--strict", *server],
         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -58,7 +62,7 @@ def test_the_inspector_finds_no_portability_problem(mcp_inspector: Path, tmp_pat
 
     assert [tool["name"] for tool in listed] == list(served_tools())
     summary = subprocess.run(
-        [str(mcp_inspector), "--cli", "--method", "tools/list", "--", *server],
+        [str(mcp_inspector), "--cli", "--method", "tools/list", *server],
         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path,
     )  # fmt: skip
     assert summary.returncode == 0 and "Schema portability" not in summary.stderr, summary.stderr

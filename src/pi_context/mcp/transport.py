@@ -352,8 +352,19 @@ async def _serve(read_fd: int, write_fd: int) -> AsyncIterator[tuple[Any, Any]]:
         async with write_lock:
             await to_thread.run_sync(write_all, data)
 
+    async def answer(body: dict[str, Any]) -> None:
+        """An error reply of the reader's own; a client that went away is not an error."""
+        with contextlib.suppress(OSError):
+            await emit(body)
+
+    def read_some(size: int) -> bytes:
+        try:
+            return os.read(read_fd, size)
+        except OSError:
+            return b""  # an unreadable input ends like a closed one
+
     async def read(size: int) -> bytes:
-        return await to_thread.run_sync(os.read, read_fd, size, abandon_on_cancel=True)
+        return await to_thread.run_sync(read_some, size, abandon_on_cancel=True)
 
     async def reader() -> None:
         async with to_server:
@@ -363,13 +374,13 @@ async def _serve(read_fd: int, write_fd: int) -> AsyncIterator[tuple[Any, Any]]:
                 if isinstance(line, int):
                     reason = f"the line is {line} bytes, over the limit of {MAX_LINE_BYTES}"
                     _warn(number, reason)
-                    await emit(error_reply(None, PARSE_ERROR, f"Parse error: {reason}"))
+                    await answer(error_reply(None, PARSE_ERROR, f"Parse error: {reason}"))
                     continue
                 judged = judge(line)
                 if judged.problem:
                     _warn(number, judged.problem)
                 for reply in judged.replies:
-                    await emit(reply)
+                    await answer(reply)
                 message = judged.message
                 if message is None:
                     continue
@@ -386,18 +397,21 @@ async def _serve(read_fd: int, write_fd: int) -> AsyncIterator[tuple[Any, Any]]:
                 await pending.empty.wait()
 
     async def writer() -> None:
+        gone = False  # the client closed its end: replies are dropped, the server never blocks
         async with from_server:
             async for session_message in from_server:
                 message = session_message.message
-                try:
-                    body = message_body(message)
-                except Exception as exc:  # never lose the writer over one reply
-                    request_id = getattr(message, "id", None)
-                    body = error_reply(request_id, INTERNAL_ERROR, f"unserializable reply: {exc}")
-                try:
-                    await emit(body)
-                except OSError:
-                    return  # the client went away
+                if not gone:
+                    try:
+                        body = message_body(message)
+                    except Exception as exc:  # never lose the writer over one reply
+                        request_id = getattr(message, "id", None)
+                        reason = f"unserializable reply: {exc}"
+                        body = error_reply(request_id, INTERNAL_ERROR, reason)
+                    try:
+                        await emit(body)
+                    except OSError:
+                        gone = True
                 if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
                     pending.done(message.id)
 
