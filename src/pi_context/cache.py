@@ -109,15 +109,17 @@ def kind_dir(kind: str) -> Path:
     return private_dir(cache_root() / KINDS[kind].name)
 
 
-def write_private(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` as a 0600 file, atomically (a temp file, then a rename)."""
+def write_private(path: Path, *chunks: bytes) -> None:
+    """Write ``chunks`` to ``path`` as one 0600 file, atomically: a temp file beside it (never
+    through a link), then a rename, so readers see the old file or the whole new one."""
     temp = path.with_name(f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view) :]
         finally:
             os.close(fd)
         os.replace(temp, path)

@@ -40,7 +40,6 @@ in the same folder, then ``rename``), so readers see one whole version.
 
 from __future__ import annotations
 
-import contextlib
 import operator
 import os
 import struct
@@ -643,22 +642,7 @@ def save(
         cache.private_dir(file.parent)
         if source is not None:
             cache.record("notes", file, [cache.source_of(Path(source))])
-        temp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(temp, flags, 0o600)
-        try:
-            try:
-                for chunk in (head, meta_data, listing_data, body_data):
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            os.replace(temp, file)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        cache.write_private(file, head, meta_data, listing_data, body_data)
     except OSError:
         return False
     return True
