@@ -264,3 +264,16 @@ def test_the_runtime_page_synopsis_names_every_demo_option() -> None:
     page = (REPO / "docs" / "runtime.md").read_text(encoding="utf-8")
     [synopsis] = [line for line in page.splitlines() if line.startswith("`pi-context demo [")]
     assert options == set(re.findall(r"\[(--[a-z-]+)", synopsis))
+
+
+def test_every_benchmark_has_its_figures_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    table = readme[readme.index("## Benchmarks") :]
+    helpers = {"dict_reducer.py", "pi_baseline.py"}  # imported by the others
+    for script in sorted((REPO / "benchmarks").glob("*.py")):
+        if script.name not in helpers:
+            assert f"| `{script.name}` |" in table, script.name
+    soak = table[table.index("| `mcp_soak.py` |") :].split("\n", 1)[0]
+    assert "start" in soak and "end" in soak and "MiB" in soak
+    for tool in ("history_search", "notes_list", "notes_write"):
+        assert re.search(rf"^\| `{tool}` \| [\d,]+ \| [\d,]+ ms \| [\d,]+ ms \|$", table, re.M)
