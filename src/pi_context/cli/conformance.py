@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     impl = _start_early(args)
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
-    from pi_context.statemachine.registry import resolve_spec
+    from pi_context.statemachine.reset_control import resolve_spec
 
     startup = args.startup_timeout
     if (
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
         _stop(impl)
         return _replay(args, specs)
     from pi_context.spec import spec_paths
-    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd([Path(spec.path) for spec in specs] if specs else spec_paths())
     try:
@@ -161,7 +161,7 @@ def script_problem(command: str, cwd: Path) -> str | None:
     if path.exists():
         return None
     problem = f"{script} does not exist (relative paths are taken from {cwd})"
-    from pi_context.statemachine.outputs import SOURCE_ROOT
+    from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
 
     adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
     if Path(script).name == adapter.name and adapter.is_file():
@@ -194,7 +194,7 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
     from pi_context.conformance.report import load_itf
     from pi_context.conformance.traces import replay
     from pi_context.conformance.transport import Implementation
-    from pi_context.statemachine.registry import generated, resolve_spec
+    from pi_context.statemachine.reset_control import reset_control, resolve_spec
 
     try:
         spec_id, initial, events = load_itf(args.replay)
@@ -202,7 +202,7 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
     except (ValueError, SpecError) as err:
         print(f"pi-context conformance: {err}", file=sys.stderr)
         return 2
-    gen = generated(spec)
+    gen = reset_control(spec)
     try:
         gen.wire.state_from_wire(initial, "initial")
         for i, event in enumerate(events, 1):

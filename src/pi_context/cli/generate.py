@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pi_context.spec import SpecError, load, spec_paths
-from pi_context.statemachine import outputs
+from pi_context.statemachine.codegen import outputs
 
 
 def register(subparsers: Any) -> None:

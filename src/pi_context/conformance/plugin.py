@@ -51,7 +51,7 @@ class _Runs:
 
     def report(self, spec: Spec) -> Any:
         from pi_context.conformance.runner import run_conformance
-        from pi_context.statemachine.hypothesis_home import elsewhere
+        from pi_context.statemachine.verify.hypothesis_home import elsewhere
 
         if spec.id not in self.results:
             option = self.config.getoption
@@ -69,7 +69,7 @@ class _Runs:
 
 
 def _specs(config: pytest.Config) -> list[Spec]:
-    from pi_context.statemachine.registry import committed_specs, resolve_spec
+    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
 
     refs = config.getoption("pi_context_spec")
     return [resolve_spec(ref) for ref in refs] if refs else committed_specs()

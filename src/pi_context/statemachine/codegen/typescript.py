@@ -30,7 +30,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.naming import pascal
+from pi_context.statemachine.codegen.naming import pascal
 
 OUT_DIR = "bindings-ts/generated"
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
