@@ -19,8 +19,8 @@ import pytest
 from pi_context import cache
 from pi_context.bindings.history.index import cache_dir_for
 from pi_context.bindings.notes.cache import SETTLE_NS
+from pi_context.bindings.tool_registry import run_tool
 from pi_context.bindings.tools import ToolContext
-from pi_context.integrations.tooling import run_tool
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "pi-sessions" / "s0005.jsonl"

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 import pi_context
+from pi_context.bindings.tool_registry import run_tool
 from pi_context.bindings.tools import ToolContext
 from pi_context.cli.conformance import script_problem
-from pi_context.integrations.tooling import run_tool
 from pi_context.spec import SPECS_DIR, spec_paths
 
 REPO = Path(__file__).resolve().parents[2]

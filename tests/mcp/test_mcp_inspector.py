@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.bindings.tools import all_tools
+from pi_context.bindings.tool_registry import all_tools
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "pi-sessions" / "s0005.jsonl"

@@ -1,12 +1,14 @@
 """An MCP server that serves pi-context's notes and history tools for one Pi session.
 
 Names, JSON Schemas and byte budgets are the shared tool registry's: the server lists each
-served tool's declaration as is and answers every call through ``run_tool``, so an MCP client
-sees what our own runtime's model sees. Every error result has one format, a JSON object
-``{"error": message, ...}`` (``bindings.error_format``), and an unknown tool's error names
-only the tools served here. The runtime tools (``wipe_memory``, ``get_context_remaining``)
-need a live runtime in the same process and are not served. The wire is
-``transport.stdio_transport``, which answers every line the SDK's own stdio transport drops.
+served tool's declaration as is and answers every call through the shared dispatcher
+(``tool_registry.run_tool`` over the served tools, i.e. ``Tool.run``), so an MCP client sees
+what our own runtime's model sees. Every error result has one format, a JSON object
+``{"error": message, ...}`` with finite numbers (``bindings.error_format``), and an unknown
+tool's error names only the tools served here. The runtime tools (``wipe_memory``,
+``get_context_remaining``) need a live runtime in the same process and are not served. The
+wire is ``transport.stdio_transport``, which answers every line the SDK's own stdio transport
+drops.
 """
 
 from __future__ import annotations
@@ -23,9 +25,8 @@ from mcp.server.lowlevel import Server
 from pi_context import __version__
 from pi_context.bindings.error_format import error_text
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
-from pi_context.bindings.tool_output import fit_json
-from pi_context.bindings.tools import Tool, ToolContext, ToolResult, all_tools
-from pi_context.integrations.tooling import run_tool
+from pi_context.bindings.tool_registry import all_tools, run_tool
+from pi_context.bindings.tools import Tool, ToolContext, ToolResult, error_result
 from pi_context.mcp.transport import stdio_transport
 
 SERVER_NAME = "pi-context"
@@ -40,28 +41,20 @@ def served_tools() -> dict[str, Tool]:
     return {name: tool for name, tool in all_tools().items() if name not in RUNTIME_TOOL_NAMES}
 
 
-def unknown_tool(name: str, tools: Mapping[str, Tool]) -> ToolResult:
-    """The error for a tool this server does not serve, naming only those it does."""
-    offered = ", ".join(sorted(tools))
-    if name in RUNTIME_TOOL_NAMES:
-        reason = (
-            f"{name} needs a live pi-context runtime in the same process, which an MCP server "
-            "for a stored session is not"
-        )
-    else:
-        reason = f"unknown tool {name!r}"
-    return ToolResult(
-        text=fit_json({"error": f"{reason}; this server offers: {offered}"}), is_error=True
-    )
-
-
 def call(
     name: str, arguments: Mapping[str, Any], context: ToolContext, tools: Mapping[str, Tool]
 ) -> ToolResult:
-    """One tool call as this server answers it (the same in-process, for tests and hosts)."""
-    if name not in tools:
-        return unknown_tool(name, tools)
-    result = run_tool(name, arguments, context)
+    """One tool call as this server answers it (the same in-process, for tests and hosts):
+    the shared dispatcher over the served tools, its errors in the one format."""
+    if name in RUNTIME_TOOL_NAMES and name not in tools:
+        known = ", ".join(sorted(tools)) or "none"
+        return error_result(
+            {
+                "error": f"{name} needs a live pi-context runtime in the same process, which an "
+                f"MCP server for a stored session is not; known tools: {known}"
+            }
+        )
+    result = run_tool(name, arguments, context, tools)
     if result.is_error:
         return ToolResult(text=error_text(result.text), details=result.details, is_error=True)
     return result
@@ -93,7 +86,7 @@ def build_server(context: ToolContext) -> Server[Any]:
         arguments: Mapping[str, Any] = params.arguments or {}
         tool = tools.get(name)
         if tool is None:
-            result = unknown_tool(name, tools)
+            result = call(name, arguments, context, tools)  # unknown here: nothing to run
         elif tool.sequential:
             async with write_lock:
                 result = await to_thread.run_sync(call, name, arguments, context, tools)

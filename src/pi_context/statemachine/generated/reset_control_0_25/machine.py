@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
+# spec-sha256: 772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01
 
 from __future__ import annotations
 
@@ -71,6 +71,9 @@ _ABORT: dict[str, Row[t.AbortEvent]] = {
 _CLEAR: dict[str, Row[t.ClearEvent]] = {
     "clear.clear": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
 }
+_MANUAL_RESET: dict[str, Row[t.ManualResetEvent]] = {
+    "manual_reset.commit": ("commit-boundary-now", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
+}
 # fmt: on
 
 ROWS: dict[str, Row[Any]] = {
@@ -80,6 +83,7 @@ ROWS: dict[str, Row[Any]] = {
     **_SETTLED,
     **_ABORT,
     **_CLEAR,
+    **_MANUAL_RESET,
 }
 
 
@@ -136,5 +140,13 @@ TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("clear", "explicit/pending"): (("clear.clear", "none/idle"),),
     ("clear", "explicit/pending-spent"): (("clear.clear", "none/idle"),),
     ("clear", "explicit/spent"): (("clear.clear", "none/idle"),),
+    ("manual_reset", "none/idle"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/pending"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/pending-spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/idle"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/pending"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/pending-spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/spent"): (("manual_reset.commit", "none/idle"),),
 }
 # fmt: on

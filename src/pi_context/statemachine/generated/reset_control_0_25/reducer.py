@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
+# spec-sha256: 772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01
 
 from __future__ import annotations
 
@@ -135,6 +135,11 @@ def _clear(state: t.State, event: t.ClearEvent) -> tuple[t.State, t.Effect, str]
     return _STATE_NONE__IDLE, "none", "clear.clear"
 
 
+def _manual_reset(state: t.State, event: t.ManualResetEvent) -> tuple[t.State, t.Effect, str]:
+    # manual_reset.commit: /wipe-memory clears both axes and commits a fresh window at once.
+    return _STATE_NONE__IDLE, "commit-boundary-now", "manual_reset.commit"
+
+
 def step(state: t.State, event: t.Event) -> tuple[t.State, t.Effect, str]:
     """One transition: the next state, its effect and the id of the row that fired."""
     if isinstance(event, t.RequestEvent):
@@ -149,6 +154,8 @@ def step(state: t.State, event: t.Event) -> tuple[t.State, t.Effect, str]:
         return _abort(state, event)
     if isinstance(event, t.ClearEvent):
         return _clear(state, event)
+    if isinstance(event, t.ManualResetEvent):
+        return _manual_reset(state, event)
     raise TypeError(f"not a reset-control@0.25 event: {event!r}")
 
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
+# spec-sha256: 997ad061fd438de64f787ad81d580331777a3ebd0091ab1f8ee9984b0b4a324f
 
 from __future__ import annotations
 

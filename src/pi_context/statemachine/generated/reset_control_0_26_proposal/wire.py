@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 109300b7b7b31eeec65052a3b8ae6c6663c9d755bcebe21213784033b2b05efd
+# spec-sha256: 80b0bd2dca285c615d22cfc3c65c717ebe69f96ce3a5c2bb9b2561482ff37b66
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 76de7dca76c0ccf37a7b6a5401125a31fd447f591423b60aa73ac939628bc678
+# spec-sha256: c382616ed78fcc4aed608b972ce5d62eb6505ecd7169e5e650e3fd76694f06d9
 
 from __future__ import annotations
 
