@@ -88,6 +88,32 @@ def test_a_refused_demo_leaves_no_temp_folder(tmp_path: Path, args: list[str]) -
     assert list(temp.iterdir()) == []
 
 
+def test_the_demo_runs_on_one_clock(tmp_path: Path) -> None:
+    """Session entries, note times, the handoff's packet and its destination's name: all on
+    the demo's fixed clock (2026-01-05), none on the wall clock."""
+    from pi_context.demo.scripted import START_MS
+
+    done = run(["demo", "--windows", "3", "--dir", str(tmp_path / "d"), "--handoff", "--quiet"])
+    assert done.returncode == 0, done.stderr
+    files = [p for p in (tmp_path / "d").rglob("*") if p.is_file() and ".git" not in p.parts]
+    [source, destination] = sorted((tmp_path / "d" / "sessions").glob("*.jsonl"))
+    assert destination.name.startswith("2026-01-05T"), destination.name
+    day = START_MS + 86_400_000
+    seen_ms = seen_iso = 0
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for ms in re.findall(r'"timestamp": ?(\d{12,})', text):
+            assert START_MS <= int(ms) < day, (path.name, ms)
+            seen_ms += 1
+        for iso in re.findall(r"\b\d{4}-\d\d-\d\dT\d\d[:-]\d\d", text):
+            assert iso.startswith("2026-01-05T"), (path.name, iso)
+            seen_iso += 1
+    notes = [p for p in files if p.suffix == ".md" and "notes" in p.parts]
+    assert notes and all("createdAt: 2026-01-05T" in p.read_text() for p in notes)
+    assert '"createdAt":"2026-01-05T' in destination.read_text().replace(" ", "")
+    assert seen_ms > 50 and seen_iso > 10
+
+
 # --- 9: the TypeScript adapter, --impl from elsewhere, run_conformance's reasons ----------------
 
 
@@ -205,6 +231,17 @@ def test_the_readme_says_what_a_newcomer_waits_for_and_what_session_show_prints(
     commands = readme[readme.index("## Commands") : readme.index("## Layout")]
     assert "`pi-context cache info\\|prune\\|clear`" in commands
     assert "`pi-context --version`" in commands
+
+
+def test_the_runtime_config_names_the_notes_root_in_use() -> None:
+    import inspect
+
+    from pi_context.bindings.notes.homes import default_root
+    from pi_context.bindings.runtime.config import RuntimeConfig
+
+    doc = inspect.getsource(RuntimeConfig).split("notes_home:", 1)[1].split('"""')[1]
+    assert "~/" + default_root().relative_to(Path.home()).as_posix() in doc, doc
+    assert "~/.pi/agent/notes" not in doc, doc
 
 
 def test_help_is_an_overview_and_reprs_are_bounded() -> None:

@@ -86,7 +86,9 @@ def homes_for(ctx: ToolContext) -> NotesHomes:
 
 
 def store_for(ctx: ToolContext) -> NoteStore:
-    return NoteStore(homes_for(ctx))
+    if ctx.clock is None:
+        return NoteStore(homes_for(ctx))
+    return NoteStore(homes_for(ctx), clock=ctx.clock)
 
 
 # --- arguments -----------------------------------------------------------------------------
