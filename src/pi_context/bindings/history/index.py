@@ -48,7 +48,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from pi_context import cache
+import pi_context.cache as cache
 from pi_context.bindings.session.jsonl import (
     FAST_DECODE,
     FAST_DECODE_ERRORS,

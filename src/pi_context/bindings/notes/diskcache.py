@@ -51,7 +51,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from pi_context import cache
+import pi_context.cache as cache
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.cache_dir import cache_root
