@@ -103,7 +103,9 @@ class Runtime:
         self.lifecycle = Lifecycle(
             session, self.config.model, self.config.enabled, lambda: self.window.window_id
         )
-        self.window = WindowView(self.lifecycle, self.config.usage)
+        self.window = WindowView(
+            self.lifecycle, self.config.usage, self.config.fork_safe_window_ids
+        )
         self._notices = Notices(self.config.notify)
         self.budget = Budget(
             self._load_policy, self._notices.notify, live=self.config.policy is not None
@@ -310,7 +312,9 @@ class Runtime:
         branch = self.branch()
         source = list(messages) if messages is not None else self.messages()
         try:
-            provider = provider_projection(branch, source, self.session_id)
+            provider = provider_projection(
+                branch, source, self.session_id, fork_safe=self.window.fork_safe
+            )
         except MissingBootError:
             head = current_system_message(source)
             self.notify(
@@ -321,7 +325,7 @@ class Runtime:
             return ContextResult([head] if head is not None else [], abort=True)
         if self.lifecycle.refuse_while_off("the budget") is not None:
             return ContextResult(provider)
-        window = current_window_id(branch, self.session_id)
+        window = current_window_id(branch, self.session_id, fork_safe=self.window.fork_safe)
         usage = self.window.usage_of(branch, source)
         decision = self.budget.on_context(branch, window, usage.remaining if usage else None)
         if decision.inject_warning:
