@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Serves the generated TypeScript reducers over the pi-context conformance protocol,
 // version 1 (docs/conformance-protocol.md): one JSON request per stdin line, one JSON reply
-// per stdout line, in order. Build the reducers first (`tsc -p bindings-ts` emits
+// per stdout line, in order. Build the reducers first (`python -m pi_context.statemachine.codegen.tsbuild` emits
 // bindings-ts/dist); then `pi-context conformance --impl "node bindings-ts/adapter.mjs"`.
 //
 // The adapter is the only hand-written part: it parses requests, hands the reducer facts
@@ -24,7 +24,7 @@ for (const name of readdirSync(new URL("generated/", HERE))) {
     stale = true;
   }
   if (stale) {
-    process.stderr.write(`adapter: warning: bindings-ts/${built} is missing or older than generated/${name}; rebuild with tsc -p bindings-ts\n`);
+    process.stderr.write(`adapter: warning: bindings-ts/${built} is missing or older than generated/${name}; rebuild with python -m pi_context.statemachine.codegen.tsbuild\n`);
   }
 }
 
@@ -34,7 +34,7 @@ try {
 } catch (err) {
   process.stderr.write(
     `adapter: cannot load bindings-ts/dist/index.js; run the TypeScript build first ` +
-      `(tsc -p bindings-ts): ${err.message}\n`,
+      `(python -m pi_context.statemachine.codegen.tsbuild): ${err.message}\n`,
   );
   process.exit(2);
 }

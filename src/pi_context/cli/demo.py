@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -54,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     if args.windows < 1 or args.windows > 500:
         print("pi-context demo: --windows must be between 1 and 500", file=sys.stderr)
         return 2
-    directory = args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
 
     def progress(line: str) -> None:
         if not args.quiet:
@@ -70,11 +70,20 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from pi_context.bindings.session import SessionError
 
+    # Only a run that starts gets a folder; one it made for a run that fails is removed.
+    temporary = args.dir is None
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
     try:
         report = run_demo(args.windows, directory, progress, spec)
     except (DemoError, SessionError, OSError) as exc:  # a full disk ends in one line
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
         print(f"pi-context demo: {exc}", file=sys.stderr)
         return 1
+    except BaseException:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0
@@ -112,6 +121,7 @@ def run_auto(args: argparse.Namespace) -> int:
         run_auto_handoff_demo,
     )
 
+    temporary = args.dir is None  # a folder made for a run that fails is removed
     directory = (args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))).absolute()
 
     def progress(line: str) -> None:
@@ -121,8 +131,14 @@ def run_auto(args: argparse.Namespace) -> int:
     try:
         demo = run_auto_handoff_demo(directory, progress)
     except (AutoDemoError, SessionError, OSError) as exc:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
         print(f"pi-context demo: {exc}", file=sys.stderr)
         return 1
+    except BaseException:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     if args.json:
         import json
 

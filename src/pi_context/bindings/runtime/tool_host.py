@@ -51,6 +51,7 @@ class RuntimeTools:
             model_id=model.id if model else None,
             leaf_id=session.leaf_id,
             runtime=self,
+            clock=session.now_ms,  # note times on the session's clock, as its entries are
         )
 
     def schemas(self) -> list[dict[str, JSONValue]]:
