@@ -41,7 +41,6 @@ from pi_context.bindings.operations import (
 )
 from pi_context.bindings.operations.progress import FOREGROUND
 from pi_context.bindings.session import Session
-from pi_context.clock import now_ms
 from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
 from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
 
@@ -109,8 +108,9 @@ class Handoffs:
         self.policy = AutoHandoffPolicy()
         self.automatic: HandoffOptions | None = None
         """The options automatic handoffs run with (None: the host runs none)."""
-        self.clock: Callable[[], int] = now_ms
-        """Milliseconds since the epoch (attempts, stamps, cooldowns; tests move it)."""
+        self.clock: Callable[[], int] = lambda: self.host.session.now_ms()
+        """Milliseconds since the epoch: the open session's clock, the one its entries are
+        stamped with (attempts, stamps, cooldowns, the packet, the log; tests move it)."""
         self.logs = OperationLogs(on_event=self._progress, clock=lambda: self.clock())
         self.attempts: list[int] = []
         self.failure: str | None = None
