@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard, TypeVar
 
 from pi_context.bindings.session.windows import has_window_message
 
@@ -69,10 +69,39 @@ def thresholds_for(reserve: int, margin: int) -> Thresholds:
 DEFAULT_THRESHOLDS = thresholds_for(DEFAULT_RESERVE_TOKENS, DEFAULT_REMINDER_MARGIN_TOKENS)
 
 
-def _is_count(value: Any, *, positive: bool) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return False
-    return value > 0 if positive else value >= 0
+T = TypeVar("T")
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    """A whole number of tokens, zero or more (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_positive_count(value: object) -> TypeGuard[int]:
+    return _is_count(value) and value > 0
+
+
+def _is_bool(value: object) -> TypeGuard[bool]:
+    return isinstance(value, bool)
+
+
+def _setting(
+    value: object,
+    valid: Callable[[object], TypeGuard[T]],
+    fallback: T,
+    problems: list[str],
+    where: str,
+    wants: str,
+    instead: str,
+) -> T:
+    """``value`` when it is set and ``valid``, else ``fallback``; a set value that is not
+    valid adds a problem: the setting ``where`` must be ``wants``, so ``instead``."""
+    if value is None:
+        return fallback
+    if valid(value):
+        return value
+    problems.append(f"pi-context: {where} must be {wants}, got {value!r}; {instead}")
+    return fallback
 
 
 def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) -> Policy:
@@ -80,39 +109,36 @@ def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) ->
     problems: list[str] = []
     compaction = settings.get("compaction")
     compaction = compaction if isinstance(compaction, Mapping) else {}
-    reserve = DEFAULT_RESERVE_TOKENS
-    raw = compaction.get("reserveTokens")
-    if raw is not None:
-        if _is_count(raw, positive=False):
-            reserve = raw
-        else:
-            problems.append(
-                f"pi-context: compaction.reserveTokens must be a non-negative integer, got "
-                f"{raw!r}; using the default {DEFAULT_RESERVE_TOKENS}"
-            )
+    reserve = _setting(
+        compaction.get("reserveTokens"),
+        _is_count,
+        DEFAULT_RESERVE_TOKENS,
+        problems,
+        "compaction.reserveTokens",
+        "a non-negative integer",
+        f"using the default {DEFAULT_RESERVE_TOKENS}",
+    )
     overrides = compaction.get("modelOverrides")
     if model_key is not None and isinstance(overrides, Mapping):
         entry = overrides.get(model_key)
-        value = entry.get("reserveTokens") if isinstance(entry, Mapping) else None
-        if value is not None:
-            if _is_count(value, positive=False):
-                reserve = value
-            else:
-                problems.append(
-                    f'pi-context: compaction.modelOverrides["{model_key}"].reserveTokens must be '
-                    f"a non-negative integer, got {value!r}; ignoring it"
-                )
-    automatic = True
-    enabled = compaction.get("enabled")
-    if enabled is not None:
-        if isinstance(enabled, bool):
-            automatic = enabled
-        else:
-            problems.append(
-                f"pi-context: compaction.enabled must be true or false, got {enabled!r}; "
-                "automatic resets stay on"
-            )
-    margin = DEFAULT_REMINDER_MARGIN_TOKENS
+        reserve = _setting(
+            entry.get("reserveTokens") if isinstance(entry, Mapping) else None,
+            _is_count,
+            reserve,
+            problems,
+            f'compaction.modelOverrides["{model_key}"].reserveTokens',
+            "a non-negative integer",
+            "ignoring it",
+        )
+    automatic = _setting(
+        compaction.get("enabled"),
+        _is_bool,
+        True,
+        problems,
+        "compaction.enabled",
+        "true or false",
+        "automatic resets stay on",
+    )
     own = settings.get(PI_CONTEXT_SETTINGS_KEY)
     if own is not None and not isinstance(own, Mapping):
         problems.append(
@@ -120,15 +146,15 @@ def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) ->
             f"{own!r}; using its defaults"
         )
         own = {}
-    raw_margin = own.get("reminderMarginTokens") if isinstance(own, Mapping) else None
-    if raw_margin is not None:
-        if _is_count(raw_margin, positive=True):
-            margin = raw_margin
-        else:
-            problems.append(
-                f"pi-context: {PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens must be a positive "
-                f"integer, got {raw_margin!r}; using the default {DEFAULT_REMINDER_MARGIN_TOKENS}"
-            )
+    margin = _setting(
+        own.get("reminderMarginTokens") if isinstance(own, Mapping) else None,
+        _is_positive_count,
+        DEFAULT_REMINDER_MARGIN_TOKENS,
+        problems,
+        f"{PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens",
+        "a positive integer",
+        f"using the default {DEFAULT_REMINDER_MARGIN_TOKENS}",
+    )
     return Policy(thresholds_for(reserve, margin), automatic, tuple(problems))
 
 
