@@ -16,8 +16,8 @@ human hears about a reminder only once it is durable in the active window.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeGuard, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeGuard, TypeVar
 
 from pi_context.bindings.session.windows import has_window_message
 
@@ -34,8 +34,9 @@ from .protocol import (
     reminder_text,
 )
 
-Entry = dict[str, Any]
-Draft = dict[str, Any]
+if TYPE_CHECKING:
+    from pi_context.bindings.session.boundary import Draft, Entry
+
 Notify = Callable[[str, str], None]
 
 
@@ -73,7 +74,6 @@ T = TypeVar("T")
 
 
 def _is_count(value: object) -> TypeGuard[int]:
-    """A whole number of tokens, zero or more (not a bool)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -85,77 +85,75 @@ def _is_bool(value: object) -> TypeGuard[bool]:
     return isinstance(value, bool)
 
 
-def _setting(
-    value: object,
-    valid: Callable[[object], TypeGuard[T]],
-    fallback: T,
-    problems: list[str],
-    where: str,
-    wants: str,
-    instead: str,
-) -> T:
-    """``value`` when it is set and ``valid``, else ``fallback``; a set value that is not
-    valid adds a problem: the setting ``where`` must be ``wants``, so ``instead``."""
-    if value is None:
+@dataclass(frozen=True)
+class _Wants(Generic[T]):
+    """What a setting must be: the check, and its wording in a problem."""
+
+    check: Callable[[object], TypeGuard[T]]
+    wording: str
+
+
+_COUNT = _Wants(_is_count, "a non-negative integer")
+_POSITIVE_COUNT = _Wants(_is_positive_count, "a positive integer")
+_BOOL = _Wants(_is_bool, "true or false")
+
+
+@dataclass
+class _Problems:
+    """The problems found reading the settings, in the order found."""
+
+    found: list[str] = field(default_factory=list)
+
+    def setting(
+        self, value: object, wants: _Wants[T], fallback: T, where: str, instead: str = ""
+    ) -> T:
+        """``value`` when it is set and is what the setting ``where`` ``wants``, else
+        ``fallback``; a set value that is not adds a problem saying so and what is done
+        ``instead`` (by default: the default ``fallback`` is used)."""
+        if value is None:
+            return fallback
+        if wants.check(value):
+            return value
+        instead = instead or f"using the default {fallback}"
+        self.found.append(f"pi-context: {where} must be {wants.wording}, got {value!r}; {instead}")
         return fallback
-    if valid(value):
-        return value
-    problems.append(f"pi-context: {where} must be {wants}, got {value!r}; {instead}")
-    return fallback
 
 
 def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) -> Policy:
     """Thresholds and the automatic-reset switch from merged settings; bad values warn."""
-    problems: list[str] = []
+    problems = _Problems()
     compaction = settings.get("compaction")
     compaction = compaction if isinstance(compaction, Mapping) else {}
-    reserve = _setting(
-        compaction.get("reserveTokens"),
-        _is_count,
-        DEFAULT_RESERVE_TOKENS,
-        problems,
-        "compaction.reserveTokens",
-        "a non-negative integer",
-        f"using the default {DEFAULT_RESERVE_TOKENS}",
+    reserve = problems.setting(
+        compaction.get("reserveTokens"), _COUNT, DEFAULT_RESERVE_TOKENS, "compaction.reserveTokens"
     )
     overrides = compaction.get("modelOverrides")
     if model_key is not None and isinstance(overrides, Mapping):
         entry = overrides.get(model_key)
-        reserve = _setting(
+        reserve = problems.setting(
             entry.get("reserveTokens") if isinstance(entry, Mapping) else None,
-            _is_count,
+            _COUNT,
             reserve,
-            problems,
             f'compaction.modelOverrides["{model_key}"].reserveTokens',
-            "a non-negative integer",
             "ignoring it",
         )
-    automatic = _setting(
-        compaction.get("enabled"),
-        _is_bool,
-        True,
-        problems,
-        "compaction.enabled",
-        "true or false",
-        "automatic resets stay on",
+    automatic = problems.setting(
+        compaction.get("enabled"), _BOOL, True, "compaction.enabled", "automatic resets stay on"
     )
     own = settings.get(PI_CONTEXT_SETTINGS_KEY)
     if own is not None and not isinstance(own, Mapping):
-        problems.append(
+        problems.found.append(
             f'pi-context: the "{PI_CONTEXT_SETTINGS_KEY}" setting must be an object, got '
             f"{own!r}; using its defaults"
         )
         own = {}
-    margin = _setting(
+    margin = problems.setting(
         own.get("reminderMarginTokens") if isinstance(own, Mapping) else None,
-        _is_positive_count,
+        _POSITIVE_COUNT,
         DEFAULT_REMINDER_MARGIN_TOKENS,
-        problems,
         f"{PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens",
-        "a positive integer",
-        f"using the default {DEFAULT_REMINDER_MARGIN_TOKENS}",
     )
-    return Policy(thresholds_for(reserve, margin), automatic, tuple(problems))
+    return Policy(thresholds_for(reserve, margin), automatic, tuple(problems.found))
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import cast
 
-from pi_context.bindings.session.boundary import artifact_kind, commit_boundary
+from pi_context.bindings.session.boundary import Draft, artifact_kind, commit_boundary
 from pi_context.bindings.session.windows import (
     current_window_id,
     is_window_boot_entry,
@@ -34,8 +34,6 @@ from .lifecycle import Lifecycle, Token
 from .protocol import cleared_notice
 from .results import LEVELS, BoundaryResult, Level, Notice, ResetRecord
 from .window import WindowView
-
-Draft = dict[str, Any]
 
 
 class Notices:
