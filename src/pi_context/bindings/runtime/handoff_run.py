@@ -387,7 +387,7 @@ class HandoffRun:
             body=self.body,
             notes_budget=notes_budget(self.context_window),
             automatic=self.owner.record().to_json(),
-            now=self.owner.clock,  # one clock: the packet, the log, the destination's times
+            now=self.source.now_ms,  # one clock: the source session's, as the packet and the log
         )
         self.created = self.destination.path
         self.result.destination = self.created
