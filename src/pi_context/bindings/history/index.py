@@ -502,11 +502,8 @@ class HistoryIndex:
             "sizes": {},
             "parts": {},
         }
-        content, _info = open_regular(
-            _content_file(self.directory, meta),
-            os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW,
-            0o600,
-        )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        content, _info = open_regular(_content_file(self.directory, meta), flags, 0o600)
         os.close(content)
         self.meta = meta
         self._columns = {}
