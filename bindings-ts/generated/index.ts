@@ -6,6 +6,8 @@ import * as v0_25 from "./reset-control-0.25.js";
 import * as v0_26_proposal from "./reset-control-0.26-proposal.js";
 import * as v0_26 from "./reset-control-0.26.js";
 import * as v0_27 from "./reset-control-0.27.js";
+import * as v0_33 from "./reset-control-0.33.js";
+import * as v0_34 from "./reset-control-0.34.js";
 
 /** A step's outcome, typed loosely: the adapter passes JSON it has not checked. */
 export interface ServedResult {
@@ -38,5 +40,13 @@ export const SPECS: Readonly<Record<string, ServedSpec>> = {
   "reset-control@0.27": {
     initial: v0_27.initialResetControl,
     reduce: v0_27.reduceResetControl,
+  },
+  "reset-control@0.33": {
+    initial: v0_33.initialResetControl,
+    reduce: v0_33.reduceResetControl,
+  },
+  "reset-control@0.34": {
+    initial: v0_34.initialResetControl,
+    reduce: v0_34.reduceResetControl,
   },
 };

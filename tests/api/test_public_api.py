@@ -100,6 +100,8 @@ def test_reset_control_default_and_ids() -> None:
         "reset-control@0.26-proposal",
         "reset-control@0.26",
         "reset-control@0.27",
+        "reset-control@0.33",
+        "reset-control@0.34",
     ]
 
 

@@ -20,6 +20,8 @@ def test_exhaustive_agreement(gens: dict[str, Generated]) -> None:
         "reset-control@0.26": 9212,
         "reset-control@0.26-proposal": 9212,
         "reset-control@0.27": 14476,
+        "reset-control@0.33": 11844,
+        "reset-control@0.34": 14476,
         "handoff@0.6": 399,
     }
 

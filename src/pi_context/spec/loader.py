@@ -8,6 +8,7 @@ enumerated to find rows no input can reach (shadowed) and inputs no row matches.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from pi_context.spec.model import (
     NextLiteral,
     NextValue,
     NextVariant,
+    Provenance,
     Refinement,
     Row,
     Spec,
@@ -196,7 +198,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
         root,
         "spec",
         ("spec", "version", "axes", "initial", "events", "effects", "rows"),
-        ("title", "types", "invariants", "reachability", "refines"),
+        ("title", "types", "invariants", "reachability", "refines", "provenance"),
     )
     name = ctx.scalar(top["spec"][1], "spec")
     version = ctx.scalar(top["version"][1], "version")
@@ -256,6 +258,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
             "expect_all_reachable": expect_all,
             "reachability_why": reach_why,
             "refines": _refines(ctx, spec, top["refines"][1]) if "refines" in top else None,
+            "provenance": (_provenance(ctx, top["provenance"][1]) if "provenance" in top else None),
         }
     )
 
@@ -280,9 +283,20 @@ def _effect(ctx: _Ctx, name: str, knode: _Node, node: _Node) -> Effect:
 
 
 def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
-    """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, why: ...}``."""
-    m = ctx.keys(node, "refines", ("spec",), ("drop", "why"))
+    """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, map: {axis: {variant: base
+    variant}}, why: ...}``."""
+    m = ctx.keys(node, "refines", ("spec",), ("drop", "map", "why"))
     drops: list[tuple[str, str, tuple[str, ...]]] = []
+    maps: list[tuple[str, str, str]] = []
+    if "map" in m:
+        for aname, (ak, anode) in ctx.mapping(m["map"][1], "refines map").items():
+            axis = spec.axis(aname)
+            if not isinstance(axis, VariantAxis):
+                raise ctx.fail(ak, f"refines map: {aname!r} is not a variant axis")
+            for tag, (tk, tnode) in ctx.mapping(anode, f"refines map {aname}").items():
+                if axis.variant(tag) is None:
+                    raise ctx.fail(tk, f"refines map: {aname} has no variant {tag!r}")
+                maps.append((aname, tag, ctx.scalar(tnode, f"refines map {aname}.{tag}")))
     if "drop" in m:
         for aname, (ak, anode) in ctx.mapping(m["drop"][1], "refines drop").items():
             axis = spec.axis(aname)
@@ -298,7 +312,70 @@ def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
                         raise ctx.fail(fnode, f"refines drop: variant {tag!r} has no field {f!r}")
                 drops.append((aname, tag, tuple(fields)))
     return Refinement(
-        ctx.scalar(m["spec"][1], "refines spec"), tuple(drops), _why(ctx, m), ctx.loc(node)
+        ctx.scalar(m["spec"][1], "refines spec"),
+        tuple(drops),
+        _why(ctx, m),
+        ctx.loc(node),
+        tuple(maps),
+    )
+
+
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_RELEASE = re.compile(r"\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _provenance(ctx: _Ctx, node: _Node) -> Provenance:
+    """``provenance: {source: published, repository, path, release, commit, package, note}``
+    or ``{source: ours, note}``; ``unknown`` where the stored sources name nothing, and then a
+    note that says so."""
+    m = ctx.keys(
+        node,
+        "provenance",
+        ("source",),
+        ("repository", "path", "release", "commit", "package", "note"),
+    )
+    source = ctx.scalar(m["source"][1], "provenance source")
+    values = {k: ctx.scalar(v, f"provenance {k}") for k, (_, v) in m.items() if k != "source"}
+    note = values.get("note", "").strip()
+    if source == "ours":
+        for key in ("repository", "path", "release", "commit", "package"):
+            if key in m:
+                raise ctx.fail(m[key][0], f"provenance: a spec of our own has no {key!r}")
+        if not note:
+            raise ctx.fail(node, "provenance: a spec of our own needs a 'note' saying what it is")
+        return Provenance("ours", note=note, loc=ctx.loc(node))
+    if source != "published":
+        raise ctx.fail(
+            m["source"][1], f"provenance source: {source!r} is not one of: published, ours"
+        )
+    for key in ("repository", "path", "release", "commit"):
+        if key not in m:
+            raise ctx.fail(node, f"provenance: missing key {key!r} (write 'unknown' if unnamed)")
+    checks = (
+        ("repository", _REPOSITORY, "an owner/name repository"),
+        ("release", _RELEASE, "a release version such as 0.34.0"),
+        ("commit", _COMMIT, "a full 40-digit lowercase commit hash"),
+    )
+    for key, pattern, what in checks:
+        value = values[key]
+        if value != "unknown" and not pattern.fullmatch(value):
+            raise ctx.fail(m[key][1], f"provenance {key}: {value!r} is not {what} or 'unknown'")
+    path = values["path"]
+    if not path or path.startswith("/") or ".." in path.split("/"):
+        raise ctx.fail(m["path"][1], f"provenance path: {path!r} is not a path in the repository")
+    unknown = [k for k in ("repository", "release", "commit") if values[k] == "unknown"]
+    if unknown and not note:
+        raise ctx.fail(node, f"provenance: {', '.join(unknown)} unknown; add a 'note' saying why")
+    return Provenance(
+        "published",
+        values["repository"],
+        path,
+        values["release"],
+        values["commit"],
+        values.get("package", ""),
+        note,
+        ctx.loc(node),
     )
 
 
@@ -386,19 +463,15 @@ def _axis(
 
 
 def _check_widening(ctx: _Ctx, knode: _Node, axis: VariantAxis, fname: str) -> None:
-    """A field shared by variants has one type, or enum types of which one widens the rest."""
+    """A field shared by variants has one type, or enum types (read across variants as their
+    union)."""
     types = [f.type for v in axis.variants if (f := v.field(fname)) is not None]
-    if all(t == types[0] for t in types):
-        return
-    widest = axis.field_type(fname)
-    if isinstance(widest, EnumType) and all(
-        isinstance(t, EnumType) and set(t.values) <= set(widest.values) for t in types
-    ):
+    if all(t == types[0] for t in types) or all(isinstance(t, EnumType) for t in types):
         return
     raise ctx.fail(
         knode,
         f"axis {axis.name}: field {fname!r} has different types "
-        "(only enumerations where one includes every other's values may differ)",
+        "(only enumerations may differ between variants)",
     )
 
 

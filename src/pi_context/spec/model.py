@@ -121,18 +121,25 @@ class VariantAxis:
 
     def field_type(self, name: str) -> FieldType | None:
         """The field's type; when variants widen an enum (one's values include every other's),
-        the widest, so reads of the field across variants type-check against all values."""
+        the widest, so reads of the field across variants type-check against all values. When
+        no one enum includes the others (0.33's close-out and tool-request sources), their
+        union, named ``axis.field``."""
         found: FieldType | None = None
+        values: list[str] = []
         for variant in self.variants:
             f = variant.field(name)
             if f is None:
                 continue
+            if isinstance(f.type, EnumType):
+                values += [v for v in f.type.values if v not in values]
             if found is None or (
                 isinstance(found, EnumType)
                 and isinstance(f.type, EnumType)
                 and set(found.values) < set(f.type.values)
             ):
                 found = f.type
+        if isinstance(found, EnumType) and len(values) > len(found.values):
+            return EnumType(f"{self.name}.{name}", tuple(values))
         return found
 
     def carriers(self, name: str) -> tuple[str, ...]:
@@ -162,11 +169,12 @@ class Event:
         return next((f for f in self.facts if f.name == name), None)
 
 
-HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction = Literal["commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"]
 HOST_ACTIONS: tuple[HostAction, ...] = (
     "commit-continue",
     "commit-stop",
     "recover",
+    "stop",
     "acknowledge",
     "none",
 )
@@ -178,7 +186,8 @@ class Effect:
     meaning: str
     loc: Loc | None = None
     # What the host does for it: commit the boundary and continue, commit it and stop the
-    # run, commit the overflow recovery, acknowledge a request, or nothing. None: undeclared.
+    # run, commit the overflow recovery, stop the run without a boundary (its drafts are
+    # kept), acknowledge a request, or nothing. None: undeclared.
     host: HostAction | None = None
 
 
@@ -192,6 +201,25 @@ class Refinement:
     spec: str
     drop: tuple[tuple[str, str, tuple[str, ...]], ...]  # (axis, variant tag, fields)
     why: str = ""
+    loc: Loc | None = None
+    # (axis, variant tag, base variant tag): a variant the base lacks is read as another
+    # (its fields dropped per ``drop``), e.g. 0.34's stop-pending as 0.33's none.
+    map: tuple[tuple[str, str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a spec reproduces: the upstream file, release and commit it is exact against, or
+    ``source == "ours"`` for a spec of our own (a proposal). ``unknown`` marks what the stored
+    sources do not name; ``note`` then says why."""
+
+    source: Literal["published", "ours"]
+    repository: str = "unknown"  # owner/name
+    path: str = ""  # the reducer's file in that repository
+    release: str = "unknown"  # the version package.json names there
+    commit: str = "unknown"  # the full 40-digit hash
+    package: str = ""  # the npm package it shipped in, when known
+    note: str = ""
     loc: Loc | None = None
 
 
@@ -321,6 +349,7 @@ class Spec:
     reachability_why: str = ""
     comments: dict[str, str] = field(default_factory=dict)
     refines: Refinement | None = None
+    provenance: Provenance | None = None
 
     def axis(self, name: str) -> Axis | None:
         return next((a for a in self.axes if a.name == name), None)

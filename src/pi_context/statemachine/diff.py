@@ -83,14 +83,19 @@ class SpecDiff:
 def _drop_projection(spec: Spec) -> Projection:
     assert spec.refines is not None
     drops = {(axis, tag): set(fields) for axis, tag, fields in spec.refines.drop}
+    maps = {(axis, tag): base for axis, tag, base in spec.refines.map}
     tags = {a.name: a.tag for a in spec.axes if hasattr(a, "tag")}
 
     def project(state: Mapping[str, Any]) -> Wire:
         out: Wire = {}
         for name, value in state.items():
             if isinstance(value, dict) and name in tags:
-                gone = drops.get((name, value[tags[name]]), set())
-                out[name] = {k: v for k, v in value.items() if k not in gone}
+                tag = value[tags[name]]
+                gone = drops.get((name, tag), set())
+                kept = {k: v for k, v in value.items() if k not in gone}
+                if (name, tag) in maps:
+                    kept[tags[name]] = maps[(name, tag)]
+                out[name] = kept
             else:
                 out[name] = value
         return out
@@ -151,13 +156,28 @@ def _plan(a: Spec, b: Spec) -> tuple[Spec, Projection, str]:
                     f"{fine.id}'s projection onto {coarse.id} leaves "
                     f"{render_state(fine, stray[0])} outside {coarse.id}'s states"
                 )
-            dropped = ", ".join(f"{ax}.{tag}.{'/'.join(fs)}" for ax, tag, fs in fine.refines.drop)
-            how = f"dropping {dropped}" if dropped else "states as they are"
-            return fine, project, f"{fine.id} refines {coarse.id}; its states project by {how}"
+            how = _projection_text(fine, coarse)
+            return fine, project, f"{fine.id} refines {coarse.id}; its states project {how}"
     raise DiffError(
         f"{a.id} and {b.id} have different states and neither declares that it refines the "
         f"other (add `refines: {{spec: {a.id}, drop: ...}}` to {b.id})"
     )
+
+
+def _projection_text(fine: Spec, coarse: Spec) -> str:
+    assert fine.refines is not None
+    parts = [f"reading {ax} `{tag}` as `{base}`" for ax, tag, base in fine.refines.map] + [
+        f"dropping {ax}.{tag}.{'/'.join(fs)}" for ax, tag, fs in fine.refines.drop
+    ]
+    if parts:
+        return "by " + " and ".join(parts)
+    fine_n, coarse_n = len(all_states(fine)), len(all_states(coarse))
+    if fine_n < coarse_n:
+        return (
+            f"as they are: its {fine_n} states are among {coarse.id}'s {coarse_n} "
+            f"(the {coarse_n - fine_n} others cannot arise under {fine.id})"
+        )
+    return "as they are"
 
 
 def _shape(spec: Spec) -> tuple[str, ...]:

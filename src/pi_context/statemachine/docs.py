@@ -33,7 +33,8 @@ def restored_invariants(base: Spec, spec: Spec) -> str:
     projection) or nothing is violated."""
     from dataclasses import replace
 
-    if spec.refines is None or spec.refines.drop:
+    ours = spec.provenance is not None and spec.provenance.source == "ours"
+    if spec.refines is None or spec.refines.drop or spec.refines.map or not ours:
         return ""
     mixed = replace(
         base,
@@ -54,6 +55,31 @@ def restored_invariants(base: Spec, spec: Spec) -> str:
     for counter in violations:
         out += ["", f"### `{counter.property}`", "", "```text", counter.render(base), "```"]
     return "\n".join(out) + "\n"
+
+
+def provenance_section(spec: Spec) -> list[str]:
+    """What the spec reproduces: the upstream file, release and commit, or our own reading."""
+    prov = spec.provenance
+    if prov is None:
+        return ["## Provenance", "", "The spec declares no provenance.", ""]
+    out = ["## Provenance", ""]
+    if prov.source == "ours":
+        return [*out, f"Our own spec, reproducing no published reducer. {prov.note}", ""]
+    out += [
+        "Reproduces the published code below.",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| repository | `{prov.repository}` |",
+        f"| path | `{prov.path}` |",
+        f"| release | `{prov.release}` |",
+        f"| commit | `{prov.commit}` |",
+    ]
+    if prov.package:
+        out.append(f"| package | `{prov.package}` |")
+    if prov.note:
+        out += ["", _cell(prov.note)]
+    return [*out, ""]
 
 
 def _cell(text: str) -> str:
@@ -148,6 +174,7 @@ def render(
         "fires, sets the listed axes (the others keep their value) and names one effect for the",
         "host to perform. The reducer does no I/O.",
         "",
+        *provenance_section(spec),
         "## State",
         "",
         "| axis | values | meaning |",

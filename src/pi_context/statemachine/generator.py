@@ -16,6 +16,7 @@ from pathlib import Path
 from pi_context.spec import expr as ex
 from pi_context.spec.model import (
     BOOL,
+    HOST_ACTIONS,
     Axis,
     EnumAxis,
     EnumType,
@@ -80,7 +81,7 @@ def _effect_hosts(spec: Spec) -> list[str]:
     out = [
         "",
         "HostAction: TypeAlias = Literal[",
-        "    'commit-continue', 'commit-stop', 'recover', 'acknowledge', 'none'",
+        "    " + ", ".join(repr(h) for h in HOST_ACTIONS),
         "]",
         "EFFECT_HOST: dict[Effect, HostAction | None] = {",
     ]

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4
+# spec-sha256: 8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "27082857c1108d6f45ebcd206a9a27df7078468ddc2e278afea87291780033f4"
+SPEC_SHA256 = "8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -41,7 +41,9 @@ EFFECTS: tuple[Effect, ...] = (
     "recover-overflow",
 )
 
-HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction: TypeAlias = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",
     "requested": "acknowledge",

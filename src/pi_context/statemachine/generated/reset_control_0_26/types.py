@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
+# spec-sha256: 26077826aec7e29c22bac2a41b345d5ea2e9c48c166afc1afae51002d0799639
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26"
-SPEC_SHA256 = "3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5"
+SPEC_SHA256 = "26077826aec7e29c22bac2a41b345d5ea2e9c48c166afc1afae51002d0799639"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -70,7 +70,9 @@ EFFECTS: tuple[Effect, ...] = (
     "recover-overflow",
 )
 
-HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction: TypeAlias = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",
     "close-out-armed": "acknowledge",

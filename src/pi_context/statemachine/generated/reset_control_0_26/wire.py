@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 3fc62471749732f54cde830c306716a1cf8284e4f493253e042b58072c5c33e5
+# spec-sha256: 26077826aec7e29c22bac2a41b345d5ea2e9c48c166afc1afae51002d0799639
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 109300b7b7b31eeec65052a3b8ae6c6663c9d755bcebe21213784033b2b05efd
+# spec-sha256: b58db75ee4c7c5805664fdb7b5c5a56f2e250e5ce020784ab8c94cc3ff0210f7
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 109300b7b7b31eeec65052a3b8ae6c6663c9d755bcebe21213784033b2b05efd
+# spec-sha256: b58db75ee4c7c5805664fdb7b5c5a56f2e250e5ce020784ab8c94cc3ff0210f7
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26-proposal"
-SPEC_SHA256 = "109300b7b7b31eeec65052a3b8ae6c6663c9d755bcebe21213784033b2b05efd"
+SPEC_SHA256 = "b58db75ee4c7c5805664fdb7b5c5a56f2e250e5ce020784ab8c94cc3ff0210f7"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -70,7 +70,9 @@ EFFECTS: tuple[Effect, ...] = (
     "recover-overflow",
 )
 
-HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction: TypeAlias = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",
     "close-out-armed": "acknowledge",

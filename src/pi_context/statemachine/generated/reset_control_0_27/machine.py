@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 76de7dca76c0ccf37a7b6a5401125a31fd447f591423b60aa73ac939628bc678
+# spec-sha256: 8e88c1c6f3ac053bc4f703dec85144807d2106a469c41def4d97e72bacb10fc0
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 76de7dca76c0ccf37a7b6a5401125a31fd447f591423b60aa73ac939628bc678
+# spec-sha256: 8e88c1c6f3ac053bc4f703dec85144807d2106a469c41def4d97e72bacb10fc0
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.27"
-SPEC_SHA256 = "76de7dca76c0ccf37a7b6a5401125a31fd447f591423b60aa73ac939628bc678"
+SPEC_SHA256 = "8e88c1c6f3ac053bc4f703dec85144807d2106a469c41def4d97e72bacb10fc0"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -79,7 +79,9 @@ EFFECTS: tuple[Effect, ...] = (
     "recover-overflow",
 )
 
-HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction: TypeAlias = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",
     "close-out-armed": "acknowledge",
