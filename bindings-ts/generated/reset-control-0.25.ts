@@ -106,8 +106,17 @@ export interface ResetControlResult {
   readonly effect: ResetControlEffect;
 }
 
+/** Upstream's names for these types (src/pi/reset/lifecycle.ts). */
+export type ResetRequest = ResetControlRequest;
+export type ResetOverflowPhase = ResetControlOverflow;
+export type ResetTurnEndFacts = TurnEndFacts;
+export type ResetBeforeSettleFacts = BeforeSettleFacts;
+
+/** What a host does for an effect (see the spec's effects table). */
+export type HostAction = "commit-continue" | "commit-stop" | "recover" | "stop" | "acknowledge" | "none";
+
 /** The host action of each effect, as the spec declares it. */
-export const EFFECT_HOST: Readonly<Record<ResetControlEffect, string | null>> = {
+export const EFFECT_HOST: Readonly<Record<ResetControlEffect, HostAction | null>> = {
   "none": "none",
   "requested": "acknowledge",
   "already-requested": "acknowledge",
@@ -125,6 +134,7 @@ export function initialResetControl(): ResetControlState {
  * Rows are tried in table order; the first whose guard holds decides.
  */
 export function reduceResetControl(state: ResetControlState, event: ResetControlEvent): ResetControlResult {
+  checkInput(state, event);
   switch (event.type) {
     case "request":
       return onRequest(state, event);
@@ -189,11 +199,11 @@ function onTurnEnd(state: ResetControlState, event: TurnEndEvent): ResetControlR
   const facts = event.facts;
   // lazy facts: read at most once, only when a guard reaches them
   let queuedValue: boolean | undefined;
-  const readQueued = (): boolean => (queuedValue ??= facts.queued);
+  const readQueued = (): boolean => (queuedValue ??= checkBoolean(facts.queued, "event.facts.queued"));
   let automaticResetEnabledValue: boolean | undefined;
-  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= facts.automaticResetEnabled);
+  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= checkBoolean(facts.automaticResetEnabled, "event.facts.automaticResetEnabled"));
   let thresholdDueValue: boolean | undefined;
-  const readThresholdDue = (): boolean => (thresholdDueValue ??= facts.thresholdDue);
+  const readThresholdDue = (): boolean => (thresholdDueValue ??= checkBoolean(facts.thresholdDue, "event.facts.thresholdDue"));
   // turn_end.aborted: An aborted turn never manufactures a continuation and clears both axes.
   if (facts.aborted) {
     return { state: { request: "none", overflow: "idle" }, effect: "none" };
@@ -237,13 +247,13 @@ function onBeforeSettle(state: ResetControlState, event: BeforeSettleEvent): Res
   const facts = event.facts;
   // lazy facts: read at most once, only when a guard reaches them
   let queuedValue: boolean | undefined;
-  const readQueued = (): boolean => (queuedValue ??= facts.queued);
+  const readQueued = (): boolean => (queuedValue ??= checkBoolean(facts.queued, "event.facts.queued"));
   let enabledValue: boolean | undefined;
-  const readEnabled = (): boolean => (enabledValue ??= facts.enabled);
+  const readEnabled = (): boolean => (enabledValue ??= checkBoolean(facts.enabled, "event.facts.enabled"));
   let automaticResetEnabledValue: boolean | undefined;
-  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= facts.automaticResetEnabled);
+  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= checkBoolean(facts.automaticResetEnabled, "event.facts.automaticResetEnabled"));
   let abortedValue: boolean | undefined;
-  const readAborted = (): boolean => (abortedValue ??= facts.aborted);
+  const readAborted = (): boolean => (abortedValue ??= checkBoolean(facts.aborted, "event.facts.aborted"));
   // before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
   if ((state.overflow === "idle" || state.overflow === "spent")) {
     return { state, effect: "none" };
@@ -283,4 +293,78 @@ function onAbort(_state: ResetControlState, _event: AbortEvent): ResetControlRes
 function onClear(_state: ResetControlState, _event: ClearEvent): ResetControlResult {
   // clear.clear: Lifecycle transitions clear both axes.
   return { state: { request: "none", overflow: "idle" }, effect: "none" };
+}
+
+/** A state or event that is not of this spec's shape; `path` names the field. */
+export class ResetControlInputError extends Error {
+  readonly path: string;
+  constructor(path: string, expected: string, got: unknown) {
+    super(`${SPEC_ID}: ${path} must be ${expected}, got ${describe(got)}`);
+    this.name = "ResetControlInputError";
+    this.path = path;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") return JSON.stringify(value);
+  return typeof value === "function" ? "a function" : String(value);
+}
+
+function checkObject(value: unknown, path: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ResetControlInputError(path, "an object", value);
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkBoolean(value: unknown, path: string): boolean {
+  if (typeof value !== "boolean") throw new ResetControlInputError(path, "a boolean", value);
+  return value;
+}
+
+function checkOneOf<T extends string>(value: unknown, values: readonly T[], path: string): T {
+  if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
+    const expected = `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`;
+    throw new ResetControlInputError(path, expected, value);
+  }
+  return value as T;
+}
+
+/** Refuse a state or event of the wrong shape before the table runs (lazy facts are
+ * checked when first read). */
+function checkInput(stateValue: unknown, eventValue: unknown): void {
+  const state = checkObject(stateValue, "state");
+  checkOneOf(state["request"], ["none", "explicit"], "state.request");
+  checkOneOf(state["overflow"], ["idle", "pending", "pending-spent", "spent"], "state.overflow");
+  const event = checkObject(eventValue, "event");
+  switch (checkOneOf(event["type"], ["request", "turn_end", "before_settle", "settled", "abort", "clear"], "event.type")) {
+    case "request": {
+      return;
+    }
+    case "turn_end": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["aborted"], "event.facts.aborted");
+      checkBoolean(facts["overflow"], "event.facts.overflow");
+      checkBoolean(facts["failed"], "event.facts.failed");
+      checkBoolean(facts["enabled"], "event.facts.enabled");
+      return;
+    }
+    case "before_settle": {
+      checkObject(event["facts"], "event.facts");
+      return;
+    }
+    case "settled": {
+      return;
+    }
+    case "abort": {
+      return;
+    }
+    case "clear": {
+      return;
+    }
+  }
 }

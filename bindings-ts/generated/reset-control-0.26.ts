@@ -133,8 +133,18 @@ export interface ResetControlResult {
   readonly effect: ResetControlEffect;
 }
 
+/** Upstream's names for these types (src/pi/reset/lifecycle.ts). */
+export type ResetRequest = ResetControlRequest;
+export type ResetOverflowPhase = ResetControlOverflow;
+export type ResetRequestSource = Source;
+export type ResetTurnEndFacts = TurnEndFacts;
+export type ResetBeforeSettleFacts = BeforeSettleFacts;
+
+/** What a host does for an effect (see the spec's effects table). */
+export type HostAction = "commit-continue" | "commit-stop" | "recover" | "stop" | "acknowledge" | "none";
+
 /** The host action of each effect, as the spec declares it. */
-export const EFFECT_HOST: Readonly<Record<ResetControlEffect, string | null>> = {
+export const EFFECT_HOST: Readonly<Record<ResetControlEffect, HostAction | null>> = {
   "none": "none",
   "close-out-armed": "acknowledge",
   "already-pending": "acknowledge",
@@ -152,6 +162,7 @@ export function initialResetControl(): ResetControlState {
  * Rows are tried in table order; the first whose guard holds decides.
  */
 export function reduceResetControl(state: ResetControlState, event: ResetControlEvent): ResetControlResult {
+  checkInput(state, event);
   switch (event.type) {
     case "close_out":
       return onCloseOut(state, event);
@@ -258,11 +269,11 @@ function onTurnEnd(state: ResetControlState, event: TurnEndEvent): ResetControlR
   const facts = event.facts;
   // lazy facts: read at most once, only when a guard reaches them
   let queuedValue: boolean | undefined;
-  const readQueued = (): boolean => (queuedValue ??= facts.queued);
+  const readQueued = (): boolean => (queuedValue ??= checkBoolean(facts.queued, "event.facts.queued"));
   let automaticResetEnabledValue: boolean | undefined;
-  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= facts.automaticResetEnabled);
+  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= checkBoolean(facts.automaticResetEnabled, "event.facts.automaticResetEnabled"));
   let hardReserveDueValue: boolean | undefined;
-  const readHardReserveDue = (): boolean => (hardReserveDueValue ??= facts.hardReserveDue);
+  const readHardReserveDue = (): boolean => (hardReserveDueValue ??= checkBoolean(facts.hardReserveDue, "event.facts.hardReserveDue"));
   // turn_end.aborted: An aborted turn never manufactures a continuation and clears every pending phase.
   if (facts.aborted) {
     return { state: { request: { phase: "none" }, overflow: "idle" }, effect: "none" };
@@ -310,11 +321,11 @@ function onBeforeSettle(state: ResetControlState, event: BeforeSettleEvent): Res
   const facts = event.facts;
   // lazy facts: read at most once, only when a guard reaches them
   let queuedValue: boolean | undefined;
-  const readQueued = (): boolean => (queuedValue ??= facts.queued);
+  const readQueued = (): boolean => (queuedValue ??= checkBoolean(facts.queued, "event.facts.queued"));
   let enabledValue: boolean | undefined;
-  const readEnabled = (): boolean => (enabledValue ??= facts.enabled);
+  const readEnabled = (): boolean => (enabledValue ??= checkBoolean(facts.enabled, "event.facts.enabled"));
   let automaticResetEnabledValue: boolean | undefined;
-  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= facts.automaticResetEnabled);
+  const readAutomaticResetEnabled = (): boolean => (automaticResetEnabledValue ??= checkBoolean(facts.automaticResetEnabled, "event.facts.automaticResetEnabled"));
   // before_settle.aborted: An aborted run returns to the initial state: no recovery, no close-out, and a spent chain is forgotten, so the next failure may recover again.
   if (facts.aborted) {
     return { state: { request: { phase: "none" }, overflow: "idle" }, effect: "none" };
@@ -415,4 +426,105 @@ function present<T>(value: T | undefined): T {
     throw new Error("reset-control@0.26: a row copied a field its phase lacks");
   }
   return value;
+}
+
+/** A state or event that is not of this spec's shape; `path` names the field. */
+export class ResetControlInputError extends Error {
+  readonly path: string;
+  constructor(path: string, expected: string, got: unknown) {
+    super(`${SPEC_ID}: ${path} must be ${expected}, got ${describe(got)}`);
+    this.name = "ResetControlInputError";
+    this.path = path;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") return JSON.stringify(value);
+  return typeof value === "function" ? "a function" : String(value);
+}
+
+function checkObject(value: unknown, path: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ResetControlInputError(path, "an object", value);
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkBoolean(value: unknown, path: string): boolean {
+  if (typeof value !== "boolean") throw new ResetControlInputError(path, "a boolean", value);
+  return value;
+}
+
+function checkString(value: unknown, path: string): string {
+  if (typeof value !== "string") throw new ResetControlInputError(path, "a string", value);
+  return value;
+}
+
+function checkOneOf<T extends string>(value: unknown, values: readonly T[], path: string): T {
+  if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
+    const expected = `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`;
+    throw new ResetControlInputError(path, expected, value);
+  }
+  return value as T;
+}
+
+/** Refuse a state or event of the wrong shape before the table runs (lazy facts are
+ * checked when first read). */
+function checkInput(stateValue: unknown, eventValue: unknown): void {
+  const state = checkObject(stateValue, "state");
+  const requestValue = checkObject(state["request"], "state.request");
+  const requestValueTag = requestValue["phase"];
+  switch (checkOneOf(requestValueTag, ["none", "close-out", "tool-requested"], "state.request.phase")) {
+    case "none":
+      break;
+    case "close-out":
+      checkString(requestValue["windowId"], "state.request.windowId");
+      checkOneOf(requestValue["source"], ["manual", "automatic"], "state.request.source");
+      break;
+    case "tool-requested":
+      checkString(requestValue["windowId"], "state.request.windowId");
+      break;
+  }
+  checkOneOf(state["overflow"], ["idle", "pending", "pending-spent", "spent"], "state.overflow");
+  const event = checkObject(eventValue, "event");
+  switch (checkOneOf(event["type"], ["close_out", "tool_request", "turn_end", "before_settle", "settled", "abort", "clear"], "event.type")) {
+    case "close_out": {
+      checkString(event["windowId"], "event.windowId");
+      checkOneOf(event["source"], ["manual", "automatic"], "event.source");
+      return;
+    }
+    case "tool_request": {
+      checkString(event["windowId"], "event.windowId");
+      return;
+    }
+    case "turn_end": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkString(facts["windowId"], "event.facts.windowId");
+      checkBoolean(facts["aborted"], "event.facts.aborted");
+      checkBoolean(facts["overflow"], "event.facts.overflow");
+      checkBoolean(facts["failed"], "event.facts.failed");
+      checkBoolean(facts["enabled"], "event.facts.enabled");
+      return;
+    }
+    case "before_settle": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkString(facts["windowId"], "event.facts.windowId");
+      checkBoolean(facts["aborted"], "event.facts.aborted");
+      checkBoolean(facts["failed"], "event.facts.failed");
+      return;
+    }
+    case "settled": {
+      return;
+    }
+    case "abort": {
+      return;
+    }
+    case "clear": {
+      return;
+    }
+  }
 }
