@@ -37,6 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BINDINGS = ROOT / "bindings-ts"
 PURE_START = "export type ResetRequestSource"
 PURE_END = "export function registerResetLifecycle"
+TSBUILD = "pi_context.conformance.tsbuild"
 
 
 class CheckError(Exception):
@@ -151,6 +152,7 @@ def cmd_adapter(args: argparse.Namespace) -> int:
 def cmd_tests(args: argparse.Namespace) -> int:
     out = _outside(Path(args.out))
     npm = shutil.which("npm") or "npm"
+    _run([sys.executable, "-m", TSBUILD], ROOT, "the TypeScript build of the binding")
     tarball = _run([npm, "pack", "--silent", "--pack-destination", str(out)], BINDINGS, "npm pack")
     package = json.loads((BINDINGS / "package.json").read_text(encoding="utf-8"))["name"]
     _npm_install(out, [str(out / tarball.strip().splitlines()[-1]), "@types/node@22"])
