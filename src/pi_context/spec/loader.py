@@ -21,6 +21,7 @@ from pi_context.spec.model import (
     HOST_ACTIONS,
     Axis,
     Effect,
+    Embedding,
     EnumAxis,
     EnumType,
     Event,
@@ -285,7 +286,7 @@ def _effect(ctx: _Ctx, name: str, knode: _Node, node: _Node) -> Effect:
 def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
     """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, map: {axis: {variant: base
     variant}}, why: ...}``."""
-    m = ctx.keys(node, "refines", ("spec",), ("drop", "map", "why"))
+    m = ctx.keys(node, "refines", ("spec",), ("drop", "map", "embed", "why"))
     drops: list[tuple[str, str, tuple[str, ...]]] = []
     maps: list[tuple[str, str, str]] = []
     if "map" in m:
@@ -317,7 +318,49 @@ def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
         _why(ctx, m),
         ctx.loc(node),
         tuple(maps),
+        _embed(ctx, m["embed"][1]) if "embed" in m else None,
     )
+
+
+def _plain(ctx: _Ctx, node: _Node, what: str) -> object:
+    """A YAML value as a wire value: mappings, lists, booleans and strings."""
+    if isinstance(node, yaml.MappingNode):
+        return {k: _plain(ctx, v, f"{what}.{k}") for k, (_, v) in ctx.mapping(node, what).items()}
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(ctx, v, what) for v in node.value]
+    if node.tag.endswith(":bool"):
+        return str(node.value).lower() == "true"
+    return ctx.scalar(node, what)
+
+
+def _pairs(ctx: _Ctx, node: _Node, what: str) -> tuple[tuple[str, object], ...]:
+    return tuple(
+        (k, _plain(ctx, v, f"{what}.{k}")) for k, (_, v) in ctx.mapping(node, what).items()
+    )
+
+
+def _embed(ctx: _Ctx, node: _Node) -> Embedding:
+    """``embed: {states: {axis: {base value: value}}, events: {base event: wire event},
+    facts: {base event: {fact: value | facts.<base fact>}}, effects: {base: effect}}``; the
+    diff checks each translated case against both specs."""
+    m = ctx.keys(node, "refines embed", (), ("states", "events", "facts", "effects"))
+
+    def nested(key: str) -> tuple[tuple[str, tuple[tuple[str, object], ...]], ...]:
+        if key not in m:
+            return ()
+        items = ctx.mapping(m[key][1], f"refines embed {key}").items()
+        return tuple((k, _pairs(ctx, v, f"refines embed {key}.{k}")) for k, (_, v) in items)
+
+    effects = tuple(
+        (k, str(v)) for k, v in (_pairs(ctx, m["effects"][1], "effects") if "effects" in m else ())
+    )
+    events = _pairs(ctx, m["events"][1], "refines embed events") if "events" in m else ()
+    for name, wire in events:
+        if not isinstance(wire, dict) or not isinstance(wire.get("type"), str):
+            raise ctx.fail(
+                m["events"][1], f"refines embed events.{name}: needs a wire event with a type"
+            )
+    return Embedding(nested("states"), events, nested("facts"), effects, ctx.loc(node))
 
 
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")

@@ -205,6 +205,22 @@ class Refinement:
     # (axis, variant tag, base variant tag): a variant the base lacks is read as another
     # (its fields dropped per ``drop``), e.g. 0.34's stop-pending as 0.33's none.
     map: tuple[tuple[str, str, str], ...] = ()
+    # When the base has other events (0.25 before 0.26): how each case of the base reads in
+    # this spec, as plain values: {"states": {axis: {base value: value}}, "events": {base
+    # event: wire event}, "facts": {base event: {fact: value or "facts.<base fact>"}},
+    # "effects": {base effect: effect}}. None: the two share their events.
+    embed: Embedding | None = None
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """How the cases of an earlier spec with other events read in this one (see ``embed``)."""
+
+    states: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
+    events: tuple[tuple[str, object], ...]
+    facts: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
+    effects: tuple[tuple[str, str], ...]
+    loc: Loc | None = None
 
 
 @dataclass(frozen=True)

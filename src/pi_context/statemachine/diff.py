@@ -184,16 +184,30 @@ def _shape(spec: Spec) -> tuple[str, ...]:
     return tuple(a.name for a in spec.axes)
 
 
-def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+StepOutcome = Callable[[Spec, Mapping[str, Any], Wire], Outcome]
+
+
+def _outcomes(a: Spec, b: Spec) -> tuple[Spec, str, StepOutcome]:
+    """Whose states to enumerate, how the two are compared, and each one's outcome."""
+    for base, spec in ((a, b), (b, a)):
+        if spec.refines is not None and spec.refines.spec == base.id and spec.refines.embed:
+            how = f"{spec.id} refines {base.id}, whose cases it reads {_EMBED_HOW}"
+            return base, how, _embedded_outcome(base, spec)
     _same_events(a, b)
     fine, project, how = _plan(a, b)
-    events = all_events(fine)
 
     def outcome(spec: Spec, state: Mapping[str, Any], event: Wire) -> Outcome:
         on = state if spec is fine else project(state)
         step = interpret.step(spec, on, event)
         post = project(step.state) if spec is fine else step.state
         return Outcome(post, step.effect, step.row, step.consulted)
+
+    return fine, how, outcome
+
+
+def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+    fine, how, outcome = _outcomes(a, b)
+    events = all_events(fine)
 
     def case(state: Wire, event: Wire) -> Case:
         return Case(state, event, outcome(a, state, event), outcome(b, state, event))
@@ -214,6 +228,86 @@ def diff_specs(a: Spec, b: Spec) -> SpecDiff:
     _shortest_traces(fine, events, case, groups)
     ordered = sorted(groups.values(), key=lambda g: (_row_index(a, g.row_a), g.row_b))
     return SpecDiff(a, b, total, how, ordered, fine)
+
+
+_EMBED_HOW = (
+    "as its `embed` says (states, events, facts and effects renamed; outcomes are compared "
+    "in the later spec's terms, on the lazy facts both read lazily)"
+)
+
+
+def _embedded_outcome(base: Spec, spec: Spec) -> StepOutcome:
+    """Step a case of ``base`` in either spec, the outcome in ``spec``'s terms."""
+    assert spec.refines is not None and spec.refines.embed is not None
+    emb = spec.refines.embed
+    states = {axis: dict(values) for axis, values in emb.states}
+    events = dict(emb.events)
+    facts = {name: dict(values) for name, values in emb.facts}
+    effects = dict(emb.effects)
+
+    def lazy(s: Spec, event: str) -> set[str]:
+        e = s.event(event)
+        return {f.name for f in e.facts if f.lazy} if e is not None else set()
+
+    def state_in(wire: Mapping[str, Any]) -> Wire:
+        out: Wire = {}
+        for axis, value in wire.items():
+            mapped = states.get(axis)
+            if mapped is None:
+                out[axis] = value
+            elif str(value) in mapped:
+                out[axis] = mapped[str(value)]
+            else:
+                raise DiffError(f"{spec.id} embed: no reading for {base.id}'s {axis} {value!r}")
+        return out
+
+    def renames(event: str) -> dict[str, str]:  # base fact -> this spec's fact
+        return {
+            v.removeprefix("facts."): k
+            for k, v in facts.get(event, {}).items()
+            if isinstance(v, str) and v.startswith("facts.")
+        }
+
+    def event_in(wire: Wire) -> Wire:
+        kind = str(wire["type"])
+        if kind in events:
+            mapped = events[kind]
+            assert isinstance(mapped, dict)  # (the loader checked it)
+            return dict(mapped)
+        target = spec.event(kind)
+        if target is None:
+            raise DiffError(f"{spec.id} embed: no reading for {base.id}'s event {kind!r}")
+        out: Wire = {k: v for k, v in wire.items() if k != "facts"}
+        if "facts" in wire:
+            given = dict(wire["facts"])
+            new: dict[str, Any] = {}
+            for f in target.facts:
+                value = facts.get(kind, {}).get(f.name, f.name if f.name in given else None)
+                if isinstance(value, str) and value.startswith("facts."):
+                    value = given[value.removeprefix("facts.")]
+                elif value == f.name:
+                    value = given[f.name]
+                if value is None:
+                    raise DiffError(f"{spec.id} embed: no value for {kind} fact {f.name!r}")
+                new[f.name] = value
+            out["facts"] = new
+        return out
+
+    def outcome(which: Spec, state: Mapping[str, Any], event: Wire) -> Outcome:
+        kind = str(event["type"])
+        mapped_kind = str(event_in(event)["type"])
+        both = lazy(spec, mapped_kind) & {renames(kind).get(n, n) for n in lazy(base, kind)}
+        if which is base:
+            step = interpret.step(base, state, event)
+            read = tuple(r for r in (renames(kind).get(n, n) for n in step.consulted) if r in both)
+            return Outcome(
+                state_in(step.state), effects.get(step.effect, step.effect), step.row, read
+            )
+        step = interpret.step(spec, state_in(state), event_in(event))
+        read = tuple(n for n in step.consulted if n in both)
+        return Outcome(step.state, step.effect, step.row, read)
+
+    return outcome
 
 
 def _row_index(spec: Spec, row: str) -> int:
@@ -259,7 +353,7 @@ def _outcome_text(spec: Spec, o: Outcome) -> str:
 
 
 def render_markdown(d: SpecDiff, *, heading: str = "#") -> str:
-    coarse = d.a if d.enumerated is d.b else d.b
+    coarse = d.a if d.enumerated is d.b else d.b  # outcomes are written in its terms
     out = [f"{heading} Differences: {d.a.id} → {d.b.id}", ""]
     if d.projection:
         out += [f"{d.projection}.", ""]

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 26077826aec7e29c22bac2a41b345d5ea2e9c48c166afc1afae51002d0799639
+# spec-sha256: dfc6fcec47065b23ee2127ceff297a4d8c0d3dc6d9b1e6ece5766b9a115a4644
 
 from __future__ import annotations
 

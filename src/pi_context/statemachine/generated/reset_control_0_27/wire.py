@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8e88c1c6f3ac053bc4f703dec85144807d2106a469c41def4d97e72bacb10fc0
+# spec-sha256: 0875be41dcdeb88c4c64560aaba9f46a5218475a678f46e7ce0b89bd22c9abd2
 
 from __future__ import annotations
 
