@@ -205,13 +205,25 @@ def _outcomes(a: Spec, b: Spec) -> tuple[Spec, str, StepOutcome]:
     return fine, how, outcome
 
 
-def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+def _cases(a: Spec, b: Spec) -> tuple[Spec, str, Callable[[Wire, Wire], Case]]:
     fine, how, outcome = _outcomes(a, b)
-    events = all_events(fine)
 
     def case(state: Wire, event: Wire) -> Case:
         return Case(state, event, outcome(a, state, event), outcome(b, state, event))
 
+    return fine, how, case
+
+
+def case_comparer(a: Spec, b: Spec) -> tuple[Spec, Callable[[Wire, Wire], Case]]:
+    """The spec whose states a case is written in, and how ``diff_specs`` compares one case
+    (any state and event of that spec, concrete window ids included)."""
+    fine, _how, case = _cases(a, b)
+    return fine, case
+
+
+def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+    fine, how, case = _cases(a, b)
+    events = all_events(fine)
     groups: dict[tuple[str, str], Group] = {}
     total = 0
     for state in all_states(fine):
