@@ -935,6 +935,377 @@ SCENARIOS_027: tuple[Scenario, ...] = tuple(
 )
 
 
+# ---------------------------------------------------------------- reset-control@0.33
+# pi-context 0.33.1: a manual close-out always reaches the settle (the model's call during one
+# is only acknowledged, and /wipe-memory takes over the model's pending request of its
+# window); a tool request remembers only whether it upgraded the budget's close-out of its
+# own window.
+
+V33 = "reset-control@0.33"
+
+
+# 0.27 cases 0.33 decides the same way. Not kept: the three whose tool request 0.33 decides
+# otherwise, and the stale manual tool request (0.33's tool requests have no manual source).
+_SAME_IN_033 = tuple(
+    s.id
+    for s in SCENARIOS_027
+    if s.id
+    not in (
+        "manual-wipe-memory-commits-and-stops",
+        "tool-request-takes-another-windows-source",
+        "manual-close-out-under-model-request-continues",
+        "stale-manual-tool-request-dropped",
+    )
+)
+
+# Each class of case where 0.33 decides something 0.27 did not, and its contrast.
+UPSTREAM_033: tuple[Scenario, ...] = (
+    Scenario(
+        "upstream-model-call-only-acknowledges-manual-close-out",
+        V33,
+        "During /wipe-memory the model's wipe_memory is a duplicate: the close-out spans its "
+        "turn and commits at the settle, which stops the run.",
+        s26(),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(close_out(), s26(close()), "already-pending"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(tool_request(), s26(close()), "already-pending"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-manual-close-out-outranks-model-request",
+        V33,
+        "/wipe-memory over the model's pending wipe_memory of the same window turns it into a "
+        "manual close-out: the turn no longer commits, the settle commits and stops.",
+        s26(tool27("tool")),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-budget-close-out-keeps-model-request",
+        V33,
+        "The budget's close-out over the model's pending request of its window is still a "
+        "duplicate; the turn commits and continues.",
+        s26(tool27("tool"), "spent"),
+        (
+            Expect(close_out(source="automatic"), s26(tool27("tool"), "spent"), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "upstream-model-call-upgrades-budget-close-out",
+        V33,
+        "The model's call during the budget's close-out of its window becomes a tool request "
+        "with source automatic and commits at turn_end, continuing.",
+        s26(close(source="automatic")),
+        (
+            Expect(tool_request(), s26(tool27("automatic")), "close-out-armed"),
+            Expect(tool_request(), s26(tool27("automatic")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "upstream-model-call-replaces-other-windows-close-out",
+        V33,
+        "A close-out of another window is not taken over: the model's call in this window is "
+        "its own request (source tool) and its commit continues.",
+        s26(close(OTHER)),
+        (
+            Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+)
+
+SCENARIOS_033: tuple[Scenario, ...] = (
+    tuple(replace(s, spec=V33) for s in SCENARIOS_027 if s.id in _SAME_IN_033) + UPSTREAM_033
+)
+
+# ---------------------------------------------------------------- reset-control@0.34
+# pi-context 0.34.0: the user's stop intent survives the hard-reserve safety reset across
+# windows (the stop-pending phase and the plain stop effect); a manual close-out survives an
+# overflow turn and, behind a pending chain, commits and stops instead of recovering.
+
+V34 = "reset-control@0.34"
+FRESH = OTHER  # the window the safety reset opened
+
+
+def stop_pending(window: str = W) -> Wire:
+    return {"phase": "stop-pending", "windowId": window}
+
+
+# 0.33 cases 0.34 decides otherwise: the hard reserve over a manual close-out now keeps a
+# stop intent, and a manual close-out now survives an overflow turn.
+_CHANGED_IN_034 = (
+    "hard-reserve-over-manual-close-out-continues",
+    "upstream-unrecoverable-chain-drops-manual-close-out",
+    "upstream-queued-chain-failed-run-drops-request",
+    "upstream-spent-chain-drops-request-without-commit",
+    "upstream-overflow-probes-queue-before-switch",
+)
+
+# Each class of case where 0.34 decides something 0.33 did not.
+UPSTREAM_034: tuple[Scenario, ...] = (
+    Scenario(
+        "upstream-manual-stop-survives-safety-reset",
+        V34,
+        "The hard reserve commits the user's close-out and stops, leaving a stop intent; in the "
+        "fresh window requests are duplicates, queued input runs, turns commit nothing (and "
+        "read nothing), and the settle only stops.",
+        s26(close()),
+        (
+            Expect(
+                turn26(hardReserveDue=True),
+                s26(stop_pending()),
+                "commit-boundary-stop",
+                ("hardReserveDue",),
+            ),
+            Expect(tool_request(FRESH), s26(stop_pending()), "already-pending"),
+            Expect(close_out(FRESH, "automatic"), s26(stop_pending()), "already-pending"),
+            Expect(settle26(FRESH, queued=True), s26(stop_pending()), "none", ("queued",)),
+            Expect(turn26(FRESH, hardReserveDue=True), s26(stop_pending()), "none", ()),
+            Expect(settle26(FRESH), s26(), "stop", ("queued",)),
+        ),
+    ),
+    Scenario(
+        "upstream-stop-after-safety-ignores-a-failed-run",
+        V34,
+        "Once the safety boundary committed, even a run that stopped on an error settles with "
+        "the plain stop, never a second wipe.",
+        s26(stop_pending()),
+        (Expect(settle26(FRESH, failed=True), s26(), "stop", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-uncommitted-safety-reset-retried",
+        V34,
+        "Still in the window of the request (the safety boundary's construction failed), the "
+        "settle retries the commit and stops.",
+        s26(stop_pending()),
+        (Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),),
+    ),
+    Scenario(
+        "upstream-uncommitted-safety-reset-dropped-when-disabled",
+        V34,
+        "Still in the window of the request, a disabled run drops the stop intent without a "
+        "commit.",
+        s26(stop_pending()),
+        (Expect(settle26(enabled=False), s26(), "none", ("queued", "enabled")),),
+    ),
+    Scenario(
+        "upstream-errored-retry-reads-no-switch",
+        V34,
+        "An errored run in the request's window drops the stop intent; the switch is not read.",
+        s26(stop_pending()),
+        (Expect(settle26(failed=True), s26(), "none", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-stop-intent-survives-every-turn",
+        V34,
+        "An overflow (recoverable or queued), an error, disabled mode or a plain completed "
+        "turn leaves the stop intent as it is, and reads nothing.",
+        s26(stop_pending()),
+        (
+            Expect(turn26(FRESH, overflow=True, failed=True), s26(stop_pending()), "none", ()),
+            Expect(turn26(FRESH, overflow=True, queued=True), s26(stop_pending()), "none", ()),
+            Expect(turn26(FRESH, failed=True), s26(stop_pending()), "none", ()),
+            Expect(turn26(FRESH, enabled=False), s26(stop_pending()), "none", ()),
+            Expect(turn26(FRESH), s26(stop_pending()), "none", ()),
+        ),
+    ),
+    Scenario(
+        "upstream-abort-clears-stop-intent",
+        V34,
+        "An aborted turn clears the stop intent like every other phase.",
+        s26(stop_pending()),
+        (Expect(turn26(aborted=True), s26(), "none", ()),),
+    ),
+    Scenario(
+        "upstream-manual-overflow-stops-instead-of-recovering",
+        V34,
+        "An overflow keeps the user's close-out armed and arms the chain without reading the "
+        "queue or the policy; the settle then commits and stops instead of spending the "
+        "chain's recovery.",
+        s26(close()),
+        (
+            Expect(turn26(overflow=True), s26(close(), "pending"), "none", ()),
+            Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),
+        ),
+    ),
+    Scenario(
+        "upstream-manual-overflow-in-spent-chain-stops",
+        V34,
+        "In a chain whose recovery is spent, an overflow still keeps the user's close-out, and "
+        "the settle commits and stops (0.33 closed the chain without a commit).",
+        s26(close(), "spent"),
+        (
+            Expect(turn26(overflow=True), s26(close(), "pending-spent"), "none", ()),
+            Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),
+        ),
+    ),
+    Scenario(
+        "upstream-manual-overflow-keeps-stop-intent",
+        V34,
+        "Whatever the queue and the policy say, an overflow keeps the user's close-out armed; "
+        "queued work runs first, and the settle commits and stops even after an error.",
+        s26(close()),
+        (
+            Expect(
+                turn26(overflow=True, failed=True, queued=True, automaticResetEnabled=False),
+                s26(close(), "pending"),
+                "none",
+                (),
+            ),
+            Expect(
+                settle26(failed=True, queued=True, automaticResetEnabled=False),
+                s26(close(), "pending"),
+                "none",
+                ("queued",),
+            ),
+            Expect(
+                settle26(failed=True, automaticResetEnabled=False),
+                s26(),
+                "commit-boundary-stop",
+                ("queued", "enabled"),
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-queued-success-keeps-manual-close-out",
+        V34,
+        "A successful queued turn after a manual overflow clears only the chain; the settle "
+        "then commits the close-out and stops.",
+        s26(close(), "pending"),
+        (
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-manual-overflow-disabled-disarms-only-the-chain",
+        V34,
+        "A disabled overflow turn disarms the chain but keeps the user's close-out; nothing "
+        "lazy is read.",
+        s26(close(), "pending"),
+        (Expect(turn26(overflow=True, enabled=False), s26(close()), "none", ()),),
+    ),
+    Scenario(
+        "upstream-manual-close-out-behind-chain-stops-with-automatic-resets-off",
+        V34,
+        "Behind a pending chain, the user's close-out commits and stops even with automatic "
+        "resets off.",
+        s26(close(), "spent"),
+        (
+            Expect(
+                turn26(overflow=True, automaticResetEnabled=False),
+                s26(close(), "pending-spent"),
+                "none",
+                (),
+            ),
+            Expect(
+                settle26(automaticResetEnabled=False),
+                s26(),
+                "commit-boundary-stop",
+                ("queued", "enabled"),
+            ),
+        ),
+    ),
+    Scenario(
+        "upstream-budget-close-out-still-dropped-by-overflow",
+        V34,
+        "The budget's close-out is still dropped by an overflow turn, whose recovery is itself "
+        "a reset.",
+        s26(close(source="automatic")),
+        (
+            Expect(turn26(overflow=True), s26(None, "pending"), "none", OVERFLOW_LAZY),
+            Expect(settle26(), s26(None, "spent"), "recover-overflow", SETTLE_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-hard-reserve-over-model-request-continues",
+        V34,
+        "The model's own request still commits at its turn and continues, hard reserve or not.",
+        s26(tool27("tool")),
+        (Expect(turn26(hardReserveDue=True), s26(), "commit-boundary", ()),),
+    ),
+)
+
+# What 0.34 keeps from 0.33 where the dropped scenarios above pinned it, and what the
+# published reducer does off the reachable path.
+KEPT_034: tuple[Scenario, ...] = (
+    Scenario(
+        "disabled-settle-keeps-manual-close-out-behind-chain",
+        V34,
+        "Behind a pending chain, a disabled settle disarms the chain (or closes a spent one) "
+        "and keeps the user's close-out as it is.",
+        s26(close(), "pending"),
+        (
+            Expect(settle26(enabled=False), s26(close()), "none", ("queued", "enabled")),
+            Expect(turn26(overflow=True), s26(close(), "pending"), "none", ()),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(turn26(overflow=True), s26(close(), "pending"), "none", ()),
+            Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),
+        ),
+    ),
+    Scenario(
+        "disabled-settle-closes-spent-chain-keeping-manual-close-out",
+        V34,
+        "In a spent chain a disabled settle leaves the chain spent and the close-out armed.",
+        s26(close(), "pending-spent"),
+        (Expect(settle26(enabled=False), s26(close(), "spent"), "none", ("queued", "enabled")),),
+    ),
+    Scenario(
+        "upstream-stop-intent-meeting-a-chain",
+        V34,
+        "No run holds a stop intent next to an armed chain (the hard reserve clears the chain "
+        "as it records the intent), but a host that restores such a state gets what the "
+        "published reducer does: requests and a queued settle leave the chain, a turn or any "
+        "other settle clears it.",
+        s26(stop_pending(), "pending"),
+        (
+            Expect(close_out(FRESH), s26(stop_pending(), "pending"), "already-pending"),
+            Expect(tool_request(FRESH), s26(stop_pending(), "pending"), "already-pending"),
+            Expect(
+                settle26(FRESH, queued=True), s26(stop_pending(), "pending"), "none", ("queued",)
+            ),
+            Expect(turn26(FRESH, overflow=True), s26(stop_pending()), "none", ()),
+        ),
+    ),
+    Scenario(
+        "upstream-stop-after-safety-clears-a-chain",
+        V34,
+        "The plain stop after the safety reset also ends an armed chain.",
+        s26(stop_pending(), "pending-spent"),
+        (Expect(settle26(FRESH), s26(), "stop", ("queued",)),),
+    ),
+    Scenario(
+        "upstream-retried-stop-clears-a-chain",
+        V34,
+        "The retried commit of a stop intent ends an armed chain.",
+        s26(stop_pending(), "pending"),
+        (Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),),
+    ),
+    Scenario(
+        "upstream-dropped-stop-clears-a-chain",
+        V34,
+        "The dropped retry of a stop intent ends an armed chain.",
+        s26(stop_pending(), "pending"),
+        (Expect(settle26(enabled=False), s26(), "none", ("queued", "enabled")),),
+    ),
+)
+
+SCENARIOS_034: tuple[Scenario, ...] = (
+    tuple(replace(s, spec=V34) for s in SCENARIOS_033 if s.id not in _CHANGED_IN_034)
+    + UPSTREAM_034
+    + KEPT_034
+)
+
+
 def _other_families() -> dict[str, tuple[Scenario, ...]]:
     # Other spec families keep their scenarios in their own modules (imported here, after
     # Scenario and Expect exist, so they can build on them).
@@ -948,5 +1319,7 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     V26: SCENARIOS_026 + UPSTREAM_026,
     VP: PROPOSAL_SCENARIOS,
     V27: SCENARIOS_027,
+    V33: SCENARIOS_033,
+    V34: SCENARIOS_034,
     **_other_families(),
 }
