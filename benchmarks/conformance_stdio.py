@@ -22,7 +22,7 @@ from pi_context.conformance.results import SpecResult
 from pi_context.conformance.runner import run_exhaustive
 from pi_context.conformance.stateful import Budget
 from pi_context.conformance.transport import Implementation
-from pi_context.statemachine.registry import committed_specs, generated
+from pi_context.statemachine.reset_control import committed_specs, reset_control
 
 
 def main() -> int:
@@ -33,7 +33,7 @@ def main() -> int:
     parser.add_argument("--target", type=float, default=2.0, help="target seconds (default 2)")
     args = parser.parse_args()
 
-    gens = [generated(spec) for spec in committed_specs()]
+    gens = [reset_control(spec) for spec in committed_specs()]
     started = time.perf_counter()
     impl = Implementation(args.impl, timeout=30.0)
     hello = parse_hello_reply(impl.request(encode(hello_request()), "hello"))

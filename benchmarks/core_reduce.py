@@ -18,8 +18,7 @@ from typing import Any
 from transitions import Machine
 
 from pi_context.spec.abstraction import all_events, all_states
-from pi_context.statemachine.machine import shared_machine
-from pi_context.statemachine.registry import committed_specs, generated
+from pi_context.statemachine.reset_control import committed_specs, reset_control
 
 
 def best_of(repeat: int, run: Callable[[], int]) -> float:
@@ -73,8 +72,8 @@ def main() -> None:
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for spec in committed_specs():
-        gen = generated(spec)
-        machine = shared_machine(gen)
+        gen = reset_control(spec)
+        machine = gen.machine
         cases = [
             (gen.wire.state_from_wire(s), gen.wire.event_from_wire(e))
             for s in all_states(spec)

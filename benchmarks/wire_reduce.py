@@ -6,7 +6,9 @@ input fully; bad input gets the located WireError). For reference, the typed rou
 ``state_from_wire`` → ``event_from_wire`` → ``reduce`` → ``state_to_wire``. Baseline
 ``dict-reducer-checked`` (benchmarks/dict_reducer.py): the same table written by hand over
 JSON dicts, validating its input as a JSON host must; ``dict-reducer-bare`` is the same
-without validation, shown for reference. (0.26-proposal is the table dict_reducer.py
+without validation, shown for reference. ``reduce_wire through step_wire`` is the alternative
+to the generated ``reduce_wire``'s own copy of the input checks (one more call per step): the
+row that shows whether keeping the copy pays. (0.26-proposal is the table dict_reducer.py
 implements; the published 0.26 differs in its settle rows.) Inputs: the exhaustive case set
 (9,212 cases), replayed; every side is checked against the spec before it is timed, and the
 sides are interleaved so they see the same machine load; the best of ``--repeat`` runs counts.
@@ -30,9 +32,9 @@ import dict_reducer  # noqa: E402
 
 from pi_context.spec import interpret  # noqa: E402
 from pi_context.spec.abstraction import all_events, all_states  # noqa: E402
-from pi_context.statemachine.registry import (  # noqa: E402
+from pi_context.statemachine.reset_control import (  # noqa: E402
     committed_specs,
-    generated,
+    reset_control,
     resolve_spec,
 )
 
@@ -45,8 +47,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
     spec = resolve_spec(SPEC)
-    wire = generated(spec).wire
-    reducer = generated(spec).reducer
+    wire = reset_control(spec).wire
+    reducer = reset_control(spec).reducer
     cases = [(s, e) for s in all_states(spec) for e in all_events(spec)]
 
     def typed(state: Any, event: Any) -> tuple[Any, str]:
@@ -55,8 +57,15 @@ def main() -> None:
         )
         return wire.state_to_wire(next_state), effect
 
+    step_wire = wire.step_wire
+
+    def through_step_wire(state: Any, event: Any) -> tuple[Any, str]:
+        next_state, effect, _row = step_wire(state, event)
+        return next_state, effect
+
     sides: dict[str, Callable[[Any, Any], tuple[Any, str]]] = {
         OURS: wire.reduce_wire,
+        "reduce_wire through step_wire (shared checks, one more call)": through_step_wire,
         "typed round trip (from_wire, reduce, to_wire)": typed,
         "dict-reducer-checked": dict_reducer.reduce_checked,
         "dict-reducer-bare": dict_reducer.reduce,
@@ -96,7 +105,7 @@ def every_spec(repeat: int) -> None:
     print("| spec | cases | reduce_wire steps/s | typed round trip steps/s | ratio |")
     print("| --- | --- | --- | --- | --- |")
     for spec in committed_specs():
-        wire, reducer = generated(spec).wire, generated(spec).reducer
+        wire, reducer = reset_control(spec).wire, reset_control(spec).reducer
         cases = [(s, e) for s in all_states(spec) for e in all_events(spec)]
 
         def typed(state: Any, event: Any, wire: Any = wire, reducer: Any = reducer) -> Any:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.conformance import tsbuild
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import resolve_spec
+from pi_context.statemachine.codegen import tsbuild
+from pi_context.statemachine.reset_control import resolve_spec
 
 HERE = Path(__file__).parent
 PYTHON = shlex.quote(sys.executable)

@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from pi_context.statemachine.registry import committed_specs
+from pi_context.statemachine.reset_control import committed_specs
 
 UPGRADE = "close_out.upgrade-manual"
 

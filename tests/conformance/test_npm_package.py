@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.conformance import tsbuild, tspackage
-from pi_context.statemachine.outputs import SOURCE_ROOT
-from pi_context.statemachine.registry import committed_specs
+from pi_context.statemachine.codegen import tsbuild, tspackage
+from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+from pi_context.statemachine.reset_control import committed_specs
 
 
 @pytest.fixture(scope="module")

@@ -122,7 +122,7 @@ def test_spliced_step_lines_are_the_bytes_encode_writes() -> None:
     from pi_context.conformance.protocol import encode, step_request
     from pi_context.conformance.runner import exhaustive_cases, step_lines
     from pi_context.spec.abstraction import all_events, all_states
-    from pi_context.statemachine.registry import committed_specs
+    from pi_context.statemachine.reset_control import committed_specs
 
     for spec in committed_specs():
         cases = exhaustive_cases(spec)

@@ -19,7 +19,7 @@ from pi_context.conformance.results import ConformanceReport, SpecResult
 from pi_context.conformance.runner import run_conformance
 from pi_context.spec.abstraction import case_count
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import committed_specs
+from pi_context.statemachine.reset_control import committed_specs
 
 UPGRADE = "close_out.upgrade-manual"
 

@@ -15,8 +15,8 @@ from pi_context.conformance.traces import Trace, TraceStep
 from pi_context.spec import interpret
 from pi_context.spec.interpret import Wire
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import resolve_spec
-from pi_context.statemachine.stateful import event_strategy
+from pi_context.statemachine.reset_control import resolve_spec
+from pi_context.statemachine.verify.stateful import event_strategy
 
 UPGRADE = "close_out.upgrade-manual"
 SPEC26 = functools.cache(lambda: resolve_spec("reset-control@0.26"))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import strategies as st
 
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import Generated, committed_specs, generated
+from pi_context.statemachine.reset_control import ResetControl, committed_specs, reset_control
 
 
 @pytest.fixture(scope="session")
@@ -16,8 +16,8 @@ def specs() -> dict[str, Spec]:
 
 
 @pytest.fixture(scope="session")
-def gens(specs: dict[str, Spec]) -> dict[str, Generated]:
-    return {spec_id: generated(spec) for spec_id, spec in specs.items()}
+def gens(specs: dict[str, Spec]) -> dict[str, ResetControl]:
+    return {spec_id: reset_control(spec) for spec_id, spec in specs.items()}
 
 
 # Wire values for the wire-path properties (test_wire_step, test_wire_fast_path).

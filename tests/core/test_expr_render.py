@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from pi_context.spec import expr as ex
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import committed_specs
+from pi_context.statemachine.reset_control import committed_specs
 
 
 def shape(e: ex.Expr) -> Any:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from pi_context.spec.abstraction import all_states
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import Generated
-from pi_context.statemachine.stateful import event_strategy
+from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.verify.stateful import event_strategy
 from pi_context.statemachine.wirecheck import WireError
 
 GENERATED = Path(__file__).resolve().parents[2] / "src/pi_context/statemachine/generated"
@@ -59,7 +59,7 @@ def test_generated_files_record_their_spec_hash(specs: dict[str, Spec]) -> None:
             assert f"# spec-sha256: {spec.sha256}" in path.read_text(encoding="utf-8")
 
 
-def test_wire_round_trip_for_every_abstract_state(gens: dict[str, Generated]) -> None:
+def test_wire_round_trip_for_every_abstract_state(gens: dict[str, ResetControl]) -> None:
     for gen in gens.values():
         for state in all_states(gen.spec):
             assert gen.wire.state_to_wire(gen.wire.state_from_wire(state)) == state
@@ -67,14 +67,14 @@ def test_wire_round_trip_for_every_abstract_state(gens: dict[str, Generated]) ->
 
 @settings(max_examples=200)
 @given(data=st.data())
-def test_wire_round_trip_for_events(gens: dict[str, Generated], data: Any) -> None:
+def test_wire_round_trip_for_events(gens: dict[str, ResetControl], data: Any) -> None:
     for gen in gens.values():
         event_spec = data.draw(st.sampled_from(gen.spec.events))
         wire = data.draw(event_strategy(event_spec))
         assert gen.wire.event_to_wire(gen.wire.event_from_wire(wire)) == wire
 
 
-def test_wire_errors_name_the_path(gens: dict[str, Generated]) -> None:
+def test_wire_errors_name_the_path(gens: dict[str, ResetControl]) -> None:
     wire = gens["reset-control@0.26"].wire
     cases = [
         (

@@ -7,15 +7,14 @@ from typing import Any
 import pytest
 
 from pi_context.spec import interpret
-from pi_context.statemachine.machine import shared_machine
-from pi_context.statemachine.observe import lazy_attributes, recorded
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
 from pi_context.statemachine.scenarios import SCENARIOS, Scenario, Stepper, run_scenario
+from pi_context.statemachine.verify.observe import lazy_attributes, recorded
 
 CASES = [(spec_id, s) for spec_id, scenarios in SCENARIOS.items() for s in scenarios]
 
 
-def typed_stepper(gen: Generated, runner: Any) -> Stepper:
+def typed_stepper(gen: ResetControl, runner: Any) -> Stepper:
     lazy = lazy_attributes(gen.spec)
 
     def step(state: dict[str, Any], event: dict[str, Any]) -> Any:
@@ -30,13 +29,13 @@ def typed_stepper(gen: Generated, runner: Any) -> Stepper:
 @pytest.mark.parametrize("impl", ["reduce", "transitions", "interpreter"])
 @pytest.mark.parametrize(("spec_id", "scenario"), CASES, ids=[f"{a}:{s.id}" for a, s in CASES])
 def test_seed_scenario(
-    gens: dict[str, Generated], spec_id: str, scenario: Scenario, impl: str
+    gens: dict[str, ResetControl], spec_id: str, scenario: Scenario, impl: str
 ) -> None:
     gen = gens[spec_id]
     if impl == "reduce":
         step = typed_stepper(gen, gen.reducer.step)
     elif impl == "transitions":
-        step = typed_stepper(gen, shared_machine(gen).step)
+        step = typed_stepper(gen, gen.machine.step)
     else:
 
         def step(state: dict[str, Any], event: dict[str, Any]) -> Any:
@@ -46,7 +45,7 @@ def test_seed_scenario(
     assert run_scenario(scenario, step) == []
 
 
-def test_scenarios_can_fail(gens: dict[str, Generated]) -> None:
+def test_scenarios_can_fail(gens: dict[str, ResetControl]) -> None:
     """The runner reports a wrong effect (so the scenario tests are not vacuous)."""
     gen = gens["reset-control@0.26"]
 
@@ -55,13 +54,17 @@ def test_scenarios_can_fail(gens: dict[str, Generated]) -> None:
         effect = "none" if result.effect == "commit-boundary" else result.effect
         return result.state, effect, result.consulted
 
-    scenario = SCENARIOS["reset-control@0.26"][0]
+    scenario = next(
+        s
+        for s in SCENARIOS["reset-control@0.26"]
+        if s.id == "close-out-dedupes-spans-turns-and-upgrades-to-tool-commit"
+    )
     failures = run_scenario(scenario, lying)
     assert len(failures) == 1
     assert "effect 'none', expected 'commit-boundary'" in failures[0]
 
 
-def test_reduce_literal_examples(gens: dict[str, Generated]) -> None:
+def test_reduce_literal_examples(gens: dict[str, ResetControl]) -> None:
     """Typed API examples a host writes (literal values, no wire layer)."""
     t = gens["reset-control@0.26"].types
     r = gens["reset-control@0.26"].reducer
@@ -86,7 +89,7 @@ def test_reduce_literal_examples(gens: dict[str, Generated]) -> None:
     assert (done, effect) == (t.initial_state(), "commit-boundary")
 
 
-def test_lazy_facts_are_read_at_most_once(gens: dict[str, Generated]) -> None:
+def test_lazy_facts_are_read_at_most_once(gens: dict[str, ResetControl]) -> None:
     """A getter-backed fact is called once even when two rows consult it."""
     t = gens["reset-control@0.26"].types
     r = gens["reset-control@0.26"].reducer

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 
-from pi_context.statemachine.registry import committed_specs, generated
-from pi_context.statemachine.stateful import build_state_machine
+from pi_context.statemachine.reset_control import committed_specs, reset_control
+from pi_context.statemachine.verify.stateful import build_state_machine
 
 _SETTINGS = settings(
     max_examples=60,
@@ -16,7 +16,7 @@ _SETTINGS = settings(
 
 _by_id = {spec.id: spec for spec in committed_specs()}
 
-TestResetControl025 = build_state_machine(generated(_by_id["reset-control@0.25"])).TestCase
+TestResetControl025 = build_state_machine(reset_control(_by_id["reset-control@0.25"])).TestCase
 TestResetControl025.settings = _SETTINGS
-TestResetControl026 = build_state_machine(generated(_by_id["reset-control@0.26"])).TestCase
+TestResetControl026 = build_state_machine(reset_control(_by_id["reset-control@0.26"])).TestCase
 TestResetControl026.settings = _SETTINGS

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pi_context.spec.interpret import render_state
 from pi_context.spec.model import Spec
-from pi_context.statemachine.exhaustive import check_exhaustive
-from pi_context.statemachine.modelcheck import model_check
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.verify.exhaustive import check_exhaustive
+from pi_context.statemachine.verify.modelcheck import model_check
 
 
-def test_exhaustive_agreement(gens: dict[str, Generated]) -> None:
+def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
     counts = {}
     for spec_id, gen in gens.items():
         result = check_exhaustive(gen, show=False)
@@ -70,10 +70,10 @@ def test_a_branch_dependent_order_needs_lazy_order_fixed_false(tmp_path) -> None
     """Published 0.26 reads enabled before queued at a settle without a pending chain; claiming
     one fixed order for it is caught by the exhaustive check."""
     from pi_context.spec import SPECS_DIR, load
-    from pi_context.statemachine.registry import generated
+    from pi_context.statemachine.reset_control import reset_control
 
     text = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
     path = tmp_path / "fixed.yaml"
     path.write_text(text.replace("lazy_order_fixed: false", "lazy_order_fixed: true"))
-    result = check_exhaustive(generated(load(path)), show=False)
+    result = check_exhaustive(reset_control(load(path)), show=False)
     assert result.mismatches and "out of lazy_order" in result.mismatches[0]

@@ -15,12 +15,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context.spec.abstraction import all_events, all_states
-from pi_context.statemachine.registry import committed_specs, generated
+from pi_context.statemachine.reset_control import committed_specs, reset_control
 from pi_context.statemachine.wirecheck import WireError
 
 from .conftest import corrupt
 
-GENS = [generated(spec) for spec in committed_specs()]
+GENS = [reset_control(spec) for spec in committed_specs()]
 CASES = {gen.spec.id: (all_states(gen.spec), all_events(gen.spec)) for gen in GENS}
 
 

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
-from pi_context.statemachine.observe import lazy_attributes, recorded
-from pi_context.statemachine.registry import committed_specs, generated
+from pi_context.statemachine.reset_control import committed_specs, reset_control
+from pi_context.statemachine.verify.observe import lazy_attributes, recorded
 from pi_context.statemachine.wirecheck import WireError
 
 from .conftest import corrupt, json_leaf
 
-GENS = [generated(spec) for spec in committed_specs()]
+GENS = [reset_control(spec) for spec in committed_specs()]
 CASES = {gen.spec.id: (all_states(gen.spec), all_events(gen.spec)) for gen in GENS}
 LAZY = {gen.spec.id: lazy_attributes(gen.spec) for gen in GENS}
 

@@ -71,12 +71,12 @@ def run(args: argparse.Namespace) -> int:
     # a terminated run still stops the implementation's process group (via finally/atexit)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     impl = _start_early(args)
-    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd()
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
-    from pi_context.statemachine.registry import resolve_spec
+    from pi_context.statemachine.reset_control import resolve_spec
 
     startup = args.startup_timeout
     if (
@@ -157,7 +157,7 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
     from pi_context.conformance.report import load_itf
     from pi_context.conformance.traces import replay
     from pi_context.conformance.transport import Implementation
-    from pi_context.statemachine.registry import generated, resolve_spec
+    from pi_context.statemachine.reset_control import reset_control, resolve_spec
 
     try:
         spec_id, initial, events = load_itf(args.replay)
@@ -165,7 +165,7 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
     except (ValueError, SpecError) as err:
         print(f"pi-context conformance: {err}", file=sys.stderr)
         return 2
-    gen = generated(spec)
+    gen = reset_control(spec)
     try:
         gen.wire.state_from_wire(initial, "initial")
         for i, event in enumerate(events, 1):

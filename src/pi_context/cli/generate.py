@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from pi_context.spec import SpecError
-from pi_context.statemachine import outputs
-from pi_context.statemachine.registry import committed_specs
+from pi_context.statemachine.codegen import outputs
+from pi_context.statemachine.reset_control import committed_specs
 
 
 def register(subparsers: Any) -> None:

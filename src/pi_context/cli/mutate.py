@@ -47,10 +47,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.conformance.mutate import mutation_report
-    from pi_context.conformance.mutation_docs import docs_path, render_markdown, to_json
-    from pi_context.statemachine import outputs
-    from pi_context.statemachine.registry import committed_specs, resolve_spec
+    from pi_context.statemachine.codegen import outputs
+    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
+    from pi_context.statemachine.verify.mutate import mutation_report
+    from pi_context.statemachine.verify.mutation_docs import docs_path, render_markdown, to_json
 
     try:
         spec = resolve_spec(args.spec)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pi_context.conformance.server import Server
 from pi_context.spec import SpecError, load, spec_paths
-from pi_context.statemachine.registry import resolve_spec
+from pi_context.statemachine.reset_control import resolve_spec
 
 
 def register(subparsers: Any) -> None:

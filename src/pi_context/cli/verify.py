@@ -40,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 0:
         print("pi-context verify: --examples must be >= 0", file=sys.stderr)
         return 2
-    from pi_context.statemachine.hypothesis_home import keep_out_of_cwd
+    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd()
     # imported here so other commands start without loading hypothesis
     from pi_context.spec import SpecError
-    from pi_context.statemachine.registry import committed_specs, resolve_spec
-    from pi_context.statemachine.verify import summary_table, verify_spec
+    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
+    from pi_context.statemachine.verify.suite import summary_table, verify_spec
 
     try:
         if args.spec:

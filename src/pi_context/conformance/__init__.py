@@ -6,6 +6,8 @@
   ``runner``: handshake, exhaustive set, random traces (``stateful``, shrunk by ``shrink``)
   and minimal traces; ``results`` and ``report``: per event type and per row verdicts,
   JSON, JUnit, ITF traces and Mermaid diagrams.
-- ``plugin``: the pytest plugin; ``tsbuild``: building the generated TypeScript binding.
-- ``mutate`` and ``mutation_docs``: mutation adequacy of a spec's table.
+- ``plugin``: the pytest plugin.
+
+Building the TypeScript binding is ``pi_context.statemachine.codegen.tsbuild``; mutation
+testing of a spec's table is ``pi_context.statemachine.verify.mutate``.
 """

@@ -14,8 +14,8 @@ from typing import Any
 from pi_context.conformance.protocol import ErrorReply, StepReply
 from pi_context.spec.interpret import Step
 from pi_context.spec.model import Spec
-from pi_context.statemachine.exhaustive import lazy_order_ok
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.verify.exhaustive import lazy_order_ok
 from pi_context.statemachine.wirecheck import WireError
 
 
@@ -31,7 +31,7 @@ class Problem:
 
 def check_reply(
     spec: Spec,
-    gen: Generated,
+    gen: ResetControl,
     event: Mapping[str, Any],
     want: Step,
     reply: StepReply | ErrorReply,

@@ -66,7 +66,7 @@ class _Runs:
 
 
 def _specs(config: pytest.Config) -> list[Spec]:
-    from pi_context.statemachine.registry import committed_specs, resolve_spec
+    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
 
     refs = config.getoption("pi_context_spec")
     return [resolve_spec(ref) for ref in refs] if refs else committed_specs()

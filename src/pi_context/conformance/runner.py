@@ -37,8 +37,8 @@ from pi_context.spec import interpret, load, spec_paths
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import Step, Wire
 from pi_context.spec.model import Spec
-from pi_context.statemachine.progress import Progress
-from pi_context.statemachine.registry import Generated, generated
+from pi_context.statemachine.reset_control import ResetControl, reset_control
+from pi_context.statemachine.verify.progress import Progress
 
 CRASH_BUDGET = 4  # crashes + hangs tolerated per spec before giving up on it
 TRACE_CRASH_BUDGET = 2  # ... and while replaying minimal traces
@@ -85,7 +85,7 @@ def run_conformance(
         # while it starts: import the generated packages and work out the spec's answers
         plans = {}
         for spec in chosen:
-            generated(spec)
+            reset_control(spec)
             if exhaustive:
                 plans[spec.id] = ExhaustivePlan.of(spec)
         if not _handshake(impl, report):
@@ -103,7 +103,7 @@ def run_conformance(
             report.specs.append(
                 run_spec(
                     impl,
-                    generated(spec),
+                    reset_control(spec),
                     examples=examples,
                     steps=steps,
                     seed=seed,
@@ -156,7 +156,7 @@ def _handshake(impl: Implementation, report: ConformanceReport) -> bool:
 
 def run_spec(
     impl: Implementation,
-    gen: Generated,
+    gen: ResetControl,
     *,
     examples: int = 100,
     steps: int = 30,
@@ -244,7 +244,7 @@ class ExhaustivePlan:
 
 def run_exhaustive(
     impl: Implementation,
-    gen: Generated,
+    gen: ResetControl,
     result: SpecResult,
     budget: Budget,
     *,
@@ -328,7 +328,7 @@ def check_in_step(impl: Implementation) -> str | None:
     return None
 
 
-def minimal_traces(impl: Implementation, gen: Generated, result: SpecResult) -> None:
+def minimal_traces(impl: Implementation, gen: ResetControl, result: SpecResult) -> None:
     """For each failing row, replay a shortest spec path to one of its failing cases.
 
     Breadth-first paths are shortest, so the shallowest failing case of a row gives the

@@ -21,14 +21,14 @@ from pi_context.conformance.protocol import (
     parse_request,
 )
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import Generated, generated
+from pi_context.statemachine.reset_control import ResetControl, reset_control
 from pi_context.statemachine.wirecheck import WireError
 
 
 @dataclass(frozen=True)
 class _Served:
     spec: Spec
-    gen: Generated
+    gen: ResetControl
 
 
 class Server:
@@ -37,7 +37,7 @@ class Server:
         for spec in specs:
             if spec.id in self._served:
                 raise ValueError(f"two specs with the id {spec.id!r} ({spec.path})")
-            self._served[spec.id] = _Served(spec, generated(spec))
+            self._served[spec.id] = _Served(spec, reset_control(spec))
 
     @property
     def spec_ids(self) -> list[str]:

@@ -33,7 +33,7 @@ from pi_context.conformance.transport import Implementation
 from pi_context.spec import interpret
 from pi_context.spec.interpret import Wire
 from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
 
 SOURCE = "random trace (hypothesis, shrunk)"
 # arbitrary window ids: printable ASCII and non-ASCII letters (no surrogates: not UTF-8)
@@ -72,7 +72,7 @@ class Budget:
 
 def run_random_traces(
     impl: Implementation,
-    gen: Generated,
+    gen: ResetControl,
     result: SpecResult,
     *,
     examples: int,

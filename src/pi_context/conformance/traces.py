@@ -20,7 +20,7 @@ from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events
 from pi_context.spec.interpret import Step, Wire, render_event, render_state, state_key
 from pi_context.spec.model import Spec
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
 
 
 @dataclass(frozen=True)
@@ -77,29 +77,9 @@ class Trace:
         return "\n".join(lines)
 
 
-def check_step(
-    impl: Implementation,
-    spec: Spec,
-    gen: Generated,
-    state: Mapping[str, Any],
-    event: Mapping[str, Any],
-    what: str,
-) -> TraceStep:
-    """Send one step and judge the reply; transport failures become failing steps."""
-    want = interpret.step(spec, state, event)
-    line = encode(step_request(spec.id, state, event))
-    try:
-        raw = impl.request(line, what)
-    except ImplementationFailure as fail:
-        return TraceStep(
-            dict(state), dict(event), want, problems=(Problem(fail.kind, fail.message),)
-        )
-    return judge(spec, gen, state, event, want, raw)
-
-
 def judge(
     spec: Spec,
-    gen: Generated,
+    gen: ResetControl,
     state: Mapping[str, Any],
     event: Mapping[str, Any],
     want: Step,
@@ -125,7 +105,7 @@ def judge(
 def replay(
     impl: Implementation,
     spec: Spec,
-    gen: Generated,
+    gen: ResetControl,
     initial: Mapping[str, Any],
     events: Iterable[Mapping[str, Any]],
     source: str,
@@ -176,20 +156,6 @@ def _drop_replies(impl: Implementation, count: int) -> None:
             impl.receive(f"a reply to drop after a failing step ({n + 1} of {count})")
         except ImplementationFailure:
             return
-
-
-def canonical_event(spec: Spec, event: Mapping[str, Any]) -> Wire:
-    """The event with its keys in declaration order (type, fields, facts)."""
-    decl = spec.event(str(event["type"]))
-    if decl is None:
-        return dict(event)
-    out: Wire = {"type": event["type"]}
-    for f in decl.fields:
-        out[f.name] = event[f.name]
-    if decl.facts:
-        facts = event["facts"]
-        out["facts"] = {f.name: facts[f.name] for f in decl.facts}
-    return out
 
 
 class ShortestPaths:

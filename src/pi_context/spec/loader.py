@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 
 from pi_context.spec import expr as ex
+from pi_context.spec import scope as sc
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.model import (
     BOOL,
@@ -133,9 +134,9 @@ def _parse_expr(ctx: _Ctx, node: _Node, what: str) -> tuple[ex.Expr, str]:
         raise ctx.fail(_expr_loc(ctx, node, err.offset), f"{what}: {err.message}") from None
 
 
-def _check_expr(ctx: _Ctx, node: _Node, e: ex.Expr, scope: ex.Scope, what: str) -> bool:
+def _check_expr(ctx: _Ctx, node: _Node, e: ex.Expr, scope: sc.Scope, what: str) -> bool:
     try:
-        t = ex.check(e, scope)
+        t = sc.check(e, scope)
     except ex.ExprError as err:
         ctx.error(_expr_loc(ctx, node, err.offset), f"{what}: {err.message}")
         return False
@@ -626,7 +627,7 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
             known = ", ".join(e.name for e in spec.effects)
             ctx.error(m["effect"][1], f"row {rid}: unknown effect {effect!r} (effects: {known})")
         guard, text = _parse_expr(ctx, m["when"][1], f"row {rid} guard")
-        scope = ex.Scope(spec, ("cur",), (event,))
+        scope = sc.Scope(spec, ("cur",), (event,))
         _check_expr(ctx, m["when"][1], guard, scope, f"row {rid} guard")
         nexts: list[tuple[str, NextValue]] = []
         if "next" in m:
@@ -695,9 +696,9 @@ def _next_value(
             fields.append((fname, ex.Lit(str(fnode.value), 0)))
             continue
         value, _text = _parse_expr(ctx, fnode, f"{what}.{fname}")
-        scope = ex.Scope(spec, ("cur",), (event,), lazy_facts=False)
+        scope = sc.Scope(spec, ("cur",), (event,), lazy_facts=False)
         try:
-            vtype = ex.check(value, scope)
+            vtype = sc.check(value, scope)
         except ex.ExprError as err:
             ctx.error(_expr_loc(ctx, fnode, err.offset), f"{what}.{fname}: {err.message}")
             continue
@@ -707,7 +708,7 @@ def _next_value(
             # An optional field is accepted here; the table analysis proves it is present
             # whenever the row fires.
             ok = isinstance(value, ex.Ref) and (
-                vtype == f.type or (isinstance(vtype, ex.OptType) and vtype.inner == f.type)
+                vtype == f.type or (isinstance(vtype, sc.OptType) and vtype.inner == f.type)
             )
         if not ok:
             ctx.error(fnode, f"{what}.{fname}: needs a {_type_name(f.type)} value")
@@ -744,7 +745,7 @@ def _invariants(
         im = ctx.keys(inode, "state invariant", ("id", "holds", "why"))
         iid = fresh(im["id"][1], "invariant")
         e, text = _parse_expr(ctx, im["holds"][1], f"invariant {iid}")
-        _check_expr(ctx, im["holds"][1], e, ex.Scope(spec, ("cur",), ()), f"invariant {iid}")
+        _check_expr(ctx, im["holds"][1], e, sc.Scope(spec, ("cur",), ()), f"invariant {iid}")
         states.append(StateInvariant(iid, e, text, _why(ctx, im), ctx.loc(inode)))
 
     transitions: list[TransitionInvariant] = []
@@ -760,7 +761,7 @@ def _invariants(
                 evs.append(event)
         if not evs:
             continue
-        scope = ex.Scope(
+        scope = sc.Scope(
             spec, ("pre", "post"), tuple(evs), allow_effect=True, allow_event_type=True
         )
         when: ex.Expr | None = None
@@ -787,7 +788,7 @@ def _invariants(
     for tnode in ctx.seq(m["trace"][1], "trace properties") if "trace" in m else []:
         tm = ctx.keys(tnode, "trace property", ("id", "initial", "steps", "why"))
         tid = fresh(tm["id"][1], "trace property")
-        scope = ex.Scope(spec, ("pre", "post"), (), allow_effect=True, allow_event_type=True)
+        scope = sc.Scope(spec, ("pre", "post"), (), allow_effect=True, allow_event_type=True)
         steps: list[MonitorStep] = []
         for snode in ctx.seq(tm["steps"][1], f"trace {tid} steps"):
             sm = ctx.keys(snode, f"trace {tid} step", ("when", "to"), ("from",))

@@ -395,4 +395,10 @@ class Spec:
 
     @property
     def module_name(self) -> str:
-        return (self.name + "_" + self.version).replace("-", "_").replace(".", "_")
+        return module_name(self.id)
+
+
+def module_name(spec_id: str) -> str:
+    """The Python package name of a spec's generated code (``reset-control@0.26`` ->
+    ``reset_control_0_26``): hosts find a committed package from the id alone."""
+    return spec_id.replace("@", "_").replace("-", "_").replace(".", "_")

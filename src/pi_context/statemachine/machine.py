@@ -10,11 +10,10 @@ sets the model's state directly and fires one trigger.
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from transitions import Machine, Transition
-
-from pi_context.statemachine.registry import Generated
 
 
 class NoTransition(Exception):
@@ -60,27 +59,32 @@ class _Model:
 
 
 class ResetControlMachine:
-    def __init__(self, gen: Generated) -> None:
-        self.gen = gen
-        self._shape: Callable[[Any], str] = gen.machine.shape
+    """The ``transitions`` machine of one generated table (a spec's generated ``machine``
+    module)."""
+
+    def __init__(self, table: ModuleType) -> None:
+        self.table = table
+        self._shape: Callable[[Any], str] = table.shape
         self._model = _Model()
         transitions: list[dict[str, Any]] = []
-        for trigger, source, dest, row, effect, guard, apply in gen.machine.TRANSITIONS:
-            transitions.append(
-                {
-                    "trigger": trigger,
-                    "source": source,
-                    # same shape: an internal transition (no exit/enter of the shape)
-                    "dest": None if dest == source else dest,
-                    "conditions": [_condition(guard)],
-                    "after": [_effect(effect, apply, row)],
-                }
-            )
+        for (trigger, source), rows in table.TABLE.items():
+            for row, dest in rows:
+                effect, guard, apply = table.ROWS[row]
+                transitions.append(
+                    {
+                        "trigger": trigger,
+                        "source": source,
+                        # same shape: an internal transition (no exit/enter of the shape)
+                        "dest": None if dest == source else dest,
+                        "conditions": [_condition(guard)],
+                        "after": [_effect(effect, apply, row)],
+                    }
+                )
         self.machine = FlatMachine(
             model=self._model,
-            states=list(gen.machine.STATES),
+            states=list(table.STATES),
             transitions=transitions,
-            initial=gen.machine.INITIAL_SHAPE,
+            initial=table.INITIAL_SHAPE,
             auto_transitions=False,
             send_event=True,
             ignore_invalid_triggers=False,
@@ -134,9 +138,9 @@ def _effect(effect: str, apply: Callable[[Any, Any], Any], row: str) -> Callable
 _machines: dict[str, ResetControlMachine] = {}
 
 
-def shared_machine(gen: Generated) -> ResetControlMachine:
-    """The one machine for this spec (built on first use)."""
-    key = gen.spec.sha256
+def shared_machine(table: ModuleType) -> ResetControlMachine:
+    """The one machine for this generated table (built on first use)."""
+    key = table.__name__  # the committed package's, or the one generated for this process
     if key not in _machines:
-        _machines[key] = ResetControlMachine(gen)
+        _machines[key] = ResetControlMachine(table)
     return _machines[key]

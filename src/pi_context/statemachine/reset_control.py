@@ -1,22 +1,33 @@
-"""The spec registry as a host sees it: one handle per spec with its generated reducer and
-its ``transitions`` machine.
+"""The one handle a host imports: a spec's generated core, found by one rule.
 
-``reset_control("reset-control@0.26")`` (or a path to a spec file) loads and checks the spec,
-finds its generated package (the committed one when the spec's hash matches, else code
-generated for this process) and bundles what a host needs: the initial state, ``step`` and
-``reduce`` of the compiled reducer, the JSON wire conversions and, built on first use, the
-flat ``transitions`` machine that agrees with the reducer on every input.
+``reset_control("reset-control@0.27")`` (a spec id, a path to a spec file, or a loaded
+:class:`Spec`) gives a :class:`ResetControl`: the generated ``types``, ``wire``, ``reducer`` and
+machine ``table`` of the spec, with the calls a host makes (``initial_state``, ``step``,
+``reduce``, the wire conversions, event construction by name, the declared host action of
+each effect) and, built on first use, the ``transitions`` machine that agrees with the
+reducer on every input.
+
+The discovery rule: a spec's code is the committed package ``generated/<module_name>`` when
+the SHA-256 it records equals the spec file's; otherwise code is generated for this process
+(so ``verify --spec FILE`` works on any file, and an edited spec is never run with stale
+code). A committed spec id is matched by hashing its file, without parsing it: the spec is
+loaded only when something asks for it (``ResetControl.spec``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import importlib
+import importlib.util
+import shutil
+import sys
+import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from pi_context.spec import spec_paths
-from pi_context.spec.model import Spec
+from pi_context.spec import SpecError, load, spec_path, spec_paths
+from pi_context.spec.model import HostAction, Spec, module_name
 
 if TYPE_CHECKING:
     from pi_context.statemachine.machine import ResetControlMachine
@@ -24,26 +35,56 @@ if TYPE_CHECKING:
 # The newest published generation (the runtime's default too).
 DEFAULT_SPEC = "reset-control@0.27"
 
+COMMITTED = "committed"
+FRESH = "generated for this run"
+_GENERATED_PACKAGE = "pi_context.statemachine.generated"
 
-@dataclass(frozen=True)
+
 class ResetControl:
     """One spec's generated core. States and events are the generated dataclasses of
     ``types`` (their exact classes differ per spec version, hence ``Any`` here)."""
 
-    spec: Spec
-    types: ModuleType
-    """Generated dataclasses and ``Literal`` aliases (``State``, ``TurnEndEvent``, ...)."""
-    reducer: ModuleType
-    """The compiled reducer module (``step``, ``reduce``)."""
-    wire: ModuleType
-    """JSON conversion with path-naming errors (``state_from_wire``, ``event_to_wire``, ...)."""
-    origin: str
-    """``committed`` or ``generated for this run`` (a spec file whose code is not committed)."""
+    def __init__(
+        self,
+        package: ModuleType,
+        modules: dict[str, ModuleType],
+        origin: str,
+        *,
+        spec: Spec | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.package = package
+        """The generated package (``pi_context.statemachine.generated.<module_name>``)."""
+        self.types: ModuleType = modules["types"]
+        """Generated dataclasses and ``Literal`` aliases (``State``, ``TurnEndEvent``, ...)."""
+        self.reducer: ModuleType = modules["reducer"]
+        """The compiled reducer module (``step``, ``reduce``)."""
+        self.wire: ModuleType = modules["wire"]
+        """JSON conversion with path-naming errors (``state_from_wire``, ``step_wire``, ...)."""
+        self.table: ModuleType = modules["machine"]
+        """The generated ``machine`` module: the table the ``transitions`` machine is built on."""
+        self.origin = origin
+        """``committed`` or ``generated for this run`` (a spec whose code is not committed)."""
+        self.id: str = self.types.SPEC_ID
+        """The spec id, e.g. ``reset-control@0.26``."""
+        self.sha256: str = self.types.SPEC_SHA256
+        self.hosts: dict[str, HostAction | None] = dict(self.types.EFFECT_HOST)
+        """What the host does for each effect, as the spec declares it (None: undeclared)."""
+        self.lazy_order: dict[str, tuple[str, ...]] = dict(self.types.LAZY_ORDER)
+        """Each event's lazy facts, in the order the table may consult them (spec names)."""
+        self._events: dict[str, type] = dict(self.types.EVENT_CLASSES)
+        self._spec = spec
+        self._path = path
+
+    def __repr__(self) -> str:
+        return f"<ResetControl {self.id} ({self.origin})>"
 
     @property
-    def id(self) -> str:
-        """The spec id, e.g. ``reset-control@0.26``."""
-        return self.spec.id
+    def spec(self) -> Spec:
+        """The loaded, checked spec (read from its file on first use)."""
+        if self._spec is None:
+            self._spec = load(self._path if self._path is not None else spec_path(self.id))
+        return self._spec
 
     @property
     def effects(self) -> tuple[str, ...]:
@@ -62,6 +103,36 @@ class ResetControl:
         """One transition: (next state, effect)."""
         result: tuple[Any, str] = self.reducer.reduce(state, event)
         return result
+
+    # --- events and effects by name (what a host that gathers facts calls) -------------------
+
+    def accepts(self, event: str) -> bool:
+        """The spec has an event of this name."""
+        return event in self._events
+
+    def event(self, name: str, **fields: Any) -> Any:
+        """The typed event ``name`` (``facts=`` any object with the facts' attributes)."""
+        cls = self._events.get(name)
+        if cls is None:
+            raise ValueError(f"{self.id} has no event {name!r}")
+        return cls(**fields)
+
+    def host(self, effect: str) -> HostAction:
+        """The host action the spec declares for ``effect``."""
+        action = self.hosts.get(effect)
+        if action is None:
+            raise ValueError(f"{self.id} declares no host action for effect {effect!r}")
+        return action
+
+    def undeclared_hosts(self) -> list[str]:
+        """Effects without a declared host action (a host acting on actions refuses them)."""
+        return [effect for effect, action in self.hosts.items() if action is None]
+
+    def request_wire(self, state: Any) -> Any:
+        """The request axis of ``state`` in wire form (for reporting who asked)."""
+        return self.wire.state_to_wire(state).get("request")
+
+    # --- wire conversions ------------------------------------------------------------------------
 
     def event_from_wire(self, obj: object) -> Any:
         """An event from its JSON form (a ``WireError`` names the offending path)."""
@@ -82,23 +153,106 @@ class ResetControl:
     def machine(self) -> ResetControlMachine:
         """The spec's ``transitions`` machine (one per spec, built on first use)."""
         from pi_context.statemachine.machine import shared_machine
-        from pi_context.statemachine.registry import generated
 
-        return shared_machine(generated(self.spec))
+        return shared_machine(self.table)
 
 
-def reset_control(spec: str | Path = DEFAULT_SPEC) -> ResetControl:
-    """The generated core of ``spec``: a spec id (``reset-control@0.25``) or a spec file.
+# ---------------------------------------------------------------- discovery
+
+_cache: dict[str, ResetControl] = {}  # by spec hash: the code is a function of the spec
+_counter = 0
+
+
+def reset_control(spec: str | Path | Spec = DEFAULT_SPEC) -> ResetControl:
+    """The generated core of ``spec``: a spec id (``reset-control@0.25``), a spec file, or a
+    loaded :class:`Spec`.
 
     An unknown id or a broken file raises ``SpecError`` naming the problem and its place.
     """
-    from pi_context.statemachine.registry import generated, resolve_spec
+    if isinstance(spec, Spec):
+        return _handle(spec.id, spec.sha256, spec=spec)
+    path = Path(spec)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        loaded = load(path)
+        return _handle(loaded.id, loaded.sha256, spec=loaded)
+    path = spec_path(str(spec))
+    return _handle(str(spec), hashlib.sha256(path.read_bytes()).hexdigest(), path=path)
 
-    gen = generated(resolve_spec(str(spec)))
-    return ResetControl(gen.spec, gen.types, gen.reducer, gen.wire, gen.origin)
+
+def _handle(
+    spec_id: str, sha256: str, *, spec: Spec | None = None, path: Path | None = None
+) -> ResetControl:
+    found = _cache.get(sha256)
+    if found is None:
+        found = _committed(spec_id, sha256, spec, path)
+        if found is None:
+            found = _fresh(spec if spec is not None else load(path or spec_path(spec_id)))
+        _cache[sha256] = found
+    return found
+
+
+def resolve_spec(ref: str) -> Spec:
+    """A spec id (``reset-control@0.26``) or a path to a spec file, loaded and checked."""
+    path = Path(ref)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        return load(path)
+    return load(spec_path(ref))
+
+
+def committed_specs() -> list[Spec]:
+    """Every committed spec (all families), loaded and checked, in file order."""
+    return [load(p) for p in spec_paths()]
 
 
 def spec_ids() -> list[str]:
     """The ids of the committed reset-control specs, oldest first (other spec families, such
     as ``handoff@0.6``, are listed by ``pi_context.spec.spec_paths``)."""
     return [path.stem for path in spec_paths() if path.stem.startswith("reset-control@")]
+
+
+_MODULES = ("types", "wire", "reducer", "machine")
+
+
+def _committed(
+    spec_id: str, sha256: str, spec: Spec | None, path: Path | None
+) -> ResetControl | None:
+    name = f"{_GENERATED_PACKAGE}.{module_name(spec_id)}"
+    try:
+        types = importlib.import_module(f"{name}.types")
+    except ModuleNotFoundError:
+        return None
+    if getattr(types, "SPEC_SHA256", None) != sha256:
+        return None
+    modules = {m: importlib.import_module(f"{name}.{m}") for m in _MODULES}
+    return ResetControl(sys.modules[name], modules, COMMITTED, spec=spec, path=path)
+
+
+def _fresh(spec: Spec) -> ResetControl:
+    global _counter
+    _counter += 1
+    root = Path(tempfile.mkdtemp(prefix="pi-context-gen-"))
+    try:
+        return _import_fresh(spec, root, f"_pi_context_gen_{_counter}")
+    finally:
+        # every module is imported (and kept in sys.modules): the files are not needed again
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _import_fresh(spec: Spec, root: Path, package: str) -> ResetControl:
+    from pi_context.statemachine.codegen.python import python_files
+
+    for rel, source in python_files(spec, formatted=False).items():
+        target = root / package / Path(rel).relative_to(spec.module_name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(source, encoding="utf-8")
+    init = root / package / "__init__.py"
+    module_spec = importlib.util.spec_from_file_location(
+        package, init, submodule_search_locations=[str(init.parent)]
+    )
+    if module_spec is None or module_spec.loader is None:
+        raise SpecError([])
+    module: ModuleType = importlib.util.module_from_spec(module_spec)
+    sys.modules[package] = module
+    module_spec.loader.exec_module(module)
+    modules = {m: importlib.import_module(f"{package}.{m}") for m in _MODULES}
+    return ResetControl(module, modules, FRESH, spec=spec)

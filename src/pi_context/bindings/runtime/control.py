@@ -8,80 +8,37 @@ Each step is recorded with the row that fired, so a host can tell *why* a bounda
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
-from types import ModuleType
 from typing import Any, Literal
 
-from pi_context.statemachine import generated
+from pi_context.spec.model import HostAction
 
 # The newest published generation; any committed spec (a proposal too) can be selected.
 from pi_context.statemachine.reset_control import DEFAULT_SPEC as DEFAULT_SPEC
+from pi_context.statemachine.reset_control import ResetControl, reset_control, spec_ids
 
 Source = Literal["manual", "automatic"]
-HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
 COMMITS: frozenset[str] = frozenset({"commit-continue", "commit-stop", "recover"})
 Lazy = Callable[[], bool]
 
 
-class SpecBinding:
-    """One generated reset-control package behind one typed interface: the initial state, a
-    step, event constructors by event name and the host action each effect declares."""
-
-    def __init__(self, module: ModuleType) -> None:
-        self.module = module
-        self.id: str = module.SPEC_ID
-        hosts: dict[str, HostAction | None] = dict(module.EFFECT_HOST)
-        missing = [effect for effect, host in hosts.items() if host is None]
+@cache
+def bindings() -> dict[str, ResetControl]:
+    """Every committed reset-control spec's generated core, keyed by spec id (other spec
+    families, such as the handoff lifecycle, are driven by their own bindings)."""
+    found: dict[str, ResetControl] = {}
+    for spec_id in spec_ids():
+        binding = reset_control(spec_id)
+        missing = binding.undeclared_hosts()
         if missing:
             raise ValueError(
-                f"{self.id} declares no host action for {', '.join(missing)}; the runtime "
+                f"{spec_id} declares no host action for {', '.join(missing)}; the runtime "
                 "acts only on declared host actions"
             )
-        self.hosts: dict[str, HostAction] = {e: h for e, h in hosts.items() if h is not None}
-        self.lazy_order: dict[str, tuple[str, ...]] = dict(module.LAZY_ORDER)
-
-    def initial_state(self) -> Any:
-        return self.module.initial_state()
-
-    def step(self, state: Any, event: Any) -> tuple[Any, str, str]:
-        result: tuple[Any, str, str] = self.module.step(state, event)
-        return result
-
-    def accepts(self, event: str) -> bool:
-        return hasattr(self.module, _event_class(event))
-
-    def event(self, name: str, **fields: Any) -> Any:
-        if not self.accepts(name):
-            raise ValueError(f"{self.id} has no event {name!r}")
-        return getattr(self.module, _event_class(name))(**fields)
-
-    def host(self, effect: str) -> HostAction:
-        return self.hosts[effect]
-
-    def request_wire(self, state: Any) -> Any:
-        """The request axis of ``state`` in wire form (for reporting who asked)."""
-        return self.module.state_to_wire(state).get("request")
-
-
-def _event_class(name: str) -> str:
-    return "".join(part.capitalize() for part in name.split("_")) + "Event"
-
-
-@cache
-def bindings() -> dict[str, SpecBinding]:
-    """Every committed generated reset-control package, keyed by spec id (other spec
-    families, such as the handoff lifecycle, are driven by their own bindings)."""
-    found: dict[str, SpecBinding] = {}
-    for info in pkgutil.iter_modules(generated.__path__):
-        if not info.name.startswith("reset_control_"):
-            continue
-        module = importlib.import_module(f"{generated.__name__}.{info.name}")
-        found[module.SPEC_ID] = SpecBinding(module)
+        found[spec_id] = binding
     return found
 
 
@@ -95,7 +52,7 @@ def _snake(name: str) -> str:
     )
 
 
-def lazy_facts(binding: SpecBinding) -> dict[str, frozenset[str]]:
+def lazy_facts(binding: ResetControl) -> dict[str, frozenset[str]]:
     """The facts each event declares lazy (0.25's thresholdDue is later hardReserveDue)."""
     return {
         event: frozenset(_snake(name) for name in names)
@@ -206,7 +163,7 @@ class Step:
 @dataclass
 class Control:
     """The live reducer state of one runtime for one spec, reached only through the spec's
-    :class:`SpecBinding` and its declared host actions."""
+    :class:`ResetControl` handle and its declared host actions."""
 
     spec: str = DEFAULT_SPEC
     state: Any = field(init=False)

@@ -8,13 +8,17 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 from . import reducer as r
 from . import types as t
 
-Guard = Callable[[t.State, Any, dict[str, bool]], bool]
-Apply = Callable[[t.State, Any], t.State]
+_E = TypeVar("_E")
+Memo: TypeAlias = dict[str, bool]  # the lazy facts read in this step, by spec name
+# A row: its effect, its guard over (state, event, memo) and its next state.
+Row: TypeAlias = tuple[
+    t.Effect, Callable[[t.State, _E, Memo], bool], Callable[[t.State, _E], t.State]
+]
 
 
 def shape(state: t.State) -> str:
@@ -38,1293 +42,174 @@ STATES: tuple[str, ...] = (
 INITIAL_SHAPE = "idle"
 
 
-def guard_start__available(state: t.State, event: t.StartEvent, memo: dict[str, bool]) -> bool:
-    """start.available: handoff.stage in ['idle', 'done', 'failed', 'cancelled'] and facts.available"""
-    facts = event.facts
-    return bool(
-        state.handoff.stage
-        in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
-        )
-        and facts.available
-    )
-
-
-def apply_start__available(state: t.State, event: t.StartEvent) -> t.State:
-    return r._STATE_PREPARING
-
-
-def guard_start__unavailable(state: t.State, event: t.StartEvent, memo: dict[str, bool]) -> bool:
-    """start.unavailable: handoff.stage in ['idle', 'done', 'failed', 'cancelled']"""
-    return bool(
-        state.handoff.stage
-        in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
-        )
-    )
-
-
-def apply_start__unavailable(state: t.State, event: t.StartEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="none", active="source"))
-
-
-def guard_start__busy(state: t.State, event: t.StartEvent, memo: dict[str, bool]) -> bool:
-    """start.busy: true"""
-    return True
-
-
-def apply_start__busy(state: t.State, event: t.StartEvent) -> t.State:
-    return state
-
-
-def guard_source_read__ok(state: t.State, event: t.SourceReadEvent, memo: dict[str, bool]) -> bool:
-    """source_read.ok: handoff.stage == 'preparing' and facts.ok"""
-    facts = event.facts
-    return bool(state.handoff.stage == "preparing" and facts.ok)
-
-
-def apply_source_read__ok(state: t.State, event: t.SourceReadEvent) -> t.State:
-    return r._STATE_GENERATING
-
-
-def guard_source_read__changed(
-    state: t.State, event: t.SourceReadEvent, memo: dict[str, bool]
-) -> bool:
-    """source_read.changed: handoff.stage == 'preparing'"""
-    return bool(state.handoff.stage == "preparing")
-
-
-def apply_source_read__changed(state: t.State, event: t.SourceReadEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="none", active="source"))
-
-
-def guard_source_read__stray(
-    state: t.State, event: t.SourceReadEvent, memo: dict[str, bool]
-) -> bool:
-    """source_read.stray: true"""
-    return True
-
-
-def apply_source_read__stray(state: t.State, event: t.SourceReadEvent) -> t.State:
-    return state
-
-
-def guard_notes_generated__ok(
-    state: t.State, event: t.NotesGeneratedEvent, memo: dict[str, bool]
-) -> bool:
-    """notes_generated.ok: handoff.stage == 'generating' and facts.ok"""
-    facts = event.facts
-    return bool(state.handoff.stage == "generating" and facts.ok)
-
-
-def apply_notes_generated__ok(state: t.State, event: t.NotesGeneratedEvent) -> t.State:
-    return r._STATE_QUALITY
-
-
-def guard_notes_generated__empty(
-    state: t.State, event: t.NotesGeneratedEvent, memo: dict[str, bool]
-) -> bool:
-    """notes_generated.empty: handoff.stage == 'generating'"""
-    return bool(state.handoff.stage == "generating")
-
-
-def apply_notes_generated__empty(state: t.State, event: t.NotesGeneratedEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="none", active="source"))
-
-
-def guard_notes_generated__stray(
-    state: t.State, event: t.NotesGeneratedEvent, memo: dict[str, bool]
-) -> bool:
-    """notes_generated.stray: true"""
-    return True
-
-
-def apply_notes_generated__stray(state: t.State, event: t.NotesGeneratedEvent) -> t.State:
-    return state
-
-
-def guard_quality_checked__ok(
-    state: t.State, event: t.QualityCheckedEvent, memo: dict[str, bool]
-) -> bool:
-    """quality_checked.ok: handoff.stage == 'quality' and facts.ok"""
-    facts = event.facts
-    return bool(state.handoff.stage == "quality" and facts.ok)
-
-
-def apply_quality_checked__ok(state: t.State, event: t.QualityCheckedEvent) -> t.State:
-    return r._STATE_SAVING
-
-
-def guard_quality_checked__over_budget(
-    state: t.State, event: t.QualityCheckedEvent, memo: dict[str, bool]
-) -> bool:
-    """quality_checked.over-budget: handoff.stage == 'quality'"""
-    return bool(state.handoff.stage == "quality")
-
-
-def apply_quality_checked__over_budget(state: t.State, event: t.QualityCheckedEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="none", active="source"))
-
-
-def guard_quality_checked__stray(
-    state: t.State, event: t.QualityCheckedEvent, memo: dict[str, bool]
-) -> bool:
-    """quality_checked.stray: true"""
-    return True
-
-
-def apply_quality_checked__stray(state: t.State, event: t.QualityCheckedEvent) -> t.State:
-    return state
-
-
-def guard_offer_saved__verified(
-    state: t.State, event: t.OfferSavedEvent, memo: dict[str, bool]
-) -> bool:
-    """offer_saved.verified: handoff.stage == 'saving' and facts.written and facts.verified"""
-    facts = event.facts
-    return bool(state.handoff.stage == "saving" and facts.written and facts.verified)
-
-
-def apply_offer_saved__verified(state: t.State, event: t.OfferSavedEvent) -> t.State:
-    return r._STATE_SWITCHING
-
-
-def guard_offer_saved__unverified(
-    state: t.State, event: t.OfferSavedEvent, memo: dict[str, bool]
-) -> bool:
-    """offer_saved.unverified: handoff.stage == 'saving' and facts.written"""
-    facts = event.facts
-    return bool(state.handoff.stage == "saving" and facts.written)
-
-
-def apply_offer_saved__unverified(state: t.State, event: t.OfferSavedEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="unverified", active="source"))
-
-
-def guard_offer_saved__unwritten(
-    state: t.State, event: t.OfferSavedEvent, memo: dict[str, bool]
-) -> bool:
-    """offer_saved.unwritten: handoff.stage == 'saving'"""
-    return bool(state.handoff.stage == "saving")
-
-
-def apply_offer_saved__unwritten(state: t.State, event: t.OfferSavedEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="none", active="source"))
-
-
-def guard_offer_saved__stray(
-    state: t.State, event: t.OfferSavedEvent, memo: dict[str, bool]
-) -> bool:
-    """offer_saved.stray: true"""
-    return True
-
-
-def apply_offer_saved__stray(state: t.State, event: t.OfferSavedEvent) -> t.State:
-    return state
-
-
-def guard_destination_created__ok(
-    state: t.State, event: t.DestinationCreatedEvent, memo: dict[str, bool]
-) -> bool:
-    """destination_created.ok: handoff.stage == 'switching' and facts.created"""
-    facts = event.facts
-    return bool(state.handoff.stage == "switching" and facts.created)
-
-
-def apply_destination_created__ok(state: t.State, event: t.DestinationCreatedEvent) -> t.State:
-    return r._STATE_VALIDATING
-
-
-def guard_destination_created__failed(
-    state: t.State, event: t.DestinationCreatedEvent, memo: dict[str, bool]
-) -> bool:
-    """destination_created.failed: handoff.stage == 'switching'"""
-    return bool(state.handoff.stage == "switching")
-
-
-def apply_destination_created__failed(state: t.State, event: t.DestinationCreatedEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="verified", active="source"))
-
-
-def guard_destination_created__stray(
-    state: t.State, event: t.DestinationCreatedEvent, memo: dict[str, bool]
-) -> bool:
-    """destination_created.stray: true"""
-    return True
-
-
-def apply_destination_created__stray(state: t.State, event: t.DestinationCreatedEvent) -> t.State:
-    return state
-
-
-def guard_destination_verified__ok(
-    state: t.State, event: t.DestinationVerifiedEvent, memo: dict[str, bool]
-) -> bool:
-    """destination_verified.ok: handoff.stage == 'validating' and facts.ok"""
-    facts = event.facts
-    return bool(state.handoff.stage == "validating" and facts.ok)
-
-
-def apply_destination_verified__ok(state: t.State, event: t.DestinationVerifiedEvent) -> t.State:
-    return r._STATE_CONTINUING
-
-
-def guard_destination_verified__failed(
-    state: t.State, event: t.DestinationVerifiedEvent, memo: dict[str, bool]
-) -> bool:
-    """destination_verified.failed: handoff.stage == 'validating'"""
-    return bool(state.handoff.stage == "validating")
-
-
-def apply_destination_verified__failed(
-    state: t.State, event: t.DestinationVerifiedEvent
-) -> t.State:
-    return t.State(t.HandoffFailed(offer="verified", active="source"))
-
-
-def guard_destination_verified__stray(
-    state: t.State, event: t.DestinationVerifiedEvent, memo: dict[str, bool]
-) -> bool:
-    """destination_verified.stray: true"""
-    return True
-
-
-def apply_destination_verified__stray(state: t.State, event: t.DestinationVerifiedEvent) -> t.State:
-    return state
-
-
-def guard_continued__ok(state: t.State, event: t.ContinuedEvent, memo: dict[str, bool]) -> bool:
-    """continued.ok: handoff.stage == 'continuing' and facts.ok"""
-    facts = event.facts
-    return bool(state.handoff.stage == "continuing" and facts.ok)
-
-
-def apply_continued__ok(state: t.State, event: t.ContinuedEvent) -> t.State:
-    return r._STATE_DONE
-
-
-def guard_continued__failed(state: t.State, event: t.ContinuedEvent, memo: dict[str, bool]) -> bool:
-    """continued.failed: handoff.stage == 'continuing'"""
-    return bool(state.handoff.stage == "continuing")
-
-
-def apply_continued__failed(state: t.State, event: t.ContinuedEvent) -> t.State:
-    return t.State(t.HandoffFailed(offer="verified", active="destination"))
-
-
-def guard_continued__stray(state: t.State, event: t.ContinuedEvent, memo: dict[str, bool]) -> bool:
-    """continued.stray: true"""
-    return True
-
-
-def apply_continued__stray(state: t.State, event: t.ContinuedEvent) -> t.State:
-    return state
-
-
-def guard_cancel__before_switch(
-    state: t.State, event: t.CancelEvent, memo: dict[str, bool]
-) -> bool:
-    """cancel.before-switch: handoff.stage in ['preparing', 'generating', 'quality', 'saving']"""
-    return bool(
-        state.handoff.stage
-        in (
-            "preparing",
-            "generating",
-            "quality",
-            "saving",
-        )
-    )
-
-
-def apply_cancel__before_switch(state: t.State, event: t.CancelEvent) -> t.State:
-    return t.State(t.HandoffCancelled(offer="none", active="source"))
-
-
-def guard_cancel__switching(state: t.State, event: t.CancelEvent, memo: dict[str, bool]) -> bool:
-    """cancel.switching: handoff.stage == 'switching'"""
-    return bool(state.handoff.stage == "switching")
-
-
-def apply_cancel__switching(state: t.State, event: t.CancelEvent) -> t.State:
-    return t.State(t.HandoffCancelled(offer="verified", active="source"))
-
-
-def guard_cancel__validating(state: t.State, event: t.CancelEvent, memo: dict[str, bool]) -> bool:
-    """cancel.validating: handoff.stage == 'validating'"""
-    return bool(state.handoff.stage == "validating")
-
-
-def apply_cancel__validating(state: t.State, event: t.CancelEvent) -> t.State:
-    return t.State(t.HandoffCancelled(offer="verified", active="source"))
-
-
-def guard_cancel__continuing(state: t.State, event: t.CancelEvent, memo: dict[str, bool]) -> bool:
-    """cancel.continuing: handoff.stage == 'continuing'"""
-    return bool(state.handoff.stage == "continuing")
-
-
-def apply_cancel__continuing(state: t.State, event: t.CancelEvent) -> t.State:
-    return t.State(t.HandoffCancelled(offer="verified", active="destination"))
-
-
-def guard_cancel__idle(state: t.State, event: t.CancelEvent, memo: dict[str, bool]) -> bool:
-    """cancel.idle: true"""
-    return True
-
-
-def apply_cancel__idle(state: t.State, event: t.CancelEvent) -> t.State:
-    return state
-
-
-# (trigger, source, dest, row, effect, guard, apply), first match wins per trigger/source.
-TRANSITIONS: tuple[tuple[str, str, str, str, t.Effect, Guard, Apply], ...] = (
-    (
-        "start",
-        "idle",
-        "preparing",
-        "start.available",
-        "read-source",
-        guard_start__available,
-        apply_start__available,
-    ),
-    (
-        "start",
-        "idle",
-        "failed",
-        "start.unavailable",
-        "fail",
-        guard_start__unavailable,
-        apply_start__unavailable,
-    ),
-    (
-        "source_read",
-        "idle",
-        "idle",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "idle",
-        "idle",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "idle",
-        "idle",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "idle",
-        "idle",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "idle",
-        "idle",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "idle",
-        "idle",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "idle",
-        "idle",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    ("cancel", "idle", "idle", "cancel.idle", "none", guard_cancel__idle, apply_cancel__idle),
-    ("start", "preparing", "preparing", "start.busy", "busy", guard_start__busy, apply_start__busy),
-    (
-        "source_read",
-        "preparing",
-        "generating",
-        "source_read.ok",
-        "generate-notes",
-        guard_source_read__ok,
-        apply_source_read__ok,
-    ),
-    (
-        "source_read",
-        "preparing",
-        "failed",
-        "source_read.changed",
-        "fail",
-        guard_source_read__changed,
-        apply_source_read__changed,
-    ),
-    (
-        "notes_generated",
-        "preparing",
-        "preparing",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "preparing",
-        "preparing",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "preparing",
-        "preparing",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "preparing",
-        "preparing",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "preparing",
-        "preparing",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "preparing",
-        "preparing",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "preparing",
-        "cancelled",
-        "cancel.before-switch",
-        "none",
-        guard_cancel__before_switch,
-        apply_cancel__before_switch,
-    ),
-    (
-        "start",
-        "generating",
-        "generating",
-        "start.busy",
-        "busy",
-        guard_start__busy,
-        apply_start__busy,
-    ),
-    (
-        "source_read",
-        "generating",
-        "generating",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "generating",
-        "quality",
-        "notes_generated.ok",
-        "check-quality",
-        guard_notes_generated__ok,
-        apply_notes_generated__ok,
-    ),
-    (
-        "notes_generated",
-        "generating",
-        "failed",
-        "notes_generated.empty",
-        "fail",
-        guard_notes_generated__empty,
-        apply_notes_generated__empty,
-    ),
-    (
-        "quality_checked",
-        "generating",
-        "generating",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "generating",
-        "generating",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "generating",
-        "generating",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "generating",
-        "generating",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "generating",
-        "generating",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "generating",
-        "cancelled",
-        "cancel.before-switch",
-        "none",
-        guard_cancel__before_switch,
-        apply_cancel__before_switch,
-    ),
-    ("start", "quality", "quality", "start.busy", "busy", guard_start__busy, apply_start__busy),
-    (
-        "source_read",
-        "quality",
-        "quality",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "quality",
-        "quality",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "quality",
-        "saving",
-        "quality_checked.ok",
-        "save-offer",
-        guard_quality_checked__ok,
-        apply_quality_checked__ok,
-    ),
-    (
-        "quality_checked",
-        "quality",
-        "failed",
-        "quality_checked.over-budget",
-        "fail",
-        guard_quality_checked__over_budget,
-        apply_quality_checked__over_budget,
-    ),
-    (
-        "offer_saved",
-        "quality",
-        "quality",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "quality",
-        "quality",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "quality",
-        "quality",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "quality",
-        "quality",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "quality",
-        "cancelled",
-        "cancel.before-switch",
-        "none",
-        guard_cancel__before_switch,
-        apply_cancel__before_switch,
-    ),
-    ("start", "saving", "saving", "start.busy", "busy", guard_start__busy, apply_start__busy),
-    (
-        "source_read",
-        "saving",
-        "saving",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "saving",
-        "saving",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "saving",
-        "saving",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "saving",
-        "switching",
-        "offer_saved.verified",
-        "create-destination",
-        guard_offer_saved__verified,
-        apply_offer_saved__verified,
-    ),
-    (
-        "offer_saved",
-        "saving",
-        "failed",
-        "offer_saved.unverified",
-        "fail",
-        guard_offer_saved__unverified,
-        apply_offer_saved__unverified,
-    ),
-    (
-        "offer_saved",
-        "saving",
-        "failed",
-        "offer_saved.unwritten",
-        "fail",
-        guard_offer_saved__unwritten,
-        apply_offer_saved__unwritten,
-    ),
-    (
-        "destination_created",
-        "saving",
-        "saving",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "saving",
-        "saving",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "saving",
-        "saving",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "saving",
-        "cancelled",
-        "cancel.before-switch",
-        "none",
-        guard_cancel__before_switch,
-        apply_cancel__before_switch,
-    ),
-    ("start", "switching", "switching", "start.busy", "busy", guard_start__busy, apply_start__busy),
-    (
-        "source_read",
-        "switching",
-        "switching",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "switching",
-        "switching",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "switching",
-        "switching",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "switching",
-        "switching",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "switching",
-        "validating",
-        "destination_created.ok",
-        "verify-destination",
-        guard_destination_created__ok,
-        apply_destination_created__ok,
-    ),
-    (
-        "destination_created",
-        "switching",
-        "failed",
-        "destination_created.failed",
-        "abandon-destination",
-        guard_destination_created__failed,
-        apply_destination_created__failed,
-    ),
-    (
-        "destination_verified",
-        "switching",
-        "switching",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "switching",
-        "switching",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "switching",
-        "cancelled",
-        "cancel.switching",
-        "abandon-destination",
-        guard_cancel__switching,
-        apply_cancel__switching,
-    ),
-    (
-        "start",
-        "validating",
-        "validating",
-        "start.busy",
-        "busy",
-        guard_start__busy,
-        apply_start__busy,
-    ),
-    (
-        "source_read",
-        "validating",
-        "validating",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "validating",
-        "validating",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "validating",
-        "validating",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "validating",
-        "validating",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "validating",
-        "validating",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "validating",
-        "continuing",
-        "destination_verified.ok",
-        "send-continuation",
-        guard_destination_verified__ok,
-        apply_destination_verified__ok,
-    ),
-    (
-        "destination_verified",
-        "validating",
-        "failed",
-        "destination_verified.failed",
-        "return-to-source",
-        guard_destination_verified__failed,
-        apply_destination_verified__failed,
-    ),
-    (
-        "continued",
-        "validating",
-        "validating",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "validating",
-        "cancelled",
-        "cancel.validating",
-        "return-to-source",
-        guard_cancel__validating,
-        apply_cancel__validating,
-    ),
-    (
-        "start",
-        "continuing",
-        "continuing",
-        "start.busy",
-        "busy",
-        guard_start__busy,
-        apply_start__busy,
-    ),
-    (
-        "source_read",
-        "continuing",
-        "continuing",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "continuing",
-        "continuing",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "continuing",
-        "continuing",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "continuing",
-        "continuing",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "continuing",
-        "continuing",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "continuing",
-        "continuing",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "continuing",
-        "done",
-        "continued.ok",
-        "none",
-        guard_continued__ok,
-        apply_continued__ok,
-    ),
-    (
-        "continued",
-        "continuing",
-        "failed",
-        "continued.failed",
-        "fail-continuation",
-        guard_continued__failed,
-        apply_continued__failed,
-    ),
-    (
-        "cancel",
-        "continuing",
-        "cancelled",
-        "cancel.continuing",
-        "none",
-        guard_cancel__continuing,
-        apply_cancel__continuing,
-    ),
-    (
-        "start",
-        "done",
-        "preparing",
-        "start.available",
-        "read-source",
-        guard_start__available,
-        apply_start__available,
-    ),
-    (
-        "start",
-        "done",
-        "failed",
-        "start.unavailable",
-        "fail",
-        guard_start__unavailable,
-        apply_start__unavailable,
-    ),
-    (
-        "source_read",
-        "done",
-        "done",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "done",
-        "done",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "done",
-        "done",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "done",
-        "done",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "done",
-        "done",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "done",
-        "done",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "done",
-        "done",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    ("cancel", "done", "done", "cancel.idle", "none", guard_cancel__idle, apply_cancel__idle),
-    (
-        "start",
-        "failed",
-        "preparing",
-        "start.available",
-        "read-source",
-        guard_start__available,
-        apply_start__available,
-    ),
-    (
-        "start",
-        "failed",
-        "failed",
-        "start.unavailable",
-        "fail",
-        guard_start__unavailable,
-        apply_start__unavailable,
-    ),
-    (
-        "source_read",
-        "failed",
-        "failed",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "failed",
-        "failed",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "failed",
-        "failed",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "failed",
-        "failed",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "failed",
-        "failed",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "failed",
-        "failed",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "failed",
-        "failed",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    ("cancel", "failed", "failed", "cancel.idle", "none", guard_cancel__idle, apply_cancel__idle),
-    (
-        "start",
-        "cancelled",
-        "preparing",
-        "start.available",
-        "read-source",
-        guard_start__available,
-        apply_start__available,
-    ),
-    (
-        "start",
-        "cancelled",
-        "failed",
-        "start.unavailable",
-        "fail",
-        guard_start__unavailable,
-        apply_start__unavailable,
-    ),
-    (
-        "source_read",
-        "cancelled",
-        "cancelled",
-        "source_read.stray",
-        "none",
-        guard_source_read__stray,
-        apply_source_read__stray,
-    ),
-    (
-        "notes_generated",
-        "cancelled",
-        "cancelled",
-        "notes_generated.stray",
-        "none",
-        guard_notes_generated__stray,
-        apply_notes_generated__stray,
-    ),
-    (
-        "quality_checked",
-        "cancelled",
-        "cancelled",
-        "quality_checked.stray",
-        "none",
-        guard_quality_checked__stray,
-        apply_quality_checked__stray,
-    ),
-    (
-        "offer_saved",
-        "cancelled",
-        "cancelled",
-        "offer_saved.stray",
-        "none",
-        guard_offer_saved__stray,
-        apply_offer_saved__stray,
-    ),
-    (
-        "destination_created",
-        "cancelled",
-        "cancelled",
-        "destination_created.stray",
-        "none",
-        guard_destination_created__stray,
-        apply_destination_created__stray,
-    ),
-    (
-        "destination_verified",
-        "cancelled",
-        "cancelled",
-        "destination_verified.stray",
-        "none",
-        guard_destination_verified__stray,
-        apply_destination_verified__stray,
-    ),
-    (
-        "continued",
-        "cancelled",
-        "cancelled",
-        "continued.stray",
-        "none",
-        guard_continued__stray,
-        apply_continued__stray,
-    ),
-    (
-        "cancel",
-        "cancelled",
-        "cancelled",
-        "cancel.idle",
-        "none",
-        guard_cancel__idle,
-        apply_cancel__idle,
-    ),
-)
+# row id: (effect, guard, next state), grouped by event.
+# fmt: off
+_START: dict[str, Row[t.StartEvent]] = {
+    "start.available": ("read-source", lambda s, e, m: bool(s.handoff.stage in ("idle", "done", "failed", "cancelled") and e.facts.available), lambda s, e: r._STATE_PREPARING),
+    "start.unavailable": ("fail", lambda s, e, m: bool(s.handoff.stage in ("idle", "done", "failed", "cancelled")), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
+    "start.busy": ("busy", lambda s, e, m: True, lambda s, e: s),
+}
+_SOURCE_READ: dict[str, Row[t.SourceReadEvent]] = {
+    "source_read.ok": ("generate-notes", lambda s, e, m: bool(s.handoff.stage == "preparing" and e.facts.ok), lambda s, e: r._STATE_GENERATING),
+    "source_read.changed": ("fail", lambda s, e, m: bool(s.handoff.stage == "preparing"), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
+    "source_read.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_NOTES_GENERATED: dict[str, Row[t.NotesGeneratedEvent]] = {
+    "notes_generated.ok": ("check-quality", lambda s, e, m: bool(s.handoff.stage == "generating" and e.facts.ok), lambda s, e: r._STATE_QUALITY),
+    "notes_generated.empty": ("fail", lambda s, e, m: bool(s.handoff.stage == "generating"), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
+    "notes_generated.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_QUALITY_CHECKED: dict[str, Row[t.QualityCheckedEvent]] = {
+    "quality_checked.ok": ("save-offer", lambda s, e, m: bool(s.handoff.stage == "quality" and e.facts.ok), lambda s, e: r._STATE_SAVING),
+    "quality_checked.over-budget": ("fail", lambda s, e, m: bool(s.handoff.stage == "quality"), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
+    "quality_checked.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_OFFER_SAVED: dict[str, Row[t.OfferSavedEvent]] = {
+    "offer_saved.verified": ("create-destination", lambda s, e, m: bool(s.handoff.stage == "saving" and e.facts.written and e.facts.verified), lambda s, e: r._STATE_SWITCHING),
+    "offer_saved.unverified": ("fail", lambda s, e, m: bool(s.handoff.stage == "saving" and e.facts.written), lambda s, e: t.State(t.HandoffFailed(offer="unverified", active="source"))),
+    "offer_saved.unwritten": ("fail", lambda s, e, m: bool(s.handoff.stage == "saving"), lambda s, e: t.State(t.HandoffFailed(offer="none", active="source"))),
+    "offer_saved.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_DESTINATION_CREATED: dict[str, Row[t.DestinationCreatedEvent]] = {
+    "destination_created.ok": ("verify-destination", lambda s, e, m: bool(s.handoff.stage == "switching" and e.facts.created), lambda s, e: r._STATE_VALIDATING),
+    "destination_created.failed": ("abandon-destination", lambda s, e, m: bool(s.handoff.stage == "switching"), lambda s, e: t.State(t.HandoffFailed(offer="verified", active="source"))),
+    "destination_created.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_DESTINATION_VERIFIED: dict[str, Row[t.DestinationVerifiedEvent]] = {
+    "destination_verified.ok": ("send-continuation", lambda s, e, m: bool(s.handoff.stage == "validating" and e.facts.ok), lambda s, e: r._STATE_CONTINUING),
+    "destination_verified.failed": ("return-to-source", lambda s, e, m: bool(s.handoff.stage == "validating"), lambda s, e: t.State(t.HandoffFailed(offer="verified", active="source"))),
+    "destination_verified.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_CONTINUED: dict[str, Row[t.ContinuedEvent]] = {
+    "continued.ok": ("none", lambda s, e, m: bool(s.handoff.stage == "continuing" and e.facts.ok), lambda s, e: r._STATE_DONE),
+    "continued.failed": ("fail-continuation", lambda s, e, m: bool(s.handoff.stage == "continuing"), lambda s, e: t.State(t.HandoffFailed(offer="verified", active="destination"))),
+    "continued.stray": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+_CANCEL: dict[str, Row[t.CancelEvent]] = {
+    "cancel.before-switch": ("none", lambda s, e, m: bool(s.handoff.stage in ("preparing", "generating", "quality", "saving")), lambda s, e: t.State(t.HandoffCancelled(offer="none", active="source"))),
+    "cancel.switching": ("abandon-destination", lambda s, e, m: bool(s.handoff.stage == "switching"), lambda s, e: t.State(t.HandoffCancelled(offer="verified", active="source"))),
+    "cancel.validating": ("return-to-source", lambda s, e, m: bool(s.handoff.stage == "validating"), lambda s, e: t.State(t.HandoffCancelled(offer="verified", active="source"))),
+    "cancel.continuing": ("none", lambda s, e, m: bool(s.handoff.stage == "continuing"), lambda s, e: t.State(t.HandoffCancelled(offer="verified", active="destination"))),
+    "cancel.idle": ("none", lambda s, e, m: True, lambda s, e: s),
+}
+# fmt: on
+
+ROWS: dict[str, Row[Any]] = {
+    **_START,
+    **_SOURCE_READ,
+    **_NOTES_GENERATED,
+    **_QUALITY_CHECKED,
+    **_OFFER_SAVED,
+    **_DESTINATION_CREATED,
+    **_DESTINATION_VERIFIED,
+    **_CONTINUED,
+    **_CANCEL,
+}
+
+
+# (trigger, shape) -> (row, next shape) for each row that may fire from the shape, in
+# table order; the first whose guard holds fires. Rows the shape rules out are left out,
+# and a row the shape makes certain ends its list.
+# fmt: off
+TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
+    ("start", "idle"): (("start.available", "preparing"), ("start.unavailable", "failed"),),
+    ("start", "preparing"): (("start.busy", "preparing"),),
+    ("start", "generating"): (("start.busy", "generating"),),
+    ("start", "quality"): (("start.busy", "quality"),),
+    ("start", "saving"): (("start.busy", "saving"),),
+    ("start", "switching"): (("start.busy", "switching"),),
+    ("start", "validating"): (("start.busy", "validating"),),
+    ("start", "continuing"): (("start.busy", "continuing"),),
+    ("start", "done"): (("start.available", "preparing"), ("start.unavailable", "failed"),),
+    ("start", "failed"): (("start.available", "preparing"), ("start.unavailable", "failed"),),
+    ("start", "cancelled"): (("start.available", "preparing"), ("start.unavailable", "failed"),),
+    ("source_read", "idle"): (("source_read.stray", "idle"),),
+    ("source_read", "preparing"): (("source_read.ok", "generating"), ("source_read.changed", "failed"),),
+    ("source_read", "generating"): (("source_read.stray", "generating"),),
+    ("source_read", "quality"): (("source_read.stray", "quality"),),
+    ("source_read", "saving"): (("source_read.stray", "saving"),),
+    ("source_read", "switching"): (("source_read.stray", "switching"),),
+    ("source_read", "validating"): (("source_read.stray", "validating"),),
+    ("source_read", "continuing"): (("source_read.stray", "continuing"),),
+    ("source_read", "done"): (("source_read.stray", "done"),),
+    ("source_read", "failed"): (("source_read.stray", "failed"),),
+    ("source_read", "cancelled"): (("source_read.stray", "cancelled"),),
+    ("notes_generated", "idle"): (("notes_generated.stray", "idle"),),
+    ("notes_generated", "preparing"): (("notes_generated.stray", "preparing"),),
+    ("notes_generated", "generating"): (("notes_generated.ok", "quality"), ("notes_generated.empty", "failed"),),
+    ("notes_generated", "quality"): (("notes_generated.stray", "quality"),),
+    ("notes_generated", "saving"): (("notes_generated.stray", "saving"),),
+    ("notes_generated", "switching"): (("notes_generated.stray", "switching"),),
+    ("notes_generated", "validating"): (("notes_generated.stray", "validating"),),
+    ("notes_generated", "continuing"): (("notes_generated.stray", "continuing"),),
+    ("notes_generated", "done"): (("notes_generated.stray", "done"),),
+    ("notes_generated", "failed"): (("notes_generated.stray", "failed"),),
+    ("notes_generated", "cancelled"): (("notes_generated.stray", "cancelled"),),
+    ("quality_checked", "idle"): (("quality_checked.stray", "idle"),),
+    ("quality_checked", "preparing"): (("quality_checked.stray", "preparing"),),
+    ("quality_checked", "generating"): (("quality_checked.stray", "generating"),),
+    ("quality_checked", "quality"): (("quality_checked.ok", "saving"), ("quality_checked.over-budget", "failed"),),
+    ("quality_checked", "saving"): (("quality_checked.stray", "saving"),),
+    ("quality_checked", "switching"): (("quality_checked.stray", "switching"),),
+    ("quality_checked", "validating"): (("quality_checked.stray", "validating"),),
+    ("quality_checked", "continuing"): (("quality_checked.stray", "continuing"),),
+    ("quality_checked", "done"): (("quality_checked.stray", "done"),),
+    ("quality_checked", "failed"): (("quality_checked.stray", "failed"),),
+    ("quality_checked", "cancelled"): (("quality_checked.stray", "cancelled"),),
+    ("offer_saved", "idle"): (("offer_saved.stray", "idle"),),
+    ("offer_saved", "preparing"): (("offer_saved.stray", "preparing"),),
+    ("offer_saved", "generating"): (("offer_saved.stray", "generating"),),
+    ("offer_saved", "quality"): (("offer_saved.stray", "quality"),),
+    ("offer_saved", "saving"): (("offer_saved.verified", "switching"), ("offer_saved.unverified", "failed"), ("offer_saved.unwritten", "failed"),),
+    ("offer_saved", "switching"): (("offer_saved.stray", "switching"),),
+    ("offer_saved", "validating"): (("offer_saved.stray", "validating"),),
+    ("offer_saved", "continuing"): (("offer_saved.stray", "continuing"),),
+    ("offer_saved", "done"): (("offer_saved.stray", "done"),),
+    ("offer_saved", "failed"): (("offer_saved.stray", "failed"),),
+    ("offer_saved", "cancelled"): (("offer_saved.stray", "cancelled"),),
+    ("destination_created", "idle"): (("destination_created.stray", "idle"),),
+    ("destination_created", "preparing"): (("destination_created.stray", "preparing"),),
+    ("destination_created", "generating"): (("destination_created.stray", "generating"),),
+    ("destination_created", "quality"): (("destination_created.stray", "quality"),),
+    ("destination_created", "saving"): (("destination_created.stray", "saving"),),
+    ("destination_created", "switching"): (("destination_created.ok", "validating"), ("destination_created.failed", "failed"),),
+    ("destination_created", "validating"): (("destination_created.stray", "validating"),),
+    ("destination_created", "continuing"): (("destination_created.stray", "continuing"),),
+    ("destination_created", "done"): (("destination_created.stray", "done"),),
+    ("destination_created", "failed"): (("destination_created.stray", "failed"),),
+    ("destination_created", "cancelled"): (("destination_created.stray", "cancelled"),),
+    ("destination_verified", "idle"): (("destination_verified.stray", "idle"),),
+    ("destination_verified", "preparing"): (("destination_verified.stray", "preparing"),),
+    ("destination_verified", "generating"): (("destination_verified.stray", "generating"),),
+    ("destination_verified", "quality"): (("destination_verified.stray", "quality"),),
+    ("destination_verified", "saving"): (("destination_verified.stray", "saving"),),
+    ("destination_verified", "switching"): (("destination_verified.stray", "switching"),),
+    ("destination_verified", "validating"): (("destination_verified.ok", "continuing"), ("destination_verified.failed", "failed"),),
+    ("destination_verified", "continuing"): (("destination_verified.stray", "continuing"),),
+    ("destination_verified", "done"): (("destination_verified.stray", "done"),),
+    ("destination_verified", "failed"): (("destination_verified.stray", "failed"),),
+    ("destination_verified", "cancelled"): (("destination_verified.stray", "cancelled"),),
+    ("continued", "idle"): (("continued.stray", "idle"),),
+    ("continued", "preparing"): (("continued.stray", "preparing"),),
+    ("continued", "generating"): (("continued.stray", "generating"),),
+    ("continued", "quality"): (("continued.stray", "quality"),),
+    ("continued", "saving"): (("continued.stray", "saving"),),
+    ("continued", "switching"): (("continued.stray", "switching"),),
+    ("continued", "validating"): (("continued.stray", "validating"),),
+    ("continued", "continuing"): (("continued.ok", "done"), ("continued.failed", "failed"),),
+    ("continued", "done"): (("continued.stray", "done"),),
+    ("continued", "failed"): (("continued.stray", "failed"),),
+    ("continued", "cancelled"): (("continued.stray", "cancelled"),),
+    ("cancel", "idle"): (("cancel.idle", "idle"),),
+    ("cancel", "preparing"): (("cancel.before-switch", "cancelled"),),
+    ("cancel", "generating"): (("cancel.before-switch", "cancelled"),),
+    ("cancel", "quality"): (("cancel.before-switch", "cancelled"),),
+    ("cancel", "saving"): (("cancel.before-switch", "cancelled"),),
+    ("cancel", "switching"): (("cancel.switching", "cancelled"),),
+    ("cancel", "validating"): (("cancel.validating", "cancelled"),),
+    ("cancel", "continuing"): (("cancel.continuing", "cancelled"),),
+    ("cancel", "done"): (("cancel.idle", "done"),),
+    ("cancel", "failed"): (("cancel.idle", "failed"),),
+    ("cancel", "cancelled"): (("cancel.idle", "cancelled"),),
+}
+# fmt: on

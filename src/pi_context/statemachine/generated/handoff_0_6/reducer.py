@@ -42,24 +42,10 @@ _STATE_DONE = t.State(_HANDOFF_DONE)
 def _start(state: t.State, event: t.StartEvent) -> tuple[t.State, t.Effect, str]:
     facts = event.facts
     # start.available: A handoff starts from the open session, which becomes its source.
-    if (
-        state.handoff.stage
-        in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
-        )
-        and facts.available
-    ):
+    if state.handoff.stage in ("idle", "done", "failed", "cancelled") and facts.available:
         return _STATE_PREPARING, "read-source", "start.available"
     # start.unavailable: An unsaved session or no model cannot hand off (handoff_unavailable).
-    if state.handoff.stage in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
-    ):
+    if state.handoff.stage in ("idle", "done", "failed", "cancelled"):
         return t.State(t.HandoffFailed(offer="none", active="source")), "fail", "start.unavailable"
     # start.busy: One handoff at a time; a second request changes nothing.
     return state, "busy", "start.busy"
@@ -190,12 +176,7 @@ def _continued(state: t.State, event: t.ContinuedEvent) -> tuple[t.State, t.Effe
 
 def _cancel(state: t.State, event: t.CancelEvent) -> tuple[t.State, t.Effect, str]:
     # cancel.before-switch: Cancelled before the offer was written, the source is untouched (aborted).
-    if state.handoff.stage in (
-        "preparing",
-        "generating",
-        "quality",
-        "saving",
-    ):
+    if state.handoff.stage in ("preparing", "generating", "quality", "saving"):
         return (
             t.State(t.HandoffCancelled(offer="none", active="source")),
             "none",

@@ -410,6 +410,18 @@ EventType: TypeAlias = Literal[
     "cancel",
 ]
 
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    "start": StartEvent,
+    "source_read": SourceReadEvent,
+    "notes_generated": NotesGeneratedEvent,
+    "quality_checked": QualityCheckedEvent,
+    "offer_saved": OfferSavedEvent,
+    "destination_created": DestinationCreatedEvent,
+    "destination_verified": DestinationVerifiedEvent,
+    "continued": ContinuedEvent,
+    "cancel": CancelEvent,
+}
+
 # Lazy facts, in the order the table may consult them.
 LAZY_ORDER: dict[str, tuple[str, ...]] = {}
 

@@ -637,24 +637,10 @@ def _start_wire(
     if f_available.__class__ is not bool:
         return None
     # start.available: A handoff starts from the open session, which becomes its source.
-    if (
-        t_handoff
-        in (
-            "idle",
-            "done",
-            "failed",
-            "cancelled",
-        )
-        and f_available
-    ):
+    if t_handoff in ("idle", "done", "failed", "cancelled") and f_available:
         return {"handoff": {"stage": "preparing"}}, "read-source", "start.available"
     # start.unavailable: An unsaved session or no model cannot hand off (handoff_unavailable).
-    if t_handoff in (
-        "idle",
-        "done",
-        "failed",
-        "cancelled",
-    ):
+    if t_handoff in ("idle", "done", "failed", "cancelled"):
         return (
             {"handoff": {"stage": "failed", "offer": "none", "active": "source"}},
             "fail",
@@ -847,12 +833,7 @@ def _cancel_wire(
     if len(e) != 1:
         return None
     # cancel.before-switch: Cancelled before the offer was written, the source is untouched (aborted).
-    if t_handoff in (
-        "preparing",
-        "generating",
-        "quality",
-        "saving",
-    ):
+    if t_handoff in ("preparing", "generating", "quality", "saving"):
         return (
             {"handoff": {"stage": "cancelled", "offer": "none", "active": "source"}},
             "none",

@@ -20,19 +20,15 @@ def _present(value: _T | None) -> _T:
     return value
 
 
-_CASE_TURN_END__OVERFLOW_ARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-arm
+_OVERFLOW_CASE_1: dict[t.Overflow, t.Overflow] = {
     "idle": "pending",
     "pending": "pending",
     "pending-spent": "pending-spent",
     "spent": "pending-spent",
 }
-_CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-disarm, before_settle.disarm
+_OVERFLOW_CASE_2: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
@@ -70,18 +66,10 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
             else (_automatic_reset_enabled := facts.automatic_reset_enabled)
         )
     ):
-        return (
-            t.State("none", _CASE_TURN_END__OVERFLOW_ARM_OVERFLOW[state.overflow]),
-            "none",
-            "turn_end.overflow-arm",
-        )
+        return t.State("none", _OVERFLOW_CASE_1[state.overflow]), "none", "turn_end.overflow-arm"
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if facts.overflow:
-        return (
-            t.State("none", _CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW[state.overflow]),
-            "none",
-            "turn_end.overflow-disarm",
-        )
+        return t.State("none", _OVERFLOW_CASE_2[state.overflow]), "none", "turn_end.overflow-disarm"
     # turn_end.failed: A non-overflow error drops the request but keeps the armed chain for the settle boundary.
     if facts.failed:
         return t.State("none", state.overflow), "none", "turn_end.failed"
@@ -105,10 +93,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
     _automatic_reset_enabled: bool | None = None  # lazy: read at most once
     _aborted: bool | None = None  # lazy: read at most once
     # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
-    if state.overflow in (
-        "idle",
-        "spent",
-    ):
+    if state.overflow in ("idle", "spent"):
         return state, "none", "before_settle.not-pending"
     # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
     if _queued if _queued is not None else (_queued := facts.queued):
@@ -124,7 +109,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         or (_aborted if _aborted is not None else (_aborted := facts.aborted))
     ):
         return (
-            t.State(state.request, _CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow]),
+            t.State(state.request, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm",
         )

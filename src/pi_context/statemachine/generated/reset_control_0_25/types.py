@@ -160,6 +160,15 @@ Event: TypeAlias = (
 
 EventType: TypeAlias = Literal["request", "turn_end", "before_settle", "settled", "abort", "clear"]
 
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    "request": RequestEvent,
+    "turn_end": TurnEndEvent,
+    "before_settle": BeforeSettleEvent,
+    "settled": SettledEvent,
+    "abort": AbortEvent,
+    "clear": ClearEvent,
+}
+
 # Lazy facts, in the order the table may consult them.
 LAZY_ORDER: dict[str, tuple[str, ...]] = {
     "turn_end": (

@@ -292,24 +292,8 @@ _OVERFLOW_VALUES = frozenset(
         "spent",
     )
 )
-_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -439,17 +423,14 @@ def _turn_end_wire(
         )
     ):
         return (
-            {"request": "none", "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow]},
+            {"request": "none", "overflow": _OVERFLOW_CASE_1[v_overflow]},
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if f_overflow:
         return (
-            {
-                "request": "none",
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": "none", "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "turn_end.overflow-disarm",
         )
@@ -497,10 +478,7 @@ def _before_settle_wire(
     ):
         return None
     # before_settle.not-pending: With no pending overflow there is nothing to decide; nothing is read.
-    if v_overflow in (
-        "idle",
-        "spent",
-    ):
+    if v_overflow in ("idle", "spent"):
         return {"request": v_request, "overflow": v_overflow}, "none", "before_settle.not-pending"
     # before_settle.queued: Queued work runs first and its turn decides the chain — even when the run was aborted, and even for a chain whose recovery is already spent (the abort is not read here).
     if (consulted is None or _note(consulted, "queued")) and f_queued:
@@ -515,10 +493,7 @@ def _before_settle_wire(
         or ((consulted is None or _note(consulted, "aborted")) and f_aborted)
     ):
         return (
-            {
-                "request": v_request,
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": v_request, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm",
         )

@@ -21,31 +21,15 @@ def _present(value: _T | None) -> _T:
 
 
 _REQUEST_NONE = t.RequestNone()
-_CASE_TURN_END__OVERFLOW_ARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-arm
+_OVERFLOW_CASE_1: dict[t.Overflow, t.Overflow] = {
     "idle": "pending",
     "pending": "pending",
     "pending-spent": "pending-spent",
     "spent": "pending-spent",
 }
-_CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-disarm, before_settle.disarm-failed, before_settle.disarm-keeps-request, before_settle.disarm
+_OVERFLOW_CASE_2: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
@@ -116,14 +100,14 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
         )
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_TURN_END__OVERFLOW_ARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_1[state.overflow]),
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if facts.overflow:
         return (
-            t.State(_REQUEST_NONE, _CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "turn_end.overflow-disarm",
         )
@@ -160,40 +144,27 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         return _STATE_NONE__IDLE, "none", "before_settle.aborted"
     # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (_queued if _queued is not None else (_queued := facts.queued))
         and facts.failed
     ):
         return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.pending-queued-failed"
     # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (_queued if _queued is not None else (_queued := facts.queued))
         and state.request.phase != "none"
         and state.request.window_id == facts.window_id
     ):
         return state, "none", "before_settle.pending-queued"
     # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
-    if state.overflow in (
-        "pending",
-        "pending-spent",
-    ) and (_queued if _queued is not None else (_queued := facts.queued)):
+    if state.overflow in ("pending", "pending-spent") and (
+        _queued if _queued is not None else (_queued := facts.queued)
+    ):
         return t.State(_REQUEST_NONE, state.overflow), "none", "before_settle.pending-queued-stale"
     # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (
             not (_enabled if _enabled is not None else (_enabled := facts.enabled))
             or not (
@@ -205,17 +176,13 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         and facts.failed
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DISARM_FAILED_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm-failed",
         )
     # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
     if (
-        state.overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        state.overflow in ("pending", "pending-spent")
         and (
             not (_enabled if _enabled is not None else (_enabled := facts.enabled))
             or not (
@@ -228,17 +195,12 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         and state.request.window_id == facts.window_id
     ):
         return (
-            t.State(
-                state.request, _CASE_BEFORE_SETTLE__DISARM_KEEPS_REQUEST_OVERFLOW[state.overflow]
-            ),
+            t.State(state.request, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm-keeps-request",
         )
     # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
-    if state.overflow in (
-        "pending",
-        "pending-spent",
-    ) and (
+    if state.overflow in ("pending", "pending-spent") and (
         not (_enabled if _enabled is not None else (_enabled := facts.enabled))
         or not (
             _automatic_reset_enabled
@@ -247,7 +209,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         )
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DISARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.disarm",
         )

@@ -21,57 +21,24 @@ def _present(value: _T | None) -> _T:
 
 
 _REQUEST_NONE = t.RequestNone()
-_CASE_TURN_END__OVERFLOW_ARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-arm
+_OVERFLOW_CASE_1: dict[t.Overflow, t.Overflow] = {
     "idle": "pending",
     "pending": "pending",
     "pending-spent": "pending-spent",
     "spent": "pending-spent",
 }
-_CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: turn_end.overflow-disarm, before_settle.aborted, before_settle.nothing-pending, before_settle.failed, before_settle.stale, before_settle.fallback, before_settle.drop
+_OVERFLOW_CASE_2: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
-_CASE_BEFORE_SETTLE__ABORTED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__FAILED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__STALE_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__QUEUED_OVERFLOW: dict[t.Overflow, t.Overflow] = {
+# overflow next: before_settle.queued
+_OVERFLOW_CASE_3: dict[t.Overflow, t.Overflow] = {
     "idle": "idle",
     "pending": "pending",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_CASE_BEFORE_SETTLE__DROP_OVERFLOW: dict[t.Overflow, t.Overflow] = {
-    "idle": "idle",
-    "pending": "idle",
     "pending-spent": "spent",
     "spent": "spent",
 }
@@ -148,14 +115,14 @@ def _turn_end(state: t.State, event: t.TurnEndEvent) -> tuple[t.State, t.Effect,
         )
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_TURN_END__OVERFLOW_ARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_1[state.overflow]),
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if facts.overflow:
         return (
-            t.State(_REQUEST_NONE, _CASE_TURN_END__OVERFLOW_DISARM_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "turn_end.overflow-disarm",
         )
@@ -190,7 +157,7 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
     # before_settle.aborted: An aborted run neither recovers nor closes out.
     if facts.aborted:
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__ABORTED_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.aborted",
         )
@@ -213,28 +180,28 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
     # before_settle.nothing-pending: No request; a pending chain that cannot recover is disarmed and a spent one stays bounded.
     if state.request.phase == "none":
         return (
-            t.State(state.request, _CASE_BEFORE_SETTLE__NOTHING_PENDING_OVERFLOW[state.overflow]),
+            t.State(state.request, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.nothing-pending",
         )
     # before_settle.failed: A run that stopped on an error never counts as a successful close-out.
     if facts.failed:
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__FAILED_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.failed",
         )
     # before_settle.stale: A request from another window is stale and is dropped.
     if state.request.window_id != facts.window_id:
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__STALE_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "none",
             "before_settle.stale",
         )
     # before_settle.queued: Queued steering or follow-up work runs once in the old window before the fallback.
     if _queued if _queued is not None else (_queued := facts.queued):
         return (
-            t.State(state.request, _CASE_BEFORE_SETTLE__QUEUED_OVERFLOW[state.overflow]),
+            t.State(state.request, _OVERFLOW_CASE_3[state.overflow]),
             "none",
             "before_settle.queued",
         )
@@ -249,16 +216,12 @@ def _before_settle(state: t.State, event: t.BeforeSettleEvent) -> tuple[t.State,
         )
     ):
         return (
-            t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__FALLBACK_OVERFLOW[state.overflow]),
+            t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]),
             "commit-boundary",
             "before_settle.fallback",
         )
     # before_settle.drop: Disabled mode, or an automatic close-out while automatic resets are off, drops the request.
-    return (
-        t.State(_REQUEST_NONE, _CASE_BEFORE_SETTLE__DROP_OVERFLOW[state.overflow]),
-        "none",
-        "before_settle.drop",
-    )
+    return t.State(_REQUEST_NONE, _OVERFLOW_CASE_2[state.overflow]), "none", "before_settle.drop"
 
 
 def _settled(state: t.State, event: t.SettledEvent) -> tuple[t.State, t.Effect, str]:

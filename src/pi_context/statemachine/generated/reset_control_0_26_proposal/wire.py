@@ -417,60 +417,9 @@ _OVERFLOW_VALUES = frozenset(
 )
 _REQUEST_SIZES = {"none": 1, "close-out": 3, "tool-requested": 2}  # tag -> keys on the wire
 _REQUEST_BARE = frozenset(("none",))
-_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_ABORTED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_NOTHING_PENDING_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_FAILED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_STALE_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_QUEUED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "pending",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_FALLBACK_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DROP_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
+_OVERFLOW_CASE_3 = _reducer._OVERFLOW_CASE_3
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -692,20 +641,14 @@ def _turn_end_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_1[v_overflow]},
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if f_overflow:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "turn_end.overflow-disarm",
         )
@@ -766,10 +709,7 @@ def _before_settle_wire(
     # before_settle.aborted: An aborted run neither recovers nor closes out.
     if f_aborted:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_ABORTED_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.aborted",
         )
@@ -799,7 +739,7 @@ def _before_settle_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_NOTHING_PENDING_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
             },
             "none",
             "before_settle.nothing-pending",
@@ -807,20 +747,14 @@ def _before_settle_wire(
     # before_settle.failed: A run that stopped on an error never counts as a successful close-out.
     if f_failed:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_FAILED_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.failed",
         )
     # before_settle.stale: A request from another window is stale and is dropped.
     if v_request.get("windowId") != f_window_id:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_STALE_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.stale",
         )
@@ -829,7 +763,7 @@ def _before_settle_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_QUEUED_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_3[v_overflow],
             },
             "none",
             "before_settle.queued",
@@ -844,19 +778,13 @@ def _before_settle_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_FALLBACK_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "commit-boundary",
             "before_settle.fallback",
         )
     # before_settle.drop: Disabled mode, or an automatic close-out while automatic resets are off, drops the request.
     return (
-        {
-            "request": {"phase": "none"},
-            "overflow": _WIRE_CASE_BEFORE_SETTLE_DROP_OVERFLOW[v_overflow],
-        },
+        {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
         "none",
         "before_settle.drop",
     )

@@ -226,6 +226,16 @@ EventType: TypeAlias = Literal[
     "close_out", "tool_request", "turn_end", "before_settle", "settled", "abort", "clear"
 ]
 
+EVENT_CLASSES: dict[EventType, type[Event]] = {
+    "close_out": CloseOutEvent,
+    "tool_request": ToolRequestEvent,
+    "turn_end": TurnEndEvent,
+    "before_settle": BeforeSettleEvent,
+    "settled": SettledEvent,
+    "abort": AbortEvent,
+    "clear": ClearEvent,
+}
+
 # Lazy facts, in the order the table may consult them.
 LAZY_ORDER: dict[str, tuple[str, ...]] = {
     "turn_end": (

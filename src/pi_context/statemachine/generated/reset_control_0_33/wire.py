@@ -429,36 +429,8 @@ _OVERFLOW_VALUES = frozenset(
 )
 _REQUEST_SIZES = {"none": 1, "close-out": 3, "tool-requested": 3}  # tag -> keys on the wire
 _REQUEST_BARE = frozenset(("none",))
-_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_FAILED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_KEEPS_REQUEST_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -733,20 +705,14 @@ def _turn_end_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_1[v_overflow]},
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if f_overflow:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "turn_end.overflow-disarm",
         )
@@ -809,11 +775,7 @@ def _before_settle_wire(
         return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "before_settle.aborted"
     # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and f_failed
     ):
@@ -824,11 +786,7 @@ def _before_settle_wire(
         )
     # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and t_request != "none"
         and v_request.get("windowId") == f_window_id
@@ -839,10 +797,9 @@ def _before_settle_wire(
             "before_settle.pending-queued",
         )
     # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and ((consulted is None or _note(consulted, "queued")) and f_queued):
+    if v_overflow in ("pending", "pending-spent") and (
+        (consulted is None or _note(consulted, "queued")) and f_queued
+    ):
         return (
             {"request": {"phase": "none"}, "overflow": v_overflow},
             "none",
@@ -850,11 +807,7 @@ def _before_settle_wire(
         )
     # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -865,20 +818,13 @@ def _before_settle_wire(
         and f_failed
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_FAILED_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm-failed",
         )
     # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -892,16 +838,13 @@ def _before_settle_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_KEEPS_REQUEST_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
             },
             "none",
             "before_settle.disarm-keeps-request",
         )
     # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and (
+    if v_overflow in ("pending", "pending-spent") and (
         not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
         or not (
             (consulted is None or _note(consulted, "automaticResetEnabled"))
@@ -909,10 +852,7 @@ def _before_settle_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm",
         )

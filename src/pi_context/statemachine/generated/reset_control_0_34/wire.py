@@ -457,48 +457,8 @@ _REQUEST_SIZES = {
     "tool-requested": 3,
 }  # tag -> keys on the wire
 _REQUEST_BARE = frozenset(("none",))
-_WIRE_CASE_TURN_END_MANUAL_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_MANUAL_OVERFLOW_DISABLED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW: dict[str, str] = {
-    "idle": "pending",
-    "pending": "pending",
-    "pending-spent": "pending-spent",
-    "spent": "pending-spent",
-}
-_WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_FAILED_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_KEEPS_REQUEST_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
-_WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW: dict[str, str] = {
-    "idle": "idle",
-    "pending": "idle",
-    "pending-spent": "spent",
-    "spent": "spent",
-}
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -798,7 +758,7 @@ def _turn_end_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_TURN_END_MANUAL_OVERFLOW_ARM_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_1[v_overflow],
             },
             "none",
             "turn_end.manual-overflow-arm",
@@ -813,7 +773,7 @@ def _turn_end_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_TURN_END_MANUAL_OVERFLOW_DISABLED_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
             },
             "none",
             "turn_end.manual-overflow-disabled",
@@ -829,20 +789,14 @@ def _turn_end_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_ARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_1[v_overflow]},
             "none",
             "turn_end.overflow-arm",
         )
     # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
     if f_overflow:
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_TURN_END_OVERFLOW_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "turn_end.overflow-disarm",
         )
@@ -949,11 +903,7 @@ def _before_settle_wire(
         )
     # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request, unless it is the user's close-out of this window.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and f_failed
         and not (
@@ -969,11 +919,7 @@ def _before_settle_wire(
         )
     # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "queued")) and f_queued)
         and t_request != "none"
         and v_request.get("windowId") == f_window_id
@@ -984,10 +930,9 @@ def _before_settle_wire(
             "before_settle.pending-queued",
         )
     # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and ((consulted is None or _note(consulted, "queued")) and f_queued):
+    if v_overflow in ("pending", "pending-spent") and (
+        (consulted is None or _note(consulted, "queued")) and f_queued
+    ):
         return (
             {"request": {"phase": "none"}, "overflow": v_overflow},
             "none",
@@ -995,11 +940,7 @@ def _before_settle_wire(
         )
     # before_settle.pending-manual-stop: Behind a pending chain the user's close-out is no automatic recovery: it commits and stops, even after an error and with automatic resets off, and never retries the model.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and ((consulted is None or _note(consulted, "enabled")) and f_enabled)
         and t_request == "close-out"
         and v_request.get("windowId") == f_window_id
@@ -1012,11 +953,7 @@ def _before_settle_wire(
         )
     # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -1027,20 +964,13 @@ def _before_settle_wire(
         and f_failed
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_FAILED_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm-failed",
         )
     # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
     if (
-        v_overflow
-        in (
-            "pending",
-            "pending-spent",
-        )
+        v_overflow in ("pending", "pending-spent")
         and (
             not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
             or not (
@@ -1054,16 +984,13 @@ def _before_settle_wire(
         return (
             {
                 "request": _request_copy(v_request, t_request),
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_KEEPS_REQUEST_OVERFLOW[v_overflow],
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
             },
             "none",
             "before_settle.disarm-keeps-request",
         )
     # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
-    if v_overflow in (
-        "pending",
-        "pending-spent",
-    ) and (
+    if v_overflow in ("pending", "pending-spent") and (
         not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
         or not (
             (consulted is None or _note(consulted, "automaticResetEnabled"))
@@ -1071,10 +998,7 @@ def _before_settle_wire(
         )
     ):
         return (
-            {
-                "request": {"phase": "none"},
-                "overflow": _WIRE_CASE_BEFORE_SETTLE_DISARM_OVERFLOW[v_overflow],
-            },
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
             "none",
             "before_settle.disarm",
         )

@@ -2,8 +2,8 @@
 an empty project (with the pinned TypeScript and the real Pi), type-check the Pi extension
 example of ``docs/typescript.md`` against both, and run it under Node by package name.
 
-``python -m pi_context.conformance.tspackage`` does it in a temporary directory (CI runs it);
-the test suite calls :func:`package_check`.
+``python -m pi_context.statemachine.codegen.tspackage`` does it in a temporary directory (CI
+runs it); the test suite calls :func:`package_check`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pi_context.conformance import tsbuild
-from pi_context.statemachine.outputs import SOURCE_ROOT
-from pi_context.statemachine.typescript_package import PACKAGE_NAME, TYPESCRIPT
+from pi_context.statemachine.codegen import tsbuild
+from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+from pi_context.statemachine.codegen.typescript_package import PACKAGE_NAME, TYPESCRIPT
 
 PI_PACKAGE = "@earendil-works/pi-coding-agent@1.6.0"
 DOC = SOURCE_ROOT / "docs" / "typescript.md"

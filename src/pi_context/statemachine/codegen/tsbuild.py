@@ -3,8 +3,8 @@
 ``npm ci`` installs the version pinned by ``bindings-ts/package-lock.json`` into
 ``.cache/bindings-ts`` (git-ignored; reinstalled only when the lock changes), then ``tsc``
 type-checks ``bindings-ts/generated`` under the strict ``bindings-ts/tsconfig.json`` and emits
-``bindings-ts/dist`` for the Node adapter. ``python -m pi_context.conformance.tsbuild`` does
-the same from a shell.
+``bindings-ts/dist`` for the Node adapter. From a shell:
+``python -m pi_context.statemachine.codegen.tsbuild``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pi_context.statemachine.outputs import SOURCE_ROOT
+from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
 
 BINDINGS = SOURCE_ROOT / "bindings-ts"
 CACHE = SOURCE_ROOT / ".cache" / "bindings-ts"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pi_context.spec.expr import snake
-from pi_context.spec.model import Spec, VariantAxis
+from pi_context.spec.model import VariantAxis
 
 
 def pascal(name: str) -> str:
@@ -32,7 +32,3 @@ def type_alias(name: str) -> str:
 
 def row_function(row_id: str) -> str:
     return snake(row_id.replace(".", "__"))
-
-
-def package_name(spec: Spec) -> str:
-    return spec.module_name

@@ -13,10 +13,9 @@ from typing import Any
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import render_event, render_state
-from pi_context.statemachine.machine import shared_machine
-from pi_context.statemachine.observe import lazy_attributes, recorded
-from pi_context.statemachine.progress import Progress
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.verify.observe import lazy_attributes, recorded
+from pi_context.statemachine.verify.progress import Progress
 
 
 @dataclass
@@ -34,9 +33,9 @@ def lazy_order_ok(order: tuple[str, ...], consulted: tuple[str, ...]) -> bool:
     return positions == sorted(positions)
 
 
-def check_exhaustive(gen: Generated, *, show: bool = True, limit: int = 10) -> ExhaustiveResult:
+def check_exhaustive(gen: ResetControl, *, show: bool = True, limit: int = 10) -> ExhaustiveResult:
     spec = gen.spec
-    machine = shared_machine(gen)
+    machine = gen.machine
     lazy = lazy_attributes(spec)
     states = all_states(spec)
     events = all_events(spec)
@@ -63,10 +62,10 @@ def check_exhaustive(gen: Generated, *, show: bool = True, limit: int = 10) -> E
                 want = (ref.state, ref.effect, ref.row, ref.consulted)
                 if got != want:
                     problems.append(f"{name} gave {_show(got)}, spec says {_show(want)}")
-                if name == "transitions" and machine.shape != gen.machine.shape(next_state):
+                if name == "transitions" and machine.shape != gen.table.shape(next_state):
                     problems.append(
                         f"the machine reached {machine.shape!r} but the next state has shape "
-                        f"{gen.machine.shape(next_state)!r}"
+                        f"{gen.table.shape(next_state)!r}"
                     )
             if problems and len(result.mismatches) < limit:
                 result.mismatches.append(

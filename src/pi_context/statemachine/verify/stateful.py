@@ -26,10 +26,9 @@ from pi_context.spec import expr as ex
 from pi_context.spec import interpret
 from pi_context.spec.interpret import render_event, render_state
 from pi_context.spec.model import BOOL, EnumType, Event, Field, FieldType, Spec
-from pi_context.statemachine.machine import shared_machine
-from pi_context.statemachine.modelcheck import _lookup_transition, monitor_next
-from pi_context.statemachine.observe import lazy_attributes, recorded
-from pi_context.statemachine.registry import Generated
+from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.verify.modelcheck import _lookup_transition, monitor_next
+from pi_context.statemachine.verify.observe import lazy_attributes, recorded
 
 
 def _value_strategy(t: FieldType) -> st.SearchStrategy[Any]:
@@ -115,14 +114,14 @@ def _keep(found: StatefulResult, message: str, trace: list[str]) -> None:
 
 
 def build_state_machine(
-    gen: Generated,
+    gen: ResetControl,
     result: StatefulResult | None = None,
     on_run: Callable[[StatefulResult], None] | None = None,
 ) -> type[RuleBasedStateMachine]:
     """The state machine class; runs, steps and the shortest failure go into ``result``,
     and ``on_run`` is called at the start of every run (progress, the shrink time bound)."""
     spec: Spec = gen.spec
-    machine = shared_machine(gen)
+    machine = gen.machine
     lazy = lazy_attributes(spec)
     counter = {"steps": 0, "runs": 0}
     found = result if result is not None else StatefulResult()
@@ -214,7 +213,7 @@ def build_state_machine(
 
 
 def run_stateful(
-    gen: Generated,
+    gen: ResetControl,
     *,
     examples: int = 200,
     steps: int = 30,

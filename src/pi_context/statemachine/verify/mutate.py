@@ -50,8 +50,8 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.modelcheck import _lookup_transition, monitor_next
-from pi_context.statemachine.progress import Progress
+from pi_context.statemachine.verify.modelcheck import _lookup_transition, monitor_next
+from pi_context.statemachine.verify.progress import Progress
 
 CATEGORIES = ("loader", "scenarios", "invariants", "trace properties", "model checker")
 

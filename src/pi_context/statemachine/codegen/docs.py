@@ -22,9 +22,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
-
-MUTATION_REPORT = "mutation-{version}.md"
+from pi_context.statemachine.verify.modelcheck import ModelCheckResult, model_check
 
 
 def restored_invariants(base: Spec, spec: Spec) -> str:

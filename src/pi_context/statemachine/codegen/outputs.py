@@ -1,20 +1,19 @@
 """Everything `pi-context generate` writes, keyed by path relative to the source root.
 
 Targets: ``python`` (the generated packages), ``docs`` (the reference pages) and
-``typescript`` (when the TypeScript generator is present). ``--check`` compares instead of
+``typescript`` (the TypeScript binding's modules). ``--check`` compares instead of
 writing, which is how CI catches generated files that drifted from their spec.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pi_context.spec.model import Spec
-from pi_context.statemachine.generator import python_files
+from pi_context.statemachine.codegen.python import python_files
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/pi_context
+PACKAGE_DIR = Path(__file__).resolve().parents[2]  # src/pi_context
 SOURCE_ROOT = PACKAGE_DIR.parents[1]  # the checkout (holds pyproject.toml)
 
 Target = Callable[[list[Spec]], dict[str, str]]
@@ -32,8 +31,8 @@ def _python(specs: list[Spec]) -> dict[str, str]:
 
 
 def _docs(specs: list[Spec]) -> dict[str, str]:
-    from pi_context.statemachine.diff import diff_specs, render_markdown
-    from pi_context.statemachine.docs import render, restored_invariants
+    from pi_context.statemachine.codegen.docs import render, restored_invariants
+    from pi_context.statemachine.verify.diff import diff_specs, render_markdown
 
     by_id = {s.id: s for s in specs}
     out: dict[str, str] = {}
@@ -54,13 +53,9 @@ def _docs(specs: list[Spec]) -> dict[str, str]:
 
 
 def targets() -> dict[str, Target]:
-    found: dict[str, Target] = {"python": _python, "docs": _docs}
-    try:
-        ts = importlib.import_module("pi_context.statemachine.typescript")
-    except ModuleNotFoundError:
-        return found
-    found["typescript"] = ts.typescript_outputs
-    return found
+    from pi_context.statemachine.codegen.typescript import typescript_outputs
+
+    return {"python": _python, "docs": _docs, "typescript": typescript_outputs}
 
 
 def render_outputs(specs: list[Spec], names: Iterable[str]) -> dict[str, str]:

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from pi_context.spec.model import Spec
-from pi_context.statemachine.exhaustive import check_exhaustive
-from pi_context.statemachine.modelcheck import ModelCheckResult, model_check
-from pi_context.statemachine.progress import Progress
-from pi_context.statemachine.registry import Generated, generated
-from pi_context.statemachine.stateful import SHRINK_SECONDS, StatefulResult, run_stateful
+from pi_context.statemachine.reset_control import ResetControl, reset_control
+from pi_context.statemachine.verify.exhaustive import check_exhaustive
+from pi_context.statemachine.verify.modelcheck import ModelCheckResult, model_check
+from pi_context.statemachine.verify.progress import Progress
+from pi_context.statemachine.verify.stateful import SHRINK_SECONDS, StatefulResult, run_stateful
 
 
 @dataclass
@@ -40,7 +40,7 @@ def verify_spec(
     err: TextIO | None = None,
 ) -> SpecReport:
     err = err or sys.stderr
-    gen = generated(spec)
+    gen = reset_control(spec)
     report = SpecReport(spec, gen.origin)
     if show:
         print(f"{spec.id} ({spec.path}; code {gen.origin})", file=err)
@@ -70,7 +70,7 @@ def verify_spec(
 
 
 def _hypothesis(
-    gen: Generated,
+    gen: ResetControl,
     report: SpecReport,
     *,
     examples: int,

@@ -10,9 +10,9 @@ cancel, ignores reports meant for another stage, and refuses a second start.
 
 from __future__ import annotations
 
-from pi_context.statemachine.scenarios import Expect, Scenario, Wire
+from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire
 
-V_HANDOFF = "handoff@0.6"
+SPEC_ID = "handoff@0.6"
 RUNNING = ("preparing", "generating", "quality", "saving", "switching", "validating", "continuing")
 TERMINAL = ("idle", "done", "failed", "cancelled")
 
@@ -102,7 +102,6 @@ def _scenarios() -> tuple[Scenario, ...]:
     out: list[Scenario] = [
         Scenario(
             "handoff-completes",
-            V_HANDOFF,
             "Every stage in order; the host ends in the verified destination.",
             st(),
             (
@@ -112,14 +111,12 @@ def _scenarios() -> tuple[Scenario, ...]:
         ),
         Scenario(
             "unavailable-without-saved-session",
-            V_HANDOFF,
             "An unsaved session or no active model fails at once (handoff_unavailable).",
             st(),
             (Expect(ev("start", available=False), st("failed"), "fail"),),
         ),
         Scenario(
             "unverified-offer-stops-before-switch",
-            V_HANDOFF,
             "An offer written but not proven on disk stops the handoff before any switch.",
             st("saving"),
             (
@@ -137,7 +134,6 @@ def _scenarios() -> tuple[Scenario, ...]:
         out.append(
             Scenario(
                 f"fails-at-{stage}",
-                V_HANDOFF,
                 f"A failure while {stage} ends the handoff as the seed describes.",
                 st(),
                 (
@@ -151,7 +147,6 @@ def _scenarios() -> tuple[Scenario, ...]:
         out.append(
             Scenario(
                 f"cancelled-at-{stage}",
-                V_HANDOFF,
                 f"A cancel while {stage} is honoured; setup cancels return to the source.",
                 st(),
                 (*prefix, Expect(ev("cancel"), cancelled, cancel_effect)),
@@ -161,7 +156,6 @@ def _scenarios() -> tuple[Scenario, ...]:
         out.append(
             Scenario(
                 f"ignores-others-at-{stage}",
-                V_HANDOFF,
                 f"While {stage}, reports for other stages and a second start change nothing.",
                 here,
                 (Expect(START, here, "busy"), *(Expect(r, here, "none") for r in stray)),
@@ -178,7 +172,6 @@ def _scenarios() -> tuple[Scenario, ...]:
         out.append(
             Scenario(
                 f"inert-when-{terminal}",
-                V_HANDOFF,
                 "After the end only a new start does anything; it starts from the open session.",
                 state,
                 (
@@ -198,4 +191,4 @@ def _owner(report: Wire) -> str:
     raise ValueError(report)
 
 
-SCENARIOS_HANDOFF_06: tuple[Scenario, ...] = _scenarios()
+SCENARIOS: tuple[Scenario, ...] = _scenarios()

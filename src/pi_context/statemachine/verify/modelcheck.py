@@ -20,7 +20,7 @@ from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import Wire, render_event, render_state, state_key
 from pi_context.spec.model import Row, Spec
-from pi_context.statemachine.progress import Progress
+from pi_context.statemachine.verify.progress import Progress
 
 Key = tuple[Any, ...]
 

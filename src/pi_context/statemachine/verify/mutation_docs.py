@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pi_context.conformance.mutate import CATEGORIES, MutationReport, Outcome
+from pi_context.statemachine.verify.mutate import CATEGORIES, MutationReport, Outcome
 
 DOCS_DIR = Path("docs") / "reset-control"
 

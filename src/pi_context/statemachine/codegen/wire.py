@@ -26,8 +26,13 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.gen_wire_step import step_functions
-from pi_context.statemachine.naming import event_class, facts_class, type_alias, variant_class
+from pi_context.statemachine.codegen.naming import (
+    event_class,
+    facts_class,
+    type_alias,
+    variant_class,
+)
+from pi_context.statemachine.codegen.wire_step import step_functions
 
 CACHE_LIMIT = 4096  # remembered values per kind; the cache is emptied when it is full
 KEY_LIMIT = 256  # values with a longer string leaf are parsed but not remembered

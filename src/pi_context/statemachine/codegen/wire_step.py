@@ -37,7 +37,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.emit import row_chain
+from pi_context.statemachine.codegen.emit import case_maps, row_chain
 
 
 def step_functions(spec: Spec) -> list[str]:
@@ -93,10 +93,6 @@ def _enum_types(spec: Spec) -> list[EnumType]:
     return list(found.values())
 
 
-def _case_name(row: Row, axis_name: str) -> str:
-    return f"_WIRE_CASE_{ex.snake(row.id).upper()}_{ex.snake(axis_name).upper()}"
-
-
 # ---------------------------------------------------------------- module tables
 
 
@@ -115,13 +111,8 @@ def _tables(spec: Spec) -> list[str]:
             if bare:
                 items = ", ".join(repr(tag) for tag in bare)
                 out.append(f"_{ex.snake(axis.name).upper()}_BARE = frozenset(({items},))")
-    for row in spec.rows:
-        for axis in spec.axes:
-            nv = row.next_for(axis.name)
-            if isinstance(nv, NextCase):
-                assert isinstance(axis, EnumAxis)
-                pairs = ", ".join(f"{v!r}: {nv.apply(v)!r}" for v in axis.type.values)
-                out.append(f"{_case_name(row, axis.name)}: dict[str, str] = {{{pairs}}}")
+    # the reducer's case maps (one global lookup per use, as for a map of this module's own)
+    out += [f"{name} = _reducer.{name}" for name in dict.fromkeys(case_maps(spec).values())]
     lazy = {
         e.name: {ex.snake(f.name): f.name for f in e.facts if f.lazy}
         for e in spec.events
@@ -242,6 +233,8 @@ def _step_wire(spec: Spec) -> list[str]:
         '    """The pure reducer on wire values: the next wire state and the effect (the same',
         '    decision as ``step_wire``, kept separate to spare a call per step)."""',
     ]
+    # reduce_wire keeps its own copy of the checks: through step_wire it takes 3-5% longer per
+    # step (benchmarks/wire_reduce.py prints both; docs/benchmarks/layout.md)
     out += _dispatch(spec, "found[0], found[1]", "None")
     out += [
         "    next_state, effect, _row = _step_typed(state, event, None)",
@@ -387,7 +380,7 @@ def _next_state(spec: Spec, row: Row) -> str:
         elif isinstance(nv, NextLiteral):
             value = repr(nv.value)
         elif isinstance(nv, NextCase):
-            value = f"{_case_name(row, axis.name)}[{var}]"
+            value = f"{case_maps(spec)[(row.id, axis.name)]}[{var}]"
         else:
             assert isinstance(nv, NextVariant) and isinstance(axis, VariantAxis)
             variant = axis.variant(nv.tag)

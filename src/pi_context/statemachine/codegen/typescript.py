@@ -31,9 +31,13 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.naming import pascal
-from pi_context.statemachine.typescript_input import input_checks, lazy_check
-from pi_context.statemachine.typescript_package import PACKAGE_NAME, export_path, package_json
+from pi_context.statemachine.codegen.naming import pascal
+from pi_context.statemachine.codegen.typescript_input import input_checks, lazy_check
+from pi_context.statemachine.codegen.typescript_package import (
+    PACKAGE_NAME,
+    export_path,
+    package_json,
+)
 
 OUT_DIR = "bindings-ts/generated"
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
