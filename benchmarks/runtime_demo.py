@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pi_context.bindings.runtime.demo import run_demo
 from pi_context.bindings.session import Session
+from pi_context.demo.scripted import run_demo
 
 ISSUE_TARGET_SECONDS = 10.0
 

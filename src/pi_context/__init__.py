@@ -4,7 +4,7 @@ The public API a host embeds (see docs/embedding.md for a complete host loop):
 
 Runtime (one per session; the agent loop calls it at its lifecycle points)
     Runtime, RuntimeConfig, ModelInfo, Usage, Policy, Thresholds, Notice,
-    StartResult, ContextResult, BoundaryResult
+    StartResult, ContextResult, BoundaryResult, HostLoop (the reference agent loop)
 Sessions (Pi-compatible JSONL files)
     Session, SessionError, Durability, default_session_dir, seeded_uuids
 Tools (model-facing notes, history and runtime tools)
@@ -33,12 +33,13 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # runtime
     "Runtime": "pi_context.bindings.runtime.runtime",
-    "RuntimeConfig": "pi_context.bindings.runtime.runtime",
-    "ModelInfo": "pi_context.bindings.runtime.runtime",
-    "Notice": "pi_context.bindings.runtime.runtime",
-    "StartResult": "pi_context.bindings.runtime.runtime",
-    "ContextResult": "pi_context.bindings.runtime.runtime",
-    "BoundaryResult": "pi_context.bindings.runtime.runtime",
+    "RuntimeConfig": "pi_context.bindings.runtime.config",
+    "ModelInfo": "pi_context.bindings.runtime.config",
+    "Notice": "pi_context.bindings.runtime.results",
+    "StartResult": "pi_context.bindings.runtime.results",
+    "ContextResult": "pi_context.bindings.runtime.results",
+    "BoundaryResult": "pi_context.bindings.runtime.results",
+    "HostLoop": "pi_context.integrations.loop",
     "Usage": "pi_context.bindings.runtime.budget",
     "Policy": "pi_context.bindings.runtime.budget",
     "Thresholds": "pi_context.bindings.runtime.budget",
@@ -53,9 +54,9 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "pi_context.bindings.tools",
     "ToolResult": "pi_context.bindings.tools",
     "ToolError": "pi_context.bindings.tools",
-    "all_tools": "pi_context.bindings.tools",
-    "tool_schemas": "pi_context.integrations.tooling",
-    "run_tool": "pi_context.integrations.tooling",
+    "all_tools": "pi_context.bindings.tool_registry",
+    "tool_schemas": "pi_context.bindings.tool_registry",
+    "run_tool": "pi_context.bindings.tool_registry",
     # spec registry
     "reset_control": "pi_context.statemachine.reset_control",
     "spec_ids": "pi_context.statemachine.reset_control",
@@ -80,6 +81,7 @@ __all__ = [
     "StartResult",
     "ContextResult",
     "BoundaryResult",
+    "HostLoop",
     "Usage",
     "Policy",
     "Thresholds",
@@ -110,27 +112,28 @@ if TYPE_CHECKING:
     from pi_context.bindings.runtime.budget import Policy as Policy
     from pi_context.bindings.runtime.budget import Thresholds as Thresholds
     from pi_context.bindings.runtime.budget import Usage as Usage
-    from pi_context.bindings.runtime.runtime import BoundaryResult as BoundaryResult
-    from pi_context.bindings.runtime.runtime import ContextResult as ContextResult
-    from pi_context.bindings.runtime.runtime import ModelInfo as ModelInfo
-    from pi_context.bindings.runtime.runtime import Notice as Notice
+    from pi_context.bindings.runtime.config import ModelInfo as ModelInfo
+    from pi_context.bindings.runtime.config import RuntimeConfig as RuntimeConfig
+    from pi_context.bindings.runtime.results import BoundaryResult as BoundaryResult
+    from pi_context.bindings.runtime.results import ContextResult as ContextResult
+    from pi_context.bindings.runtime.results import Notice as Notice
+    from pi_context.bindings.runtime.results import StartResult as StartResult
     from pi_context.bindings.runtime.runtime import Runtime as Runtime
-    from pi_context.bindings.runtime.runtime import RuntimeConfig as RuntimeConfig
-    from pi_context.bindings.runtime.runtime import StartResult as StartResult
     from pi_context.bindings.session import Durability as Durability
     from pi_context.bindings.session import Session as Session
     from pi_context.bindings.session import SessionError as SessionError
     from pi_context.bindings.session import default_session_dir as default_session_dir
     from pi_context.bindings.session import seeded_uuids as seeded_uuids
+    from pi_context.bindings.tool_registry import all_tools as all_tools
+    from pi_context.bindings.tool_registry import run_tool as run_tool
+    from pi_context.bindings.tool_registry import tool_schemas as tool_schemas
     from pi_context.bindings.tools import Tool as Tool
     from pi_context.bindings.tools import ToolContext as ToolContext
     from pi_context.bindings.tools import ToolError as ToolError
     from pi_context.bindings.tools import ToolResult as ToolResult
-    from pi_context.bindings.tools import all_tools as all_tools
     from pi_context.conformance.results import ConformanceReport as ConformanceReport
     from pi_context.conformance.runner import run_conformance as run_conformance
-    from pi_context.integrations.tooling import run_tool as run_tool
-    from pi_context.integrations.tooling import tool_schemas as tool_schemas
+    from pi_context.integrations.loop import HostLoop as HostLoop
     from pi_context.spec.errors import SpecError as SpecError
     from pi_context.spec.loader import load as load_spec
     from pi_context.spec.model import Spec as Spec

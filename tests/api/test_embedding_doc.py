@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
-from pi_context import Session
+import pytest
+
+from pi_context import HostLoop, Session, spec_ids
 from pi_context.bindings.session.windows import is_reset_marker
 
 from .conftest import REPO, python_blocks, run_mypy
@@ -30,7 +35,9 @@ def test_the_host_loop_imports_only_the_public_api(tmp_path: Path) -> None:
     assert len(python_blocks(DOC)[0].splitlines()) <= 80
 
 
-def test_the_host_loop_runs_and_writes_two_windows(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spec", spec_ids())
+def test_the_host_loop_runs_and_writes_two_windows(tmp_path: Path, spec: str) -> None:
+    """The loop as written, unchanged, on every committed spec ($PI_CONTEXT_SPEC selects it)."""
     home = tmp_path / "home"
     result = subprocess.run(
         [sys.executable, str(_loop(tmp_path)), str(home)],
@@ -38,6 +45,7 @@ def test_the_host_loop_runs_and_writes_two_windows(tmp_path: Path) -> None:
         text=True,
         timeout=120,
         cwd=tmp_path,
+        env={**os.environ, "PI_CONTEXT_SPEC": spec},
     )
     assert result.returncode == 0, result.stderr
     assert "1 reset(s); now in window pcw:" in result.stdout
@@ -57,6 +65,43 @@ def test_the_host_loop_runs_and_writes_two_windows(tmp_path: Path) -> None:
     assert "Step 1 done; next: step 2." in results["notes_read"]["content"][0]["text"]
     assert messages[-1]["role"] == "assistant"
     assert messages[-1]["content"] == [{"type": "text", "text": "Resumed from my checkpoint."}]
+
+
+def _shape(path: Path) -> list[str]:
+    """Each entry of a session's branch as its kind: type, custom type, role and tool."""
+    shape: list[str] = []
+    for entry in Session.open(path, readonly=True).branch():
+        message = entry.get("message") or {}
+        parts = [entry["type"], entry.get("customType"), message.get("role")]
+        parts.append(message.get("toolName"))
+        shape.append("/".join(str(p) for p in parts if p))
+    return shape
+
+
+def test_the_reference_host_loop_is_the_documented_loop(tmp_path: Path) -> None:
+    """``HostLoop.run`` with the doc's scripted model writes the session the doc's loop does."""
+    script = _loop(tmp_path)
+    documented: dict[str, Any] = {"__name__": "documented"}
+    exec(compile(script.read_text(), str(script), "exec"), documented)
+    asyncio.run(documented["run"](tmp_path / "doc"))
+
+    reference: dict[str, Any] = {"__name__": "reference"}
+    exec(compile(script.read_text(), str(script), "exec"), reference)  # a fresh SCRIPT
+    home = tmp_path / "ref"
+    pi_context = __import__("pi_context")
+    model = pi_context.ModelInfo("scripted", "demo", 200_000)
+    config = pi_context.RuntimeConfig(
+        notes_home=home / "notes", agent_dir=home, cwd=home, model=model
+    )
+    rt = pi_context.Runtime(Session.create(home, home / "sessions"), config)
+    rt.session_start("startup")
+    loop = HostLoop(rt)
+    loop.user("Do the task.")
+    asyncio.run(loop.run(reference["call_model"]))
+    [doc] = (tmp_path / "doc" / "sessions").glob("*.jsonl")
+    [ref] = (home / "sessions").glob("*.jsonl")
+    assert _shape(ref) == _shape(doc)
+    assert len(rt.resets) == 1 and loop.resets == [(rt.resets[0].window_id, "wipe_memory")]
 
 
 def test_the_host_loop_passes_mypy_strict(tmp_path: Path) -> None:

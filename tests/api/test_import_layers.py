@@ -82,20 +82,6 @@ IO_MODULES = frozenset(
 )
 IO_BUILTINS = frozenset({"open", "print", "input", "exec", "eval", "__import__"})
 
-# A circle another change removes (issue 20): the runtime and its commands, handoff and
-# tools import each other. Listed here so the circle rule guards everything else now; a
-# circle among some of these modules only (the circle partly removed) is tolerated too.
-KNOWN_CIRCLES: tuple[frozenset[str], ...] = (
-    frozenset(
-        {
-            "pi_context.bindings.runtime.runtime",
-            "pi_context.bindings.runtime.commands",
-            "pi_context.bindings.runtime.handoff",
-            "pi_context.bindings.runtime.tools",
-        }
-    ),
-)
-
 
 @dataclass(frozen=True)
 class Import:
@@ -347,17 +333,6 @@ def test_storage_bindings_never_import_the_runtime(modules: dict[str, Module]) -
     assert storage_violations(modules) == []
 
 
-def test_no_import_circle_besides_the_known_one(modules: dict[str, Module]) -> None:
-    found = circles(graph(modules))
-    unexpected = [sorted(c) for c in found if not any(c <= known for known in KNOWN_CIRCLES)]
-    assert unexpected == []
-
-
-@pytest.mark.xfail(
-    reason="the runtime's import circle (runtime <-> commands, handoff, tools) is being "
-    "removed under issue 20; this passes once it lands",
-    strict=False,
-)
 def test_no_import_circle(modules: dict[str, Module]) -> None:
     assert circles(graph(modules)) == []
 

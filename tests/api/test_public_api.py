@@ -234,7 +234,7 @@ def test_run_conformance_checks_an_implementation_from_a_host(tmp_path: Path) ->
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == (
-        "True [('handoff@0.6', 399), ('reset-control@0.25', 1184), "
+        "True [('handoff@0.6', 399), ('reset-control@0.25', 1192), "
         "('reset-control@0.26-proposal', 9212), ('reset-control@0.26', 9212), "
         "('reset-control@0.27', 14476)]"
     )

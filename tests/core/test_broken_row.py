@@ -21,13 +21,14 @@ def copy_with(tmp_path: Path, old: str, new: str) -> Path:
 
 TOOL_COMMIT = """    next: {request: {phase: none}, overflow: idle}
     effect: commit-boundary
+    cause: wipe_memory
     why: The model's own wipe_memory commits"""
 
 
 def test_verify_fails_on_a_broken_row_with_shortest_counterexample(tmp_path: Path) -> None:
-    path = copy_with(
-        tmp_path, TOOL_COMMIT, TOOL_COMMIT.replace("effect: commit-boundary", "effect: none")
-    )
+    # a row that commits nothing has no cause (the loader says so), so the cause goes too
+    broken = TOOL_COMMIT.replace("effect: commit-boundary\n    cause: wipe_memory", "effect: none")
+    path = copy_with(tmp_path, TOOL_COMMIT, broken)
     done = subprocess.run(
         [sys.executable, "-m", "pi_context", "verify", "--spec", str(path), "--no-hypothesis"],
         capture_output=True,

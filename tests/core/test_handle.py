@@ -45,9 +45,10 @@ def test_an_edited_spec_never_runs_stale_code(tmp_path: Path) -> None:
     """Same id, other bytes: the committed package is not used; code is generated for this
     process and decides what the edited spec says."""
     text = spec_path("reset-control@0.26").read_text(encoding="utf-8")
-    old = "    effect: recover-overflow\n"
+    old = "    effect: recover-overflow\n    cause: overflow recovery\n"
     assert text.count(old) == 1
     edited = tmp_path / "reset-control@0.26.yaml"
+    # a row that commits nothing states no cause: both lines go
     edited.write_text(text.replace(old, "    effect: none\n"), encoding="utf-8")
     core = reset_control(edited)
     assert core.id == "reset-control@0.26" and core.origin == FRESH

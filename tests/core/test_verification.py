@@ -16,7 +16,7 @@ def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
         assert result.mismatches == []
         counts[spec_id] = result.cases
     assert counts == {
-        "reset-control@0.25": 1184,
+        "reset-control@0.25": 1192,
         "reset-control@0.26": 9212,
         "reset-control@0.26-proposal": 9212,
         "reset-control@0.27": 14476,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.handoff.errors import HandoffError
-from pi_context.bindings.handoff.history import HistoryIndex, HistoryRecord, extract_records
+from pi_context.bindings.handoff.history import HistoryRecord, RecordSearch, extract_records
 from pi_context.bindings.handoff.text import byte_cost, fit_text, utf16_len
 from pi_context.bindings.session import Session
 
@@ -49,8 +49,8 @@ def test_extraction_skips_what_cannot_be_quoted() -> None:
     assert [r.text for r in records] == ["[Image content is not indexed]"]
 
 
-def _index(*texts: str) -> HistoryIndex:
-    return HistoryIndex([HistoryRecord(f"r{i}", "user", "", t) for i, t in enumerate(texts)])
+def _index(*texts: str) -> RecordSearch:
+    return RecordSearch([HistoryRecord(f"r{i}", "user", "", t) for i, t in enumerate(texts)])
 
 
 @pytest.mark.parametrize(
@@ -153,7 +153,7 @@ def test_search_matches_python_find(text: str, query: str) -> None:
 
 
 def test_last_duplicate_id_wins() -> None:
-    index = HistoryIndex(
+    index = RecordSearch(
         [HistoryRecord("x", "user", "", "one"), HistoryRecord("x", "user", "", "two")]
     )
     assert index.read("x", 0, 100).text == "two" and len(index.records) == 1

@@ -20,7 +20,8 @@ from pi_context.bindings.handoff.history import HistoryRecord
 from pi_context.bindings.handoff.notes import validate_note
 from pi_context.bindings.session import Session
 from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, utf8_len
-from pi_context.bindings.tools import ToolContext, ToolError, all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolContext, ToolError
 
 
 def call(path: Path, name: str, **args: Any) -> tuple[bool, Any]:

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from pi_context.bindings.runtime.handoff import HandoffResult
-from pi_context.bindings.tools import ToolContext, ToolError, all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolContext, ToolError
 
 from .test_runtime_handoff import World, make_world
 
@@ -70,7 +71,7 @@ def test_tool_errors(done: tuple[World, HandoffResult]) -> None:
         ("context_history_search", {"query": ""}, "invalid_query"),
         ("context_history_search", {"query": "x", "limit": 21}, "invalid_query"),
         ("context_history_search", {"query": "x", "scope": "elsewhere"}, "invalid_query"),
-        ("context_history_search", {"query": "x", "bogus": 1}, "invalid_query"),
+        ("context_history_search", {"query": "x", "bogus": 1}, None),
         ("context_history_search", {"query": "x", "scope": "handoff"}, "handoff_unavailable"),
         ("context_history_read", {"id": "nope"}, "source_not_found"),
         ("context_history_read", {"id": w.source.branch()[-1]["id"], "offset": -1}, None),
@@ -80,6 +81,9 @@ def test_tool_errors(done: tuple[World, HandoffResult]) -> None:
         assert error, (name, args)
         if code:
             assert payload["error"]["code"] == code, (name, args, payload)
+    # an unknown argument gets the toolkit's one wording, as every tool's does
+    _, unknown = call("context_history_search", source, query="x", bogus=1)
+    assert unknown["error"].startswith("context_history_search does not take 'bogus'")
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:

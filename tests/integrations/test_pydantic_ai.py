@@ -4,6 +4,7 @@ three windows; the session it leaves opens in the real Pi with one boot per wind
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -32,6 +33,7 @@ from pi_context import (  # noqa: E402
     Session,
     Thresholds,
     all_tools,
+    spec_ids,
 )
 from pi_context.bindings.session.windows import (  # noqa: E402
     BOOT_TYPE,
@@ -204,12 +206,15 @@ def test_the_session_opens_in_the_real_pi_with_one_boot_per_window(
     assert [m for m in projected if m["role"] == "user"] == []  # window 3 began after both
 
 
-def test_the_example_script_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spec", spec_ids())
+def test_the_example_script_runs(tmp_path: Path, spec: str) -> None:
+    """The example, unchanged, on every committed spec ($PI_CONTEXT_SPEC selects it)."""
     result = subprocess.run(
         [sys.executable, str(REPO / "examples" / "pydantic_ai_agent.py"), str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "PI_CONTEXT_SPEC": spec},
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.bindings.tools import all_tools
+from pi_context.bindings.tool_registry import all_tools
 
 
 @pytest.fixture

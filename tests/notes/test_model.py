@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from pi_context.bindings.notes.tools import TOOLS
 from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, utf8_len
-from pi_context.bindings.tools import ToolContext, ToolError
+from pi_context.bindings.tools import ToolContext
 
 TOOL = {tool.name: tool for tool in TOOLS}
 SCOPE = st.sampled_from(["session", "project", "human"])
@@ -137,10 +137,9 @@ TestNotesModel = NotesModel.TestCase
 
 def test_tool_errors_are_json_that_fits_even_for_huge_arguments(tmp_path: Path) -> None:
     ctx = ToolContext(notes_home=tmp_path, cwd=tmp_path, session_id="s")
-    try:
-        TOOL["notes_search"].run(ctx, {"query": ["x" * 200_000, ""]})
-    except ToolError as exc:
-        text = str(exc)
+    result = TOOL["notes_search"].run(ctx, {"query": ["x" * 200_000, ""]})
+    assert result.is_error
+    text = result.text
     assert utf8_len(text) <= TOOL_OUTPUT_MAX_BYTES
     error = json.loads(text)
     assert "empty query matches everything" in error["error"]

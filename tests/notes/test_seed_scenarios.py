@@ -354,7 +354,8 @@ def test_query_argument_errors_are_named(notes: Notes) -> None:
     scope = notes.error("notes_list", scope="global")
     assert "scope must be one of" in scope["error"] and scope["scope"] == "global"
     typo = notes.error("notes_list", max_result=3)
-    assert "unknown argument 'max_result'" in typo["error"]
+    assert "notes_list does not take 'max_result'" in typo["error"]
+    assert typo["unknown_arguments"] == ["max_result"]
 
 
 def test_edit_missing_is_named_and_write_creates(notes: Notes) -> None:

@@ -11,15 +11,16 @@ from typing import Any
 
 import pytest
 
-from pi_context.bindings.runtime.demo import (
+from pi_context import spec_ids
+from pi_context.bindings.session import Session
+from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
+from pi_context.demo.scripted import (
     QUEUED_TEXT,
     TASK,
     DemoError,
     run_demo,
     schedule,
 )
-from pi_context.bindings.session import Session
-from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 WINDOWS = 20
 COLUMNS = (
@@ -297,3 +298,17 @@ def test_the_demo_runs_under_every_published_spec_and_the_proposal(tmp_path, spe
     session = Session.open(report.session_path)
     markers = [e for e in session.branch() if e.get("customType") == RESET_MARKER_TYPE]
     assert len(markers) == 6, "every window but the last ends in exactly one boundary"
+
+
+@pytest.mark.parametrize("spec", spec_ids())
+def test_the_demo_runs_unchanged_on_every_committed_spec(tmp_path, spec):
+    """Every committed spec, a new one too: each window but the last ends in one boundary
+    with the cause its spec states, and the task finishes."""
+    report = run_demo(7, tmp_path / "run", spec=spec)
+    assert [row.kind for row in report.rows] == schedule(7)
+    assert all(row.cause for row in report.rows[:-1]), [(r.kind, r.cause) for r in report.rows]
+    assert report.rows[-1].cause == ""
+    session = Session.open(report.session_path)
+    markers = [e for e in session.branch() if e.get("customType") == RESET_MARKER_TYPE]
+    assert len(markers) == 6
+    assert report.counters.queued_delivered == 1, "the queued message arrives once"

@@ -22,7 +22,8 @@ from pi_context.bindings.runtime.protocol import (
     WARNING_TYPE,
 )
 from pi_context.bindings.session.windows import is_reset_marker
-from pi_context.bindings.tools import ToolContext, all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolContext
 
 INCOMING = {
     "type": "custom_message",
@@ -532,7 +533,7 @@ def test_every_tool_exports_a_json_schema(env, kit):
 def test_tool_arguments_are_validated_with_clear_errors(env, kit):
     rt, _ = started(env, kit)
     bad = rt.call_tool("wipe_memory", {"now": True})
-    assert bad.is_error and "wipe_memory takes no arguments" in bad.text
+    assert bad.is_error and "wipe_memory does not take 'now'; it takes no arguments" in bad.text
     unknown = rt.call_tool("forget_everything")
     assert unknown.is_error and "unknown tool 'forget_everything'" in unknown.text
     note = rt.call_tool("notes_write", {"path": "../escape.md", "content": "x"})
@@ -542,15 +543,15 @@ def test_tool_arguments_are_validated_with_clear_errors(env, kit):
     assert (env.notes / "pi" / "session").is_dir()
 
 
-def test_registry_tools_reach_the_live_runtime_of_their_session(env, kit):
+def test_registry_tools_reach_the_runtime_the_host_passes(env, kit):
     rt, _ = started(env, kit)
     tool = all_tools()["wipe_memory"]
-    context = ToolContext(session_path=rt.session.path)
-    assert status(tool.run(context, {})) == "rollover_requested"
+    assert status(tool.run(rt.tool_context(), {})) == "rollover_requested"
     assert rt.control.state.request.phase == "tool-requested"
-    rt.shutdown()
-    with pytest.raises(Exception, match="needs a running pi-context runtime"):
-        tool.run(context, {})
+    # No registry keyed by session path: a context without the runtime is refused, even for
+    # the session file of a runtime that is running.
+    refused = tool.run(ToolContext(session_path=rt.session.path), {})
+    assert refused.is_error and "needs a running pi-context runtime" in refused.text
 
 
 def test_cli_tool_refuses_runtime_tools_without_a_live_runtime(env, kit):

@@ -1,13 +1,19 @@
-"""The registry of model-facing tools, shared by every binding and by ``pi-context tool``.
+"""The toolkit for model-facing tools, shared by every host: the tool types, the one
+argument checker and the one dispatcher (the static registry is ``tool_registry``).
 
 A tool is framework-neutral: a name, a description, a JSON Schema for its arguments and a
-plain function from (context, arguments) to a result. Hosts translate these into their own
-function-calling shapes; nothing here knows about an agent framework.
+plain handler from (context, arguments) to a result. ``Tool.run`` is the dispatcher every host
+calls (our runtime, the MCP server, ``pi-context tool``, the integrations): it checks the
+arguments against the schema (one wording for every tool), runs the handler and turns every
+named failure into the error result the model sees. Hosts translate the declarations into
+their own function-calling shapes; nothing here knows about an agent framework.
+
+A tool that needs a live runtime (``wipe_memory``, ``get_context_remaining``) finds it in its
+``ToolContext``: the host passes it (``Runtime.tool_context()`` does), never a registry.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -15,25 +21,25 @@ from pi_context.frozen import field, frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (CLI start-up)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     JSONValue = Any  # JSON-ready value: dict/list/str/int/float/bool/None
+
+    class LiveRuntime(Protocol):
+        """What the runtime tools need from the host's live runtime."""
+
+        def wipe_memory(self) -> ToolResult: ...
+        def get_context_remaining(self) -> ToolResult: ...
+
 else:
     JSONValue = object  # only annotations use it
-
-# Modules that contribute tools. Each exposes ``TOOLS: tuple[Tool, ...]``; a module that
-# is not present yet is skipped, so features can land independently.
-TOOL_MODULES: tuple[str, ...] = (
-    "pi_context.bindings.history.tools",
-    "pi_context.bindings.notes.tools",
-    "pi_context.bindings.runtime.tools",
-    "pi_context.bindings.handoff.tools",
-)
+    LiveRuntime = object
 
 
 @frozen
 class ToolContext:
-    """What a tool may know about its host: the session, the notes root and the identity."""
+    """What a tool may know about its host: the session, the notes root, the identity, and
+    the live runtime when the host runs one (the runtime tools answer from it)."""
 
     session_path: Path | None = None
     notes_home: Path | None = None
@@ -42,6 +48,7 @@ class ToolContext:
     agent_name: str = "pi"
     model_id: str | None = None
     leaf_id: str | None = None
+    runtime: LiveRuntime | None = None
 
 
 @frozen
@@ -56,17 +63,36 @@ class ToolResult:
 
 
 class ToolError(Exception):
-    """A named, model-facing error: the message is what the model sees."""
+    """A named, model-facing error. ``payload`` is the JSON object the model sees:
+    ``{"error": message, **fields}``, or a whole ``payload`` of a family's own shape."""
+
+    def __init__(
+        self,
+        message: str,
+        payload: Mapping[str, JSONValue] | None = None,
+        **fields: JSONValue,
+    ) -> None:
+        super().__init__(message)
+        self.payload: dict[str, JSONValue] = (
+            dict(payload) if payload is not None else {"error": message, **fields}
+        )
+
+
+Handler = Callable[[ToolContext, Mapping[str, JSONValue]], ToolResult]
 
 
 @frozen
 class Tool:
-    """A model-facing tool: name, description, JSON Schema of its arguments, and its code."""
+    """A model-facing tool: name, description, JSON Schema of its arguments, and its handler.
+
+    Call ``run`` (the dispatcher), not ``handler``: ``run`` checks the arguments and never
+    raises for a named failure.
+    """
 
     name: str
     description: str
     parameters: Mapping[str, JSONValue]
-    run: Callable[[ToolContext, Mapping[str, JSONValue]], ToolResult]
+    handler: Handler
     # Tools that mutate storage must not run in parallel with each other.
     sequential: bool = False
 
@@ -78,19 +104,47 @@ class Tool:
             "parameters": dict(self.parameters),
         }
 
-
-def all_tools() -> dict[str, Tool]:
-    """Every registered tool by name (history, notes and runtime tools)."""
-    tools: dict[str, Tool] = {}
-    for module_name in TOOL_MODULES:
+    def run(self, context: ToolContext, arguments: object = None) -> ToolResult:
+        """Check ``arguments``, run the handler; every named failure is an error result."""
         try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and module_name.startswith(exc.name):
-                continue
+            return self.handler(context, check_arguments(self, arguments))
+        except ToolError as exc:
+            return error_result(exc.payload)
+        except OSError as exc:
+            where = exc.filename or "no file"
+            return error_result({"error": f"{self.name}: {exc.strerror or exc} ({where})"})
+        except Exception as exc:
+            from pi_context.bindings.session.errors import SessionError
+
+            if isinstance(exc, SessionError):
+                return error_result({"error": str(exc)})
             raise
-        for tool in getattr(module, "TOOLS", ()):
-            if tool.name in tools:
-                raise RuntimeError(f"tool {tool.name!r} registered twice ({module_name})")
-            tools[tool.name] = tool
-    return tools
+
+
+def check_arguments(tool: Tool, arguments: object) -> Mapping[str, JSONValue]:
+    """``arguments`` as a mapping, or the one argument error every tool gives: a JSON object
+    whose keys are all among the schema's ``properties`` (each tool's schema forbids others)."""
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, Mapping):
+        raise ToolError(f"{tool.name} arguments must be a JSON object")
+    allowed = tool.parameters.get("properties")
+    known = tuple(allowed) if isinstance(allowed, Mapping) else ()
+    unknown = [key for key in arguments if key not in known]
+    if unknown:
+        from pi_context.bindings.tool_output import HEADER_FIELD_MAX_CHARS, middle_truncate
+
+        shown = [middle_truncate(str(key), HEADER_FIELD_MAX_CHARS) for key in unknown[:20]]
+        takes = f"its arguments are {', '.join(known)}" if known else "it takes no arguments"
+        raise ToolError(
+            f"{tool.name} does not take {', '.join(map(repr, shown))}; {takes}",
+            unknown_arguments=shown,
+        )
+    return arguments
+
+
+def error_result(payload: Mapping[str, JSONValue]) -> ToolResult:
+    """The error result the model sees for ``payload``, within the output budget."""
+    from pi_context.bindings.tool_output import fit_json
+
+    return ToolResult(text=fit_json(dict(payload)), details=None, is_error=True)

@@ -41,7 +41,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.bindings.runtime.demo import DemoError, format_table, run_demo, summary_json
+    from pi_context.demo.scripted import DemoError, format_table, run_demo, summary_json
 
     if args.windows < 1 or args.windows > 500:
         print("pi-context demo: --windows must be between 1 and 500", file=sys.stderr)
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0
-    from pi_context.bindings.runtime.handoff_demo import format_handoff, run_handoff_demo
+    from pi_context.demo.handoff import format_handoff, run_handoff_demo
 
     progress("handing off to a fresh session")
     handed = run_handoff_demo(report, directory.absolute() / "project")

@@ -11,8 +11,8 @@ from typing import Any
 from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.outline import OutlineRow, outline_json
-from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.session.windows import window_spans
+from pi_context.gc_pause import gc_paused
 
 _PREVIEW = 72
 _SHOWN = 5  # problems of one kind, ids, or lines listed before the rest is counted

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -10,15 +9,6 @@ if TYPE_CHECKING:
     import argparse
     from pathlib import Path
     from typing import Any
-
-    from pi_context.bindings.tools import Tool
-
-# A tool family whose module is known is loaded alone: a model's history call pays for the
-# history tools' imports, not the whole registry's (start-up is most of a CLI call).
-_FAMILIES = {
-    "history_": "pi_context.bindings.history.tools",
-    "notes_": "pi_context.bindings.notes.tools",
-}
 
 
 _VALUED = ("--session", "--notes-home", "--args", "--leaf", "--agent", "--model", "--cwd")
@@ -105,33 +95,24 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
-def _tools(name: str | None) -> dict[str, Tool]:
-    for prefix, module_name in _FAMILIES.items():
-        if name is not None and name.startswith(prefix):
-            module = importlib.import_module(module_name)
-            family = {tool.name: tool for tool in module.TOOLS}
-            if name in family:
-                return family
-    from pi_context.bindings.tools import all_tools
-
-    return all_tools()
-
-
 def run(args: argparse.Namespace | ToolArgs) -> int:
     import json
 
-    from pi_context.bindings.tools import ToolContext, ToolError
+    # A tool family whose name is known is loaded alone (the registry's find_tool): a model's
+    # history call pays for the history tools' imports, not the whole registry's.
+    from pi_context.bindings.tool_registry import all_tools, find_tool
+    from pi_context.bindings.tools import ToolContext
 
-    tools = _tools(None if args.list else args.name)
     if args.list:
+        tools = all_tools()
         print(json.dumps([t.schema() for t in tools.values()], indent=2, ensure_ascii=False))
         return 0
     if not args.name:
         print("pi-context tool: a tool name is required (or --list)", file=sys.stderr)
         return 2
-    tool = tools.get(args.name)
+    tool = find_tool(args.name)
     if tool is None:
-        known = ", ".join(sorted(tools)) or "none"
+        known = ", ".join(sorted(all_tools())) or "none"
         print(f"pi-context tool: unknown tool {args.name!r} (known: {known})", file=sys.stderr)
         return 2
     try:
@@ -155,11 +136,7 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
         model_id=args.model,
         leaf_id=args.leaf,
     )
-    try:
-        result = tool.run(context, arguments)
-    except ToolError as exc:
-        print(str(exc))
-        return 1
+    result = tool.run(context, arguments)  # the shared dispatcher: never raises a named error
     print(result.text)
     if args.details and result.details is not None:
         print(json.dumps(result.details, indent=2, ensure_ascii=False))

@@ -14,8 +14,9 @@ def register(subparsers: Any) -> None:
         description=(
             "For each spec: run every (state, event) of the finite abstraction through the "
             "generated reducer, the transitions machine and the spec interpreter; model-check "
-            "every invariant with shortest counterexamples; report coverage; and run the "
-            "hypothesis state machine generated from the spec."
+            "every invariant with shortest counterexamples; report coverage; run the "
+            "hypothesis state machine generated from the spec; and drive the real runtime "
+            "against the spec (runtime conformance) and against its mutants."
         ),
     )
     parser.add_argument(
@@ -32,6 +33,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--seed", type=int, help="hypothesis seed (default: derandomized)")
     parser.add_argument("--no-hypothesis", action="store_true", help="skip the hypothesis run")
+    parser.add_argument(
+        "--no-runtime",
+        action="store_true",
+        help="skip the runtime conformance and its mutants",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.set_defaults(handler=run)
 
@@ -66,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
             examples=args.examples,
             seed=args.seed,
             hypothesis=not args.no_hypothesis and args.examples > 0,
+            runtime=not args.no_runtime,
             show=not args.quiet,
         )
         for spec in specs

@@ -1,7 +1,9 @@
-"""Ways for hosts that are not our own agent loop to use pi-context.
+"""Ways for hosts to drive pi-context.
 
-* ``tooling``      the tool registry in function-calling shapes, and error-safe dispatch
+* ``loop``         the reference host loop (``HostLoop``): the steps of an agent loop around a
+                   ``Runtime``, which the demo and the pydantic-ai integration are built from
 * ``pydantic_ai``  a pydantic-ai agent driven through the runtime (``pi-context[pydantic-ai]``)
 
-The MCP server lives in ``pi_context.mcp`` (``pi-context[mcp]``).
+The tool registry and its one dispatcher are ``pi_context.bindings.tool_registry``; the MCP
+server lives in ``pi_context.mcp`` (``pi-context[mcp]``).
 """

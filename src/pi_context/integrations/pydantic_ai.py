@@ -10,7 +10,8 @@
   context;
 * every model reply and tool batch is written to the Pi session, each turn end reaches the
   reducer (``turn_end``), a provider overflow is reported as a failed turn (and recovered once,
-  in a fresh window), and each run closes with ``before_settle`` and ``settled``.
+  in a fresh window), and each run closes with ``before_settle`` and ``settled``: each of these
+  is a step of the reference host loop (``integrations.loop.HostLoop``), not a copy of it.
 
 A reset committed at a turn end is followed by the continuation in the new window: inside the
 same agent run when the model was still calling tools, else in a new run.
@@ -18,7 +19,6 @@ same agent run when the model was still calling tools, else in a new run.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,7 +43,10 @@ from pydantic_ai.models import Model
 from pi_context.bindings.runtime.overflow import is_context_overflow
 from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session.context import text_blocks
-from pi_context.bindings.tools import all_tools
+from pi_context.bindings.tool_registry import all_tools
+from pi_context.bindings.tools import ToolResult
+from pi_context.clock import now_ms
+from pi_context.integrations.loop import ContextRefused, HostLoop, TurnLimit
 
 Message = dict[str, Any]
 Clock = Callable[[], int]
@@ -51,16 +54,15 @@ Clock = Callable[[], int]
 API = "pydantic-ai"
 
 
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
-class ContextRefused(RuntimeError):
-    """The runtime refused to build a request (the active window has no boot)."""
-
-
-class TurnLimit(RuntimeError):
-    """The run did not settle within ``max_turns`` model turns."""
+__all__ = [
+    "Call",
+    "ContextRefused",
+    "RunReport",
+    "RuntimeAgent",
+    "TurnLimit",
+    "to_model_messages",
+    "to_pi_assistant",
+]
 
 
 # --- Pi messages <-> pydantic-ai messages ----------------------------------------------------
@@ -131,7 +133,7 @@ def to_model_messages(messages: Sequence[Mapping[str, Any]]) -> list[ModelMessag
     return out
 
 
-def to_pi_assistant(response: ModelResponse, clock: Clock = _now_ms) -> Message:
+def to_pi_assistant(response: ModelResponse, clock: Clock = now_ms) -> Message:
     """A pydantic-ai reply as the Pi assistant message the session records."""
     content: list[dict[str, Any]] = []
     for part in response.parts:
@@ -229,7 +231,8 @@ class RuntimeAgent:
         clock: Clock | None = None,
     ) -> None:
         self.runtime = runtime
-        self.clock: Clock = clock or _now_ms
+        self.clock: Clock = clock or now_ms
+        self.loop = HostLoop(runtime, clock=self.clock)
         self.model_name = model if isinstance(model, str) else model.model_name
         self._batch: dict[str, Call] = {}
         self._report = RunReport()
@@ -270,12 +273,7 @@ class RuntimeAgent:
     # -- history: the runtime's window before every model request --
 
     async def _window(self, messages: list[ModelMessage]) -> list[ModelMessage]:
-        rt = self.runtime
-        rt.turn_start()
-        request = rt.context()
-        if request.abort:
-            notices = "; ".join(n.text for n in rt.drain_notices()) or "no boot in this window"
-            raise ContextRefused(notices)
+        request = self.loop.request()
         self._report.requests.append(request.messages)
         return to_model_messages(request.messages)
 
@@ -283,24 +281,16 @@ class RuntimeAgent:
 
     async def prompt(self, text: str, *, max_turns: int = 100) -> RunReport:
         """Send ``text`` as a user message and run until the runtime settles."""
-        rt = self.runtime
         self._report = report = RunReport()
-        rt.session.append_message({"role": "user", "content": text, "timestamp": self.clock()})
+        self.loop.resets = report.resets
+        self.runtime.session.append_message(self.loop.message("user", content=text))
         while True:
             again = await self._agent_run(max_turns)
             if again:
                 continue  # a reset committed after a final reply: its continuation waits
-            settle = await rt.before_settle(queued=False)
-            rt.append(settle.drafts)
-            self._record_reset(settle.window_id, settle.cause)
-            if settle.continue_:
+            if (await self.loop.settle()).continue_:
                 continue  # close-out fallback or the one overflow recovery: a fresh window
-            rt.settled()
             return report
-
-    def _record_reset(self, window_id: str | None, cause: str) -> None:
-        if window_id:
-            self._report.resets.append((window_id, cause))
 
     async def _agent_run(self, max_turns: int) -> bool:
         """One pydantic-ai run; True when a new run must continue in a fresh window."""
@@ -320,26 +310,15 @@ class RuntimeAgent:
                     raise TurnLimit(f"the run did not settle within {max_turns} model turns")
                 report.turns += 1
                 assistant = to_pi_assistant(node.model_response, self.clock)
-                rt.session.append_message(assistant)
+                self.loop.record_reply(assistant)
                 self._batch = {}
                 node = await run.next(node)  # runs the tool calls through the runtime
                 for block in assistant["content"]:
                     if block["type"] != "toolCall":
                         continue
                     call = self._batch.get(block["id"]) or self._not_run(block)
-                    rt.session.append_message(
-                        {
-                            "role": "toolResult",
-                            "toolCallId": block["id"],
-                            "toolName": block["name"],
-                            "content": [{"type": "text", "text": call.text}],
-                            "isError": call.is_error,
-                            "timestamp": self.clock(),
-                        }
-                    )
-                end = await rt.turn_end("completed", assistant, incoming=[], queued=False)
-                rt.append(end.drafts)
-                self._record_reset(end.window_id, end.cause)
+                    self.loop.answer(block, ToolResult(text=call.text, is_error=call.is_error))
+                end = await self.loop.end_turn("completed", assistant)
                 if not any(block["type"] == "toolCall" for block in assistant["content"]):
                     report.final_text = "\n".join(
                         b["text"] for b in assistant["content"] if b["type"] == "text"
@@ -362,13 +341,10 @@ class RuntimeAgent:
 
     async def _failed_turn(self, error: ModelAPIError) -> bool:
         """A provider error ends the turn as failed; an overflow is recovered at settle."""
-        rt = self.runtime
         assistant = _error_assistant(error, self.model_name, self.clock)
-        rt.session.append_message(assistant)
+        self.loop.record_reply(assistant)
         self._report.turns += 1
-        end = await rt.turn_end("error", assistant, incoming=[], queued=False)
-        rt.append(end.drafts)
-        self._record_reset(end.window_id, end.cause)
+        end = await self.loop.end_turn("error", assistant)
         if is_context_overflow(assistant):
             self._report.overflows += 1
         return bool(end.continue_)

@@ -1,9 +1,10 @@
 """An MCP server that serves pi-context's notes and history tools for one Pi session.
 
 Names, JSON Schemas, byte budgets and error texts are the shared tool registry's: the server
-lists each tool's declaration as is and answers every call through ``run_tool``, so an MCP
-client sees exactly what our own runtime's model sees. The runtime tools (``wipe_memory``,
-``get_context_remaining``) need a live runtime in the same process and are not served.
+lists each tool's declaration as is and answers every call through the shared dispatcher
+(``run_tool`` over the served tools), so an MCP client sees exactly what our own runtime's
+model sees. The runtime tools (``wipe_memory``, ``get_context_remaining``) need a live
+runtime in the same process and are not served.
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from mcp.server.stdio import stdio_server
 
 from pi_context import __version__
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
-from pi_context.bindings.tools import Tool, ToolContext, all_tools
-from pi_context.integrations.tooling import run_tool
+from pi_context.bindings.tool_registry import all_tools, run_tool
+from pi_context.bindings.tools import Tool, ToolContext
 
 SERVER_NAME = "pi-context"
 INSTRUCTIONS = (
@@ -61,13 +62,13 @@ def build_server(context: ToolContext) -> Server[Any]:
         arguments: Mapping[str, Any] = params.arguments or {}
         tool = tools.get(name)
         if tool is None:
-            # Unknown, or a runtime tool: the registry's own error text, said the same way.
-            result = run_tool(name, arguments, context)
+            # Unknown here (a runtime tool too): the dispatcher's error, naming served tools.
+            result = run_tool(name, arguments, context, tools)
         elif tool.sequential:
             async with write_lock:
-                result = await to_thread.run_sync(run_tool, name, arguments, context)
+                result = await to_thread.run_sync(tool.run, context, arguments)
         else:
-            result = await to_thread.run_sync(run_tool, name, arguments, context)
+            result = await to_thread.run_sync(tool.run, context, arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             is_error=result.is_error,

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pi_context.spec.abstraction import all_states, event_instances
 from pi_context.spec.errors import Diagnostic
 from pi_context.spec.expr import ABSENT
-from pi_context.spec.interpret import guard_holds, next_state, render_event, render_state
+from pi_context.spec.interpret import (
+    cause_text,
+    guard_holds,
+    next_state,
+    render_event,
+    render_state,
+)
 from pi_context.spec.model import Loc, Spec
 
 
@@ -19,6 +25,7 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
         holds: dict[str, set[str]] = {r.id: set() for r in rows}  # row -> rows that won instead
         uncovered: list[str] = []
         absent: dict[str, str] = {}  # row -> an input where it builds an absent field
+        causeless: dict[str, str] = {}  # row -> an input where its cause names no text
         for state in states:
             for inst in event_instances(event):
                 winner: str | None = None
@@ -34,6 +41,12 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
                                 absent[row.id] = (
                                     f"{render_state(spec, state)} with {render_event(inst)}"
                                 )
+                            if (
+                                row.cause is not None
+                                and row.id not in causeless
+                                and cause_text(row, state) is None
+                            ):
+                                causeless[row.id] = render_state(spec, state)
                         else:
                             holds[row.id].add(winner)
                 if winner is None:
@@ -45,6 +58,15 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
                         row.loc,
                         f"row {row.id!r} copies a field the current variant lacks, "
                         f"e.g. at {absent[row.id]}",
+                    )
+                )
+            if row.id in causeless:
+                assert row.cause is not None
+                problems.append(
+                    Diagnostic(
+                        row.loc,
+                        f"row {row.id!r}: its cause names no text for the {row.cause.by} it "
+                        f"fires with at {causeless[row.id]}",
                     )
                 )
             if fired[row.id]:

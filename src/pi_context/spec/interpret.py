@@ -103,6 +103,20 @@ def next_state(spec: Spec, row: Row, state: Mapping[str, Any], event: Mapping[st
     return out
 
 
+def cause_text(row: Row, state: Mapping[str, Any]) -> str | None:
+    """What the user is told caused the boundary ``row`` commits when it fires in ``state``
+    (a wire state): ``""`` for a row without a cause, None when its cases name no text."""
+    cause = row.cause
+    if cause is None:
+        return ""
+    if not cause.axis:
+        return cause.text
+    value = state[cause.axis]
+    if cause.member is not None:
+        value = value.get(cause.member) if isinstance(value, Mapping) else None
+    return cause.for_value(value)
+
+
 def step(spec: Spec, state: Mapping[str, Any], event: Mapping[str, Any]) -> Step:
     consulted: list[str] = []
     for row in spec.rows_for(event["type"]):

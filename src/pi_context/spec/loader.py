@@ -21,6 +21,7 @@ from pi_context.spec.model import (
     BOOL,
     HOST_ACTIONS,
     Axis,
+    Cause,
     Effect,
     Embedding,
     EnumAxis,
@@ -266,22 +267,81 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
 
 
 def _effect(ctx: _Ctx, name: str, knode: _Node, node: _Node) -> Effect:
-    """``name: meaning`` or ``name: {meaning: ..., host: ACTION}``."""
+    """``name: meaning`` or ``name: {meaning: ..., host: ACTION, duplicate: BOOL}``."""
     if isinstance(node, yaml.ScalarNode):
         return Effect(name, ctx.scalar(node, f"effect {name}"), ctx.loc(knode))
-    m = ctx.keys(node, f"effect {name}", ("meaning", "host"))
+    m = ctx.keys(node, f"effect {name}", ("meaning", "host"), ("duplicate",))
     host = ctx.scalar(m["host"][1], f"effect {name} host")
     if host not in HOST_ACTIONS:
         raise ctx.fail(
             m["host"][1],
             f"effect {name}: unknown host action {host!r} (one of: {', '.join(HOST_ACTIONS)})",
         )
+    duplicate = False
+    if "duplicate" in m:
+        flag = ctx.scalar(m["duplicate"][1], f"effect {name} duplicate").lower()
+        if flag not in ("true", "false"):
+            raise ctx.fail(m["duplicate"][1], f"effect {name}: duplicate must be true or false")
+        duplicate = flag == "true"
+        if duplicate and host != "acknowledge":
+            raise ctx.fail(
+                m["duplicate"][1],
+                f"effect {name}: only an acknowledged request can be a duplicate "
+                f"(its host action is {host!r})",
+            )
     return Effect(
         name,
         ctx.scalar(m["meaning"][1], f"effect {name} meaning"),
         ctx.loc(knode),
         host,
+        duplicate,
     )
+
+
+def _cause(ctx: _Ctx, spec: Spec, rid: str, node: _Node) -> Cause:
+    """``cause: TEXT`` or ``cause: {by: AXIS[.FIELD], cases: {VALUE: TEXT, ...}, otherwise:
+    TEXT}`` (``otherwise`` is optional)."""
+    what = f"row {rid}: cause"
+    if isinstance(node, yaml.ScalarNode):
+        text = ctx.scalar(node, what).strip()
+        if not text:
+            raise ctx.fail(node, f"{what} must not be empty")
+        return Cause(text)
+    m = ctx.keys(node, what, ("by", "cases"), ("otherwise",))
+    by = ctx.scalar(m["by"][1], f"{what} by")
+    axis_name, _, member = by.partition(".")
+    axis = spec.axis(axis_name)
+    values: tuple[str, ...]
+    if isinstance(axis, EnumAxis) and not member:
+        values = axis.type.values
+    elif isinstance(axis, VariantAxis) and member:
+        ftype = axis.field_type(member)
+        if not isinstance(ftype, EnumType):
+            raise ctx.fail(
+                m["by"][1], f"{what}: {by!r} is not an enumerated field of axis {axis_name!r}"
+            )
+        values = ftype.values
+    else:
+        raise ctx.fail(
+            m["by"][1],
+            f"{what}: by must name an enum axis or a variant axis field (AXIS.FIELD), got {by!r}",
+        )
+    cases: list[tuple[str, str]] = []
+    for value, (vk, vnode) in ctx.mapping(m["cases"][1], f"{what} cases").items():
+        if value not in values:
+            raise ctx.fail(vk, f"{what}: {value!r} is not a value of {by} ({', '.join(values)})")
+        text = ctx.scalar(vnode, f"{what} {value}").strip()
+        if not text:
+            raise ctx.fail(vnode, f"{what} {value} must not be empty")
+        cases.append((value, text))
+    if not cases:
+        raise ctx.fail(m["cases"][1], f"{what}: cases needs at least one value")
+    otherwise = None
+    if "otherwise" in m:
+        otherwise = ctx.scalar(m["otherwise"][1], f"{what} otherwise").strip()
+        if not otherwise:
+            raise ctx.fail(m["otherwise"][1], f"{what} otherwise must not be empty")
+    return Cause(axis=axis_name, member=member or None, cases=tuple(cases), otherwise=otherwise)
 
 
 def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
@@ -610,7 +670,7 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
     rows: list[Row] = []
     ids: set[str] = set()
     for rnode in ctx.seq(node, "rows"):
-        m = ctx.keys(rnode, "row", ("id", "on", "when", "effect", "why"), ("next",))
+        m = ctx.keys(rnode, "row", ("id", "on", "when", "effect", "why"), ("next", "cause"))
         rid = ctx.scalar(m["id"][1], "row id")
         if rid in ids:
             ctx.error(m["id"][1], f"duplicate row id {rid!r}")
@@ -623,9 +683,23 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
             ctx.error(m["on"][1], f"row {rid}: unknown event {event_name!r} (events: {known})")
             continue
         effect = ctx.scalar(m["effect"][1], f"row {rid}: effect")
-        if effect not in {e.name for e in spec.effects}:
+        declared = spec.effect(effect)
+        if declared is None:
             known = ", ".join(e.name for e in spec.effects)
             ctx.error(m["effect"][1], f"row {rid}: unknown effect {effect!r} (effects: {known})")
+        cause = _cause(ctx, spec, rid, m["cause"][1]) if "cause" in m else None
+        if declared is not None and declared.commits and cause is None:
+            ctx.error(
+                rnode,
+                f"row {rid}: effect {effect!r} commits a boundary, so the row needs a 'cause' "
+                "(what the user is told caused it)",
+            )
+        elif declared is not None and not declared.commits and cause is not None:
+            ctx.error(
+                m["cause"][0],
+                f"row {rid}: only a row whose effect commits a boundary has a cause "
+                f"({effect!r} commits nothing)",
+            )
         guard, text = _parse_expr(ctx, m["when"][1], f"row {rid} guard")
         scope = sc.Scope(spec, ("cur",), (event,))
         _check_expr(ctx, m["when"][1], guard, scope, f"row {rid} guard")
@@ -640,7 +714,17 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
                 if nv is not None:
                     nexts.append((aname, nv))
         rows.append(
-            Row(rid, event_name, guard, text, tuple(nexts), effect, _why(ctx, m), ctx.loc(rnode))
+            Row(
+                rid,
+                event_name,
+                guard,
+                text,
+                tuple(nexts),
+                effect,
+                _why(ctx, m),
+                ctx.loc(rnode),
+                cause,
+            )
         )
     for event in spec.events:
         if not any(r.event == event.name for r in rows) and not ctx.diagnostics:

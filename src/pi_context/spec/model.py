@@ -181,6 +181,37 @@ HOST_ACTIONS: tuple[HostAction, ...] = (
 
 
 @dataclass(frozen=True)
+class HostActionMeaning:
+    """What a host action obliges the host to do. A host performs an effect from these
+    answers alone, so a new host action is one more line in ``HOST_ACTION_MEANINGS``."""
+
+    commits: bool
+    """A reset boundary (checkpoint, marker, boot, continuation) is built and appended."""
+    continues: bool
+    """The run goes on after the boundary (the continuation is the next prompt)."""
+    retries: bool
+    """The request that failed is re-run in the new window."""
+    stops: bool = False
+    """The run ends here: no further turn (after the boundary, when the action commits one;
+    a boundary that failed or went stale stops nothing)."""
+    acknowledges: bool = False
+    """A request was recorded: the host confirms it to whoever asked (for the user's
+    ``/wipe-memory``: the hidden close-out warning and an ordinary model turn)."""
+
+
+HOST_ACTION_MEANINGS: dict[HostAction, HostActionMeaning] = {
+    "commit-continue": HostActionMeaning(commits=True, continues=True, retries=False),
+    "commit-stop": HostActionMeaning(commits=True, continues=False, retries=False, stops=True),
+    "recover": HostActionMeaning(commits=True, continues=True, retries=True),
+    "stop": HostActionMeaning(commits=False, continues=False, retries=False, stops=True),
+    "acknowledge": HostActionMeaning(
+        commits=False, continues=False, retries=False, acknowledges=True
+    ),
+    "none": HostActionMeaning(commits=False, continues=False, retries=False),
+}
+
+
+@dataclass(frozen=True)
 class Effect:
     name: str
     meaning: str
@@ -189,6 +220,13 @@ class Effect:
     # run, commit the overflow recovery, stop the run without a boundary (its drafts are
     # kept), acknowledge a request, or nothing. None: undeclared.
     host: HostAction | None = None
+    # The effect answers a request that was already pending (an acknowledged duplicate).
+    duplicate: bool = False
+
+    @property
+    def commits(self) -> bool:
+        """Its host action builds and appends a reset boundary."""
+        return self.host is not None and HOST_ACTION_MEANINGS[self.host].commits
 
 
 @dataclass(frozen=True)
@@ -269,6 +307,33 @@ NextValue = NextLiteral | NextCase | NextVariant
 
 
 @dataclass(frozen=True)
+class Cause:
+    """What the user is told caused the boundary a row commits: one text, or one text per
+    value of a field of the state the row fires in (``by`` names it: an enum axis, or a
+    variant axis and one of its fields), with ``otherwise`` for a value the cases do not
+    name (or a variant without that field)."""
+
+    text: str = ""
+    axis: str = ""
+    member: str | None = None
+    cases: tuple[tuple[str, str], ...] = ()
+    otherwise: str | None = None
+
+    @property
+    def by(self) -> str:
+        """The field read, as written in the spec (``request.source``); empty for a text."""
+        if not self.axis:
+            return ""
+        return self.axis if self.member is None else f"{self.axis}.{self.member}"
+
+    def for_value(self, value: object) -> str | None:
+        """The text for the field's ``value`` (None when the cases do not name it)."""
+        if not self.axis:
+            return self.text
+        return next((text for case, text in self.cases if case == value), self.otherwise)
+
+
+@dataclass(frozen=True)
 class Row:
     id: str
     event: str
@@ -278,6 +343,8 @@ class Row:
     effect: str
     why: str
     loc: Loc
+    cause: Cause | None = None
+    """Set exactly on rows whose effect commits a boundary."""
 
     def next_for(self, axis: str) -> NextValue | None:
         if not isinstance(axis, str):
@@ -384,6 +451,9 @@ class Spec:
         for row in self.rows:
             rows.setdefault(row.event, []).append(row)
         return {event: tuple(group) for event, group in rows.items()}
+
+    def effect(self, name: str) -> Effect | None:
+        return next((e for e in self.effects if e.name == name), None)
 
     @property
     def effect_type(self) -> EnumType:

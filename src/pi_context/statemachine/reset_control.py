@@ -4,8 +4,8 @@
 :class:`Spec`) gives a :class:`ResetControl`: the generated ``types``, ``wire``, ``reducer`` and
 machine ``table`` of the spec, with the calls a host makes (``initial_state``, ``step``,
 ``reduce``, the wire conversions, event construction by name, the declared host action of
-each effect) and, built on first use, the ``transitions`` machine that agrees with the
-reducer on every input.
+each effect, whether it answers a duplicate, each row's cause) and, built on first use, the
+``transitions`` machine that agrees with the reducer on every input.
 
 The discovery rule: a spec's code is the committed package ``generated/<module_name>`` when
 the SHA-256 it records equals the spec file's; otherwise code is generated for this process
@@ -70,6 +70,8 @@ class ResetControl:
         self.sha256: str = self.types.SPEC_SHA256
         self.hosts: dict[str, HostAction | None] = dict(self.types.EFFECT_HOST)
         """What the host does for each effect, as the spec declares it (None: undeclared)."""
+        self.duplicates: frozenset[str] = frozenset(self.types.EFFECT_DUPLICATE)
+        """The effects that answer a request already pending (each effect's ``duplicate``)."""
         self.lazy_order: dict[str, tuple[str, ...]] = dict(self.types.LAZY_ORDER)
         """Each event's lazy facts, in the order the table may consult them (spec names)."""
         self._events: dict[str, type] = dict(self.types.EVENT_CLASSES)
@@ -123,6 +125,15 @@ class ResetControl:
         if action is None:
             raise ValueError(f"{self.id} declares no host action for effect {effect!r}")
         return action
+
+    def duplicate(self, effect: str) -> bool:
+        """Whether ``effect`` answers a request that was already pending (the spec says so)."""
+        return effect in self.duplicates
+
+    def cause(self, row: str, state: Any) -> str:
+        """What the user is told caused the boundary ``row`` commits when it fires in
+        ``state`` (the row's ``cause``; empty for a row that commits nothing)."""
+        return str(self.types.cause(row, state))
 
     def undeclared_hosts(self) -> list[str]:
         """Effects without a declared host action (a host acting on actions refuses them)."""

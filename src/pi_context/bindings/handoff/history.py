@@ -185,8 +185,11 @@ def safe_int(value: Any) -> int | None:
     return None
 
 
-class HistoryIndex:
-    """The records of one branch by id; the last record with an id wins, as in a Map."""
+class RecordSearch:
+    """The handoff's in-memory record search: the records of one branch by id (the last
+    record with an id wins, as in a Map), searched and read by ``context_history_*``. Not to
+    be confused with ``bindings.history.index.HistoryIndex``, the SQLite index of the
+    history tools."""
 
     def __init__(self, records: Sequence[HistoryRecord] = ()) -> None:
         self._by_id: dict[str, HistoryRecord] = {}

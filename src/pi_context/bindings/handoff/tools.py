@@ -18,7 +18,7 @@ from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, fit_json, jso
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
 from .errors import HandoffError
-from .history import HistoryIndex, HistoryRecord, SearchPage, extract_records
+from .history import HistoryRecord, RecordSearch, SearchPage, extract_records
 from .relay import inherited_records
 
 SCOPES = ("session", "handoff")
@@ -31,20 +31,14 @@ def _records(ctx: ToolContext, scope: Any) -> list[HistoryRecord]:
     if scope not in SCOPES:
         raise HandoffError("invalid_query", f"scope must be one of {', '.join(SCOPES)}")
     if ctx.session_path is None:
-        raise ToolError(fit_json({"error": "context history needs a session file"}))
+        raise ToolError("context history needs a session file")
     try:
         session = Session.open(ctx.session_path, readonly=True)
     except SessionError as exc:
-        raise ToolError(fit_json({"error": f"cannot read the session: {exc}"})) from None
+        raise ToolError(f"cannot read the session: {exc}") from None
     if scope == "handoff":
         return inherited_records(session)
     return extract_records(session.branch(ctx.leaf_id))
-
-
-def _check(args: Mapping[str, Any], allowed: tuple[str, ...], name: str) -> None:
-    extra = [k for k in args if k not in allowed]
-    if extra:
-        raise HandoffError("invalid_query", f"{name} does not take {', '.join(map(repr, extra))}")
 
 
 def _error(exc: HandoffError) -> ToolResult:
@@ -76,8 +70,7 @@ def _search_json(page: SearchPage) -> dict[str, Any]:
 
 def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
-        _check(args, ("query", "offset", "limit", "scope"), "context_history_search")
-        index = HistoryIndex(_records(ctx, args.get("scope", "session")))
+        index = RecordSearch(_records(ctx, args.get("scope", "session")))
         page = index.search(args.get("query"), args.get("offset", 0), args.get("limit", 10))
     except HandoffError as exc:
         return _error(exc)
@@ -86,13 +79,12 @@ def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
 
 def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
-        _check(args, ("id", "offset", "scope"), "context_history_read")
         record_id = args.get("id")
         problem = address_problem(record_id, "id") if isinstance(record_id, str) else None
         if problem is not None:
             # No search ever delivers such an id; refusing keeps the two tools consistent.
             raise HandoffError("source_not_found", f"{problem}; use an id a search returned")
-        index = HistoryIndex(_records(ctx, args.get("scope", "session")))
+        index = RecordSearch(_records(ctx, args.get("scope", "session")))
         page = index.read(args.get("id"), args.get("offset", 0), READ_BUDGET_BYTES)
     except HandoffError as exc:
         return _error(exc)
@@ -126,7 +118,7 @@ CONTEXT_HISTORY_SEARCH = Tool(
         "required": ["query"],
         "additionalProperties": False,
     },
-    run=_search,
+    handler=_search,
 )
 CONTEXT_HISTORY_READ = Tool(
     name="context_history_read",
@@ -144,7 +136,7 @@ CONTEXT_HISTORY_READ = Tool(
         "required": ["id"],
         "additionalProperties": False,
     },
-    run=_read,
+    handler=_read,
 )
 
 TOOLS = (CONTEXT_HISTORY_SEARCH, CONTEXT_HISTORY_READ)

@@ -167,7 +167,9 @@ class _Entries:
 
 
 class HistoryIndex:
-    """One session file's index; use as a context manager, ``open_view`` per call."""
+    """One session file's SQLite history index (the history tools'); use as a context
+    manager, ``open_view`` per call. The handoff's in-memory search over a branch's records
+    is ``bindings.handoff.history.RecordSearch``."""
 
     def __init__(self, source: Path, cache: Path | None = None) -> None:
         self.source = Path(os.path.realpath(source))

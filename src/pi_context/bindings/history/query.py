@@ -120,16 +120,6 @@ def window_row(
 # --- argument parsing -------------------------------------------------------------------------
 
 
-def check_keys(args: Mapping[str, Any], allowed: tuple[str, ...], tool: str) -> None:
-    unknown = sorted(k for k in args if k not in allowed)
-    if unknown:
-        raise HistoryError(
-            f"{tool} does not take {', '.join(map(repr, unknown))}; "
-            f"its parameters are {', '.join(allowed)}",
-            unknown_parameters=[_echo(k) for k in unknown],
-        )
-
-
 def _int_arg(
     args: Mapping[str, Any], name: str, *, minimum: int, maximum: int | None
 ) -> int | None:

@@ -11,7 +11,6 @@ import sqlite3
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pi_context.bindings.session.store import gc_paused
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
     BudgetError,
@@ -20,6 +19,7 @@ from pi_context.bindings.tool_output import (
     middle_truncate,
 )
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
+from pi_context.gc_pause import gc_paused
 
 from . import indexed
 from .columns import CorruptIndex
@@ -29,7 +29,6 @@ from .items import ROLES, History, project_history
 from .query import (
     MAX_CHARS_PER_ITEM_MAX,
     HistoryError,
-    check_keys,
     list_page,
     read_item,
     search_page,
@@ -90,12 +89,11 @@ def _error(exc: HistoryError) -> ToolResult:
 
 
 def _paged(
-    name: str, allowed: tuple[str, ...], plain: Answer, indexed: Answer
+    plain: Answer, indexed: Answer
 ) -> Callable[[ToolContext, Mapping[str, Any]], ToolResult]:
     def execute(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         with gc_paused():
             try:
-                check_keys(args, allowed, name)
                 return _json_result(answer(ctx, plain, indexed, args))
             except HistoryError as exc:
                 return _error(exc)
@@ -106,7 +104,6 @@ def _paged(
 def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     with gc_paused():
         try:
-            check_keys(args, READ_PARAMS, "history_read")
             window, details = answer(ctx, read_item, read_item, args)
         except HistoryError as exc:
             return _error(exc)
@@ -160,20 +157,6 @@ _MAX_CHARS = {
     "truncated and total_chars say what was left out). Defaults to 1200.",
 }
 
-WINDOWS_PARAMS = ("limit", "cursor", "recent_first")
-LIST_PARAMS = (
-    "window_id",
-    "role",
-    "tool_name",
-    "tool_namespace",
-    "limit",
-    "cursor",
-    "recent_first",
-    "max_chars_per_item",
-)
-SEARCH_PARAMS = ("query", *LIST_PARAMS)
-READ_PARAMS = ("window_id", "item_id", "offset_chars", "limit_chars")
-
 
 def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
     schema: dict[str, Any] = {
@@ -202,7 +185,7 @@ HISTORY_WINDOWS = Tool(
     description="List the context windows of this session's durable history with their item "
     "counts; the current window is marked. Earlier windows stay readable after a reset.",
     parameters=_object({"limit": _LIMIT, "cursor": _CURSOR, "recent_first": _RECENT_FIRST}),
-    run=_paged("history_windows", WINDOWS_PARAMS, windows_page, indexed.windows_page),
+    handler=_paged(windows_page, indexed.windows_page),
 )
 
 HISTORY_LIST = Tool(
@@ -211,7 +194,7 @@ HISTORY_LIST = Tool(
     "reset) with their window and item ids and a content prefix. Filter by window, role or "
     "tool; page with limit and next_cursor; read an item in full with history_read.",
     parameters=_object(_FILTERS),
-    run=_paged("history_list", LIST_PARAMS, list_page, indexed.list_page),
+    handler=_paged(list_page, indexed.list_page),
 )
 
 HISTORY_SEARCH = Tool(
@@ -233,7 +216,7 @@ HISTORY_SEARCH = Tool(
         },
         required=("query",),
     ),
-    run=_paged("history_search", SEARCH_PARAMS, search_page, indexed.search_page),
+    handler=_paged(search_page, indexed.search_page),
 )
 
 HISTORY_READ = Tool(
@@ -266,7 +249,7 @@ HISTORY_READ = Tool(
         },
         required=("item_id",),
     ),
-    run=_read,
+    handler=_read,
 )
 
 TOOLS: tuple[Tool, ...] = (HISTORY_WINDOWS, HISTORY_LIST, HISTORY_SEARCH, HISTORY_READ)

@@ -15,11 +15,8 @@ decides what exists — the walk does — so a deleted note can never be listed 
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from pi_context.bindings.notes.frontmatter import NoteMeta, ParsedNote
 
@@ -59,20 +56,6 @@ def cacheable(stamp: Stamp, now_ns: int | None = None) -> bool:
     if stamp[2] > MAX_FILE_BYTES or stamp[5] != 1:
         return False
     return settled(stamp, now_ns)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: a walk over 50,000 cached notes allocates small
-    acyclic objects by the hundred thousand, and each collection would re-scan the whole
-    cache (it made a warm listing half again slower). Restored on exit."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class Entry:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import attrgetter
 
-from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.store import NoteRecord
 from pi_context.frozen import frozen
+from pi_context.gc_pause import gc_paused
 
 
 def list_order(records: Sequence[NoteRecord]) -> list[NoteRecord]:

@@ -37,7 +37,6 @@ from pi_context.bindings.notes.cache import (
     Entry,
     Stamp,
     cacheable,
-    gc_paused,
     settled,
     stamp_of,
 )
@@ -62,8 +61,10 @@ from pi_context.bindings.notes.frontmatter import (
     yaml_scalar,
 )
 from pi_context.bindings.notes.homes import NotesHomes, project_key
+from pi_context.clock import now_ms
 from pi_context.digest import sha256_hex
 from pi_context.frozen import frozen, replace
+from pi_context.gc_pause import gc_paused
 
 __all__ = [
     "EditError",
@@ -86,10 +87,6 @@ HEAD_BYTES = 8192
 """Listing reads this much of each file; the metadata block nearly always fits."""
 
 MIGRATE_HINT = "run `pi-context notes migrate` to preview and `--apply` to rename them"
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 @frozen

@@ -2,8 +2,9 @@
 ``notes_list`` and ``notes_search``.
 
 Each is a plain function from (context, arguments) to a ``ToolResult`` plus a JSON Schema.
-A malformed argument raises ``ToolError`` whose text is a JSON ``{"error", <argument>}``
-object; a well-formed request that cannot be served (``note not found``, an offset past the
+A malformed argument raises ``ToolError`` with a ``{"error", <argument>}`` payload (the
+toolkit's dispatcher, ``Tool.run``, delivers it and checks the argument names for every
+tool); a well-formed request that cannot be served (``note not found``, an offset past the
 end, a legacy note…) returns the same envelope as an error result. Every response fits
 ``TOOL_OUTPUT_MAX_BYTES``.
 """
@@ -15,7 +16,6 @@ from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob, note_path
-from pi_context.bindings.notes.cache import gc_paused
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
@@ -48,6 +48,7 @@ from pi_context.bindings.tool_output import (
     read_window,
 )
 from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
+from pi_context.gc_pause import gc_paused
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -92,16 +93,8 @@ def store_for(ctx: ToolContext) -> NoteStore:
 
 
 def _fail(message: str, **echo: JSONValue) -> ToolError:
-    # An echoed argument can be arbitrarily large; fit_json cuts it visibly to the budget.
-    return ToolError(fit_json({"error": message, **echo}))
-
-
-def _check_keys(args: Args, allowed: Sequence[str]) -> None:
-    for key in args:
-        if key not in allowed:
-            raise _fail(
-                f"unknown argument {key!r}; expected {', '.join(allowed)}", argument=str(key)
-            )
+    # An echoed argument can be arbitrarily large; the dispatcher cuts it visibly to the budget.
+    return ToolError(message, **echo)
 
 
 def _path(args: Args) -> str:
@@ -201,7 +194,7 @@ def _note_error(exc: NoteError, args: Args, names: Sequence[str]) -> ToolResult:
     """A store failure as a result; path-shaped failures are argument errors instead."""
     echo = _echo(args, names)
     if isinstance(exc, InvalidPathError | PathEscapeError):
-        raise ToolError(fit_json({"error": exc.message, **echo}))
+        raise ToolError(exc.message, **echo)
     fields = {k: v for k, v in exc.fields.items() if k != "scope" or "scope" in args}
     return _error_result(exc.message, fields, echo)
 
@@ -250,11 +243,8 @@ def _problems(
 
 # --- notes_write ---------------------------------------------------------------------------
 
-WRITE_KEYS = ("path", "content", "scope", "stale")
-
 
 def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, WRITE_KEYS)
     store = store_for(ctx)
     path = _path(args)
     content = args.get("content")
@@ -278,8 +268,6 @@ def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 # --- notes_edit ----------------------------------------------------------------------------
-
-EDIT_KEYS = ("path", "edits", "stale", "scope")
 
 
 def _edits(args: Args) -> list[tuple[str, str]]:
@@ -305,7 +293,6 @@ def _edits(args: Args) -> list[tuple[str, str]]:
 
 
 def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, EDIT_KEYS)
     store = store_for(ctx)
     path = _path(args)
     edits = _edits(args)
@@ -330,11 +317,8 @@ def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
 
 # --- notes_read ----------------------------------------------------------------------------
 
-READ_KEYS = ("path", "scope", "offset_chars", "limit_chars")
-
 
 def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, READ_KEYS)
     store = store_for(ctx)
     path = _path(args)
     scope = _home_scope(store, _scope(args, "session") or "session")
@@ -416,11 +400,7 @@ def _listing(reads: list[HomeRead], accept: Callable[[str], bool] | None) -> _La
     return _LazyRows(reads, order, starts)
 
 
-LIST_KEYS = ("pattern", "scope", "max_results", "cursor")
-
-
 def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, LIST_KEYS)
     store = store_for(ctx)
     accept = _pattern(args)
     scopes = _scopes(args, store)
@@ -452,16 +432,6 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 # --- notes_search --------------------------------------------------------------------------
-
-SEARCH_KEYS = (
-    "query",
-    "pattern",
-    "scope",
-    "max_matches_per_file",
-    "max_files",
-    "max_chars_per_match",
-    "cursor",
-)
 
 
 def _match_json(match: LineMatch, header_chars: int, max_chars: int) -> dict[str, JSONValue]:
@@ -516,7 +486,6 @@ def _file_row(
 
 
 def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
-    _check_keys(args, SEARCH_KEYS)
     store = store_for(ctx)
     queries = _queries(args)
     accept = _pattern(args)
@@ -618,7 +587,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path", "content"),
         ),
-        run=_guarded(notes_write),
+        handler=_guarded(notes_write),
         sequential=True,
     ),
     Tool(
@@ -649,7 +618,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path",),
         ),
-        run=_guarded(notes_edit),
+        handler=_guarded(notes_edit),
         sequential=True,
     ),
     Tool(
@@ -677,7 +646,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("path",),
         ),
-        run=_guarded(notes_read),
+        handler=_guarded(notes_read),
     ),
     Tool(
         name="notes_list",
@@ -699,7 +668,7 @@ TOOLS: tuple[Tool, ...] = (
             },
             (),
         ),
-        run=_guarded(notes_list),
+        handler=_guarded(notes_list),
     ),
     Tool(
         name="notes_search",
@@ -748,6 +717,6 @@ TOOLS: tuple[Tool, ...] = (
             },
             ("query",),
         ),
-        run=_guarded(notes_search),
+        handler=_guarded(notes_search),
     ),
 )

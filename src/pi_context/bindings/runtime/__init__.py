@@ -1,40 +1,58 @@
-"""The host runtime: budget, boot, the turn-end composer, tools and commands around the
-generated reset-control machine.
+"""The host runtime: the ``Runtime`` façade and its collaborators around the generated
+reset-control machine.
 
-* ``runtime``   the ``Runtime`` object and its lifecycle entry points
-* ``control``   the reducer adapter (0.26 default, 0.25 selectable) and lazy facts
-* ``composer``  the one turn-end ordering of drafts
-* ``budget``    thresholds, usage, reminder/warning staging
-* ``settings``  Pi-style global/project settings with trust
-* ``boot``      the boot message, rendered purely from an explicit snapshot
-* ``commands``  /wipe-memory, /pi-context on|off|status, /compact
-* ``tools``     ``wipe_memory`` and ``get_context_remaining``
-* ``overflow``  provider context-overflow detection
-* ``demo``      the scripted deterministic end-to-end run
+* ``runtime``     the ``Runtime`` façade and its lifecycle entry points
+* ``config``      ``RuntimeConfig`` and ``ModelInfo``
+* ``results``     what the entry points return (notices, boundary and command results)
+* ``lifecycle``   session, model, enabled switch, generation, abort signal; staleness
+* ``window``      the active branch, its window id and usage
+* ``control``     the reducer adapter (any committed spec) and lazy facts
+* ``builder``     boots and reset boundaries
+* ``composer``    the one turn-end ordering of drafts
+* ``effects``     performing each step's host action; notices and announcements
+* ``budget``      thresholds, usage, reminder/warning staging
+* ``settings``    Pi-style global/project settings with trust
+* ``boot``        the boot message, rendered purely from an explicit snapshot
+* ``commands``    /wipe-memory, /pi-context on|off|status, /compact
+* ``tools``       the ``wipe_memory`` and ``get_context_remaining`` tools
+* ``tool_host``   the runtime's side of the tools (context, schemas, dispatch)
+* ``handoff``     ``/handoff`` (driven through ``ports.HandoffHost``)
+* ``overflow``    provider context-overflow detection
+* ``tree``        tree navigation and its branch-summary decision
+
+Names are imported on first use, so importing one module of this package (the tool registry
+loads ``tools``) does not load the whole runtime, and the package imports none of its modules
+(so none of them is ever on an import circle through it). Typed code imports the names from
+their modules (or from ``pi_context``).
 """
 
 from __future__ import annotations
 
-from .budget import Policy, Thresholds, Usage
-from .runtime import (
-    BoundaryResult,
-    ContextResult,
-    ModelInfo,
-    Notice,
-    Runtime,
-    RuntimeConfig,
-    StartResult,
-)
+from typing import Any
 
-__all__ = [
-    "BoundaryResult",
-    "ContextResult",
-    "ModelInfo",
-    "Notice",
-    "Policy",
-    "Runtime",
-    "RuntimeConfig",
-    "StartResult",
-    "Thresholds",
-    "Usage",
-]
+# Public name -> the module of this package that defines it.
+_EXPORTS: dict[str, str] = {
+    "BoundaryResult": "results",
+    "ContextResult": "results",
+    "ModelInfo": "config",
+    "Notice": "results",
+    "Policy": "budget",
+    "Runtime": "runtime",
+    "RuntimeConfig": "config",
+    "StartResult": "results",
+    "Thresholds": "budget",
+    "Usage": "budget",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this hook
+    return value

@@ -4,8 +4,9 @@ Order: the host's incoming drafts, then this window's budget drafts, then the re
 (checkpoint -> marker -> boot -> continuation) when the reducer committed one. Building the
 boundary may be slow or asynchronous; if it fails, the drafts already built are kept, the human
 is warned and no continuation is requested. If the lifecycle moved on while it was being built
-(another session, branch, window, generation or enabled state), the stale boundary is dropped
-and only the host's own incoming drafts are kept: budget drafts belonged to the old window.
+(another session, branch, window, generation or enabled state, or an abort), the boundary is
+stale whether or not its build succeeded: it is dropped with no notice, and only the host's own
+incoming drafts are kept (budget drafts belonged to the old window).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pi_context.bindings.session.boundary import (
     compose_turn_end,
     validate_boundary,
 )
+from pi_context.bindings.session.windows import marker_window_id
 
 Draft = dict[str, Any]
 ResetBuild = Callable[[], "Sequence[Draft] | Awaitable[Sequence[Draft]]"]
@@ -67,6 +69,8 @@ async def compose(
             built = await built
         drafts = list(built)
     except Exception as exc:  # construction failure: keep what exists, never continue
+        if not still_current():
+            return Composed(list(incoming), stale=True)
         return Composed(base, failure=f"pi-context: could not build reset: {exc}")
     if not still_current():
         return Composed(list(incoming), stale=True)
@@ -74,5 +78,5 @@ async def compose(
         composed = compose_turn_end(incoming, budget, drafts)
     except BoundaryError as exc:
         return Composed(base, failure=f"pi-context: could not build reset: {exc.reason}")
-    window_id = composed[-3]["data"]["windowId"]
-    return Composed(composed, continue_=True, window_id=window_id)
+    marker = next(d for d in composed if artifact_kind(d) == "marker")
+    return Composed(composed, continue_=True, window_id=marker_window_id(marker))

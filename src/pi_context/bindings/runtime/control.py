@@ -1,9 +1,13 @@
-"""The reset-control reducer as the runtime drives it: one adapter per supported spec.
+"""The reset-control reducer as the runtime drives it: one generated package behind one typed
+interface, and each step read straight from that package's tables.
 
 The runtime never decides a reset itself. It gathers facts (lazily: each lazy fact is a
 callable evaluated at most once, when and if the reducer reads it, so the reducer's consultation
 order is the spec's), hands one event to the generated reducer and performs the named effect.
-Each step is recorded with the row that fired, so a host can tell *why* a boundary committed.
+A :class:`Step` carries the row that fired, the effect, the host action the spec declares for
+it, the cause the user is told (the spec's ``cause`` of that row) and whether the effect answers
+a duplicate request (the effect's ``duplicate``): the runtime compares no phases, effects or
+row ids of its own.
 """
 
 from __future__ import annotations
@@ -14,15 +18,20 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
-from pi_context.spec.model import HostAction
+from pi_context.spec.model import HOST_ACTION_MEANINGS, HostAction, HostActionMeaning
 
 # The newest published generation; any committed spec (a proposal too) can be selected.
 from pi_context.statemachine.reset_control import DEFAULT_SPEC as DEFAULT_SPEC
 from pi_context.statemachine.reset_control import ResetControl, reset_control, spec_ids
 
 Source = Literal["manual", "automatic"]
-COMMITS: frozenset[str] = frozenset({"commit-continue", "commit-stop", "recover"})
+"""Who asked for a close-out: the user (``/wipe-memory``) or the budget (its final warning).
+These are values the host reports in the ``close_out`` event, part of its interface."""
 Lazy = Callable[[], bool]
+
+FACT_ALIASES: dict[str, str] = {"threshold_due": "hard_reserve_due"}
+"""Host facts some generations name differently: 0.25's ``thresholdDue`` is the hard-reserve
+fact later generations call ``hardReserveDue`` (the same host computation)."""
 
 
 @cache
@@ -47,13 +56,12 @@ def specs() -> tuple[str, ...]:
 
 
 def _snake(name: str) -> str:
-    return (
-        re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("threshold_due", "hard_reserve_due")
-    )
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+    return FACT_ALIASES.get(snake, snake)
 
 
 def lazy_facts(binding: ResetControl) -> dict[str, frozenset[str]]:
-    """The facts each event declares lazy (0.25's thresholdDue is later hardReserveDue)."""
+    """The host facts each event declares lazy, by their host names (see ``FACT_ALIASES``)."""
     return {
         event: frozenset(_snake(name) for name in names)
         for event, names in binding.lazy_order.items()
@@ -72,7 +80,7 @@ class Facts:
         event: str,
         *,
         window_id: str,
-        aborted: bool = False,
+        aborted: bool | Lazy = False,
         overflow: bool = False,
         failed: bool = False,
         enabled: bool | Lazy = True,
@@ -82,10 +90,10 @@ class Facts:
         declared: frozenset[str] = frozenset(),
     ) -> None:
         self._window_id = window_id
-        self._aborted = aborted
         self._overflow = overflow
         self._failed = failed
         self._lazy: dict[str, bool | Lazy] = {
+            "aborted": aborted,
             "enabled": enabled,
             "queued": queued,
             "automatic_reset_enabled": automatic_reset_enabled,
@@ -109,7 +117,7 @@ class Facts:
 
     @property
     def aborted(self) -> bool:
-        return self._aborted
+        return self._read("aborted")
 
     @property
     def overflow(self) -> bool:
@@ -137,33 +145,56 @@ class Facts:
 
     @property
     def threshold_due(self) -> bool:
-        """0.25's name for the hard-reserve line."""
+        """0.25's name for the hard-reserve fact (``FACT_ALIASES``)."""
         return self._read("hard_reserve_due")
 
 
 @dataclass(frozen=True)
 class Step:
-    """One reducer step: the event, the effect named, its host action and the row that fired."""
+    """One reducer step, read from the generated tables: the event, the effect named, the row
+    that fired, the effect's host action, the row's cause and the effect's duplicate flag."""
 
     event: str
     effect: str
     row: str
-    source: Source | None = None
-    """For a committed close-out: who asked for it."""
+    host: HostAction
+    """What the host does for the effect, as the spec declares it."""
+    cause: str = ""
+    """What the user is told caused the boundary (the row's ``cause``); empty otherwise."""
+    duplicate: bool = False
+    """The effect answers a request that was already pending (the effect's ``duplicate``)."""
     consulted: tuple[str, ...] = ()
     """The lazy facts the reducer read for this step, in the order it read them."""
-    host: HostAction = "none"
-    """What the host does for the effect, as the spec declares it."""
-    changed: bool = True
-    """The step changed the reducer state (an acknowledged request that did not is a duplicate)."""
-    tool_requested: bool = False
-    """A tool request of this window was pending (so a turn-end commit serves wipe_memory)."""
+
+    @property
+    def meaning(self) -> HostActionMeaning:
+        return HOST_ACTION_MEANINGS[self.host]
+
+    @property
+    def commits(self) -> bool:
+        """The host builds and appends a reset boundary for this step."""
+        return self.meaning.commits
+
+    @property
+    def continues(self) -> bool:
+        """After a committed boundary the run goes on (the continuation is the prompt)."""
+        return self.meaning.continues
+
+    @property
+    def stops(self) -> bool:
+        """The run ends with this step (after its boundary, when it commits one)."""
+        return self.meaning.stops
+
+    @property
+    def retries(self) -> bool:
+        """After a committed boundary the failed request is re-run."""
+        return self.meaning.retries
 
 
 @dataclass
 class Control:
     """The live reducer state of one runtime for one spec, reached only through the spec's
-    :class:`ResetControl` handle and its declared host actions."""
+    :class:`ResetControl` handle: steps in, :class:`Step` records out."""
 
     spec: str = DEFAULT_SPEC
     state: Any = field(init=False)
@@ -177,6 +208,10 @@ class Control:
         self._lazy = lazy_facts(self.binding)
         self.state = self.binding.initial_state()
 
+    def accepts(self, event: str) -> bool:
+        """The running spec has ``event``."""
+        return self.binding.accepts(event)
+
     @property
     def has_close_out(self) -> bool:
         """The spec has window-scoped close-out phases (a ``close_out`` event)."""
@@ -186,80 +221,55 @@ class Control:
         """Facts for ``event``, recording reads of the facts this spec declares lazy."""
         return Facts(event, declared=self._lazy.get(event, frozenset()), **values)
 
-    def _step(self, event: Any, name: str) -> Step:
+    def state_wire(self) -> dict[str, Any]:
+        """The reducer state in its wire form (what a mirror of the spec compares)."""
+        return self.binding.state_to_wire(self.state)
+
+    def _step(self, name: str, **fields: Any) -> Step:
+        event = self.binding.event(name, **fields)
         pre = self.state
-        request = self.binding.request_wire(pre)
         self.state, effect, row = self.binding.step(pre, event)
-        facts = getattr(event, "facts", None)
-        window = getattr(facts, "window_id", None)
-        source = request.get("source") if isinstance(request, dict) else None
-        tool = request == "explicit" or (
-            isinstance(request, dict)
-            and request.get("phase") == "tool-requested"
-            and request.get("windowId") == window
-        )
-        consulted = tuple(facts.consulted) if isinstance(facts, Facts) else ()
+        facts = fields.get("facts")
         step = Step(
             name,
             effect,
             row,
-            source if source in ("manual", "automatic") else None,
-            consulted,
             self.binding.host(effect),
-            self.state != pre,
-            tool,
+            self.binding.cause(row, pre),
+            self.binding.duplicate(effect),
+            tuple(facts.consulted) if isinstance(facts, Facts) else (),
         )
         self.history.append(step)
         return step
-
-    def pending_window(self) -> str | None:
-        """The window a pending request belongs to (close-out specs), else None."""
-        request = self.binding.request_wire(self.state)
-        return request.get("windowId") if isinstance(request, dict) else None
 
     # --- events --------------------------------------------------------------------------------
 
     def close_out(self, window_id: str, source: Source) -> Step:
         if not self.has_close_out:
             raise ValueError(f"{self.spec} has no close-out phase")
-        event = self.binding.event("close_out", window_id=window_id, source=source)
-        return self._step(event, "close_out")
+        return self._step("close_out", window_id=window_id, source=source)
 
     def tool_request(self, window_id: str) -> Step:
-        """wipe_memory (a window-less explicit ``request`` where the spec has no tool_request)."""
+        """wipe_memory (a window-less ``request`` where the spec has no ``tool_request``)."""
         if self.binding.accepts("tool_request"):
-            return self._step(
-                self.binding.event("tool_request", window_id=window_id), "tool_request"
-            )
-        return self._step(self.binding.event("request"), "request")
+            return self._step("tool_request", window_id=window_id)
+        return self._step("request")
+
+    def manual_reset(self) -> Step:
+        """The user's ``/wipe-memory`` where the spec commits it at once (0.25)."""
+        return self._step("manual_reset")
 
     def turn_end(self, facts: Facts) -> Step:
-        return self._step(self.binding.event("turn_end", facts=facts), "turn_end")
+        return self._step("turn_end", facts=facts)
 
     def before_settle(self, facts: Facts) -> Step:
-        return self._step(self.binding.event("before_settle", facts=facts), "before_settle")
+        return self._step("before_settle", facts=facts)
 
     def settled(self) -> Step:
-        return self._step(self.binding.event("settled"), "settled")
+        return self._step("settled")
 
     def abort(self) -> Step:
-        return self._step(self.binding.event("abort"), "abort")
+        return self._step("abort")
 
     def clear(self) -> Step:
-        return self._step(self.binding.event("clear"), "clear")
-
-
-def is_duplicate(step: Step) -> bool:
-    """An acknowledged request that changed nothing: one was already pending."""
-    return step.host == "acknowledge" and not step.changed
-
-
-def reset_cause(step: Step) -> str:
-    """A short human name for why a boundary committed (or ``""`` if it did not)."""
-    if step.host == "recover":
-        return "overflow recovery"
-    if step.host not in COMMITS:
-        return ""
-    if step.event == "turn_end":
-        return "wipe_memory" if step.tool_requested else "hard reserve"
-    return "manual close-out" if step.source == "manual" else "close-out at stop"
+        return self._step("clear")

@@ -47,11 +47,12 @@ from pi_context.bindings.handoff.relay import (
 from pi_context.bindings.handoff.text import byte_cost, checkpoint_budget, notes_budget
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.jsonl import encode
+from pi_context.clock import now_ms
 from pi_context.statemachine.generated.handoff_0_6 import reducer as hr
 from pi_context.statemachine.generated.handoff_0_6 import types as ht
 
 if TYPE_CHECKING:
-    from .runtime import Runtime
+    from .ports import HandoffHost as Runtime
 
 # The handoff machine's state per runtime: a second /handoff while one runs is refused (busy).
 _STATES: weakref.WeakKeyDictionary[Runtime, ht.State] = weakref.WeakKeyDictionary()
@@ -411,7 +412,7 @@ class _Run:
                     {
                         "role": "user",
                         "content": [{"type": "text", "text": CONTINUATION}],
-                        "timestamp": self.runtime._now_ms(),
+                        "timestamp": now_ms(),
                     }
                 )
         except (Cancelled, HandoffError):

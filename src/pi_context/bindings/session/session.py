@@ -13,7 +13,6 @@ import copy
 import os
 import re
 import secrets
-import time
 import uuid
 from array import array
 from collections.abc import Callable, Iterable, Sequence
@@ -22,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS
+from pi_context.clock import now_ms
+from pi_context.gc_pause import gc_paused
 
 from . import context as ctx
 from . import tree as tr
@@ -34,7 +35,6 @@ from .store import (
     append,
     create_exclusive,
     ends_with_newline,
-    gc_paused,
     is_header,
     read_raw,
 )
@@ -60,10 +60,6 @@ def _check_session_id(session_id: str) -> None:
         raise SessionError(
             f"session id is {len(session_id)} characters; the limit is {SESSION_ID_MAX_CHARS}"
         )
-
-
-def _default_clock() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _default_uuid() -> str:
@@ -120,7 +116,7 @@ class Session:
         self._path = path
         self._persist = persist
         self._readonly = readonly
-        self._now: Clock = now or _default_clock
+        self._now: Clock = now or now_ms
         self._uuids: UuidSource = uuids or _default_uuid
         self._durability = durability
         self._file_values: list[Any] = [header]  # Pi's fileEntries (for whole-file rewrites)
@@ -185,7 +181,7 @@ class Session:
     ) -> Session:
         if session_id is not None:
             _check_session_id(session_id)
-        clock = now or _default_clock
+        clock = now or now_ms
         ms = _to_ms(clock())
         header: Entry = {
             "type": "session",

@@ -6,16 +6,16 @@ entry) plus the durability policy documented in ``docs/sessions.md``.
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 from array import array
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from pi_context.gc_pause import gc_paused
 
 from .errors import Problem, SessionError
 from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
@@ -62,22 +62,6 @@ def read_raw(path: Path) -> RawFile:
         raise SessionError("is a directory, not a session file", path) from exc
     except OSError as exc:
         raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Parsing allocates millions of acyclic containers that the cyclic GC would rescan over
-    and over (more than doubling load time). The collector is paused while they are made, and
-    what exists afterwards is frozen (``gc.freeze``) so later collections skip it too; the
-    parsed values are acyclic, so reference counting still frees them."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.freeze()
-            gc.enable()
 
 
 def parse_raw(data: bytes) -> RawFile:

@@ -23,6 +23,7 @@ from pi_context.spec.model import (
     Event,
     FieldType,
     IdType,
+    Row,
     Spec,
     VariantAxis,
 )
@@ -38,6 +39,7 @@ from pi_context.statemachine.codegen.naming import (
     event_class,
     facts_class,
     facts_view,
+    row_function,
     type_alias,
     variant_class,
 )
@@ -62,17 +64,60 @@ def _axis_type(axis: Axis) -> str:
 
 
 def _effect_hosts(spec: Spec) -> list[str]:
-    """What the host does for each effect, as the spec declares it (None: undeclared)."""
+    """What the host does for each effect, as the spec declares it (None: undeclared), and
+    which effects answer a request that was already pending."""
     out = [
         "",
-        "HostAction: TypeAlias = Literal[",
-        "    " + ", ".join(repr(h) for h in HOST_ACTIONS),
-        "]",
+        f"HostAction: TypeAlias = {_lit(HOST_ACTIONS)}",
         "EFFECT_HOST: dict[Effect, HostAction | None] = {",
     ]
     out += [f"    {e.name!r}: {e.host!r}," for e in spec.effects]
     out.append("}")
+    duplicates = ", ".join(repr(e.name) for e in spec.effects if e.duplicate)
+    out += [
+        "# Effects that answer a request already pending (the request was a duplicate).",
+        f"EFFECT_DUPLICATE: frozenset[Effect] = frozenset({{{duplicates}}})"
+        if duplicates
+        else "EFFECT_DUPLICATE: frozenset[Effect] = frozenset()",
+    ]
     return out
+
+
+def _cause_table(spec: Spec) -> list[str]:
+    """What the user is told caused the boundary each committing row commits: a text per
+    row, or per value of a field of the state the row fired in (``cause``)."""
+    fixed = [r for r in spec.rows if r.cause is not None and not r.cause.axis]
+    varying = [r for r in spec.rows if r.cause is not None and r.cause.axis]
+    out = ["", "# Why a boundary committed, as the user is told it, for rows with one cause."]
+    out.append("ROW_CAUSE: dict[str, str] = {")
+    out += [f"    {r.id!r}: {r.cause.text!r}," for r in fixed if r.cause is not None]
+    out.append("}")
+    for row in varying:
+        assert row.cause is not None
+        pairs = ", ".join(f"{v!r}: {text!r}" for v, text in row.cause.cases)
+        out.append(f"{_cause_name(row)}: dict[str | None, str] = {{{pairs}}}")
+    out += [
+        "",
+        "",
+        "def cause(row: str, state: State) -> str:",
+        '    """What the user is told caused the boundary ``row`` commits when it fires in',
+        '    ``state``; empty for a row that commits nothing."""',
+    ]
+    for row in varying:
+        assert row.cause is not None
+        read = f"state.{ex.snake(row.cause.axis)}"
+        if row.cause.member is not None:
+            read += f".{ex.snake(row.cause.member)}"
+        out += [
+            f"    if row == {row.id!r}:  # by {row.cause.by}",
+            f"        return {_cause_name(row)}.get({read}, {row.cause.otherwise or ''!r})",
+        ]
+    out.append('    return ROW_CAUSE.get(row, "")')
+    return out
+
+
+def _cause_name(row: Row) -> str:
+    return f"_CAUSE_{row_function(row.id).upper()}"
 
 
 def types_module(spec: Spec) -> str:
@@ -147,6 +192,7 @@ def types_module(spec: Spec) -> str:
                 f"    {event.name!r}: (" + ", ".join(repr(n) for n in event.lazy_order) + ",),"
             )
     out.append("}")
+    out += _cause_table(spec)
     out += ["", "", f"INITIAL_STATE = State({_initial_args(spec)})", ""]
     out += [
         "",

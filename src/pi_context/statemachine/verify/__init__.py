@@ -7,8 +7,8 @@
 * ``stateful``      hypothesis stateful tests of the generated code against the spec
 * ``diff``          ``pi-context diff``: where two specs decide differently, with witnesses
 * ``mutate``, ``mutation_docs``   ``pi-context mutate``: spec mutants and their report
+* ``runtime``       the runtime's own conformance: the real ``Runtime``, driven as a host
+                    drives it, against the spec interpreter, and the runtime mutants it kills
 * ``observe``, ``progress``, ``hypothesis_home``   lazy-read recording, progress lines, and
                     where hypothesis keeps its files
-
-The runtime's own conformance to the spec belongs here too, beside these checks.
 """

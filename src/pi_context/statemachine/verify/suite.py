@@ -11,6 +11,11 @@ from pi_context.statemachine.reset_control import ResetControl, reset_control
 from pi_context.statemachine.verify.exhaustive import check_exhaustive
 from pi_context.statemachine.verify.modelcheck import ModelCheckResult, model_check
 from pi_context.statemachine.verify.progress import Progress
+from pi_context.statemachine.verify.runtime import (
+    ConformanceResult,
+    MutationResult,
+    runtime_checks,
+)
 from pi_context.statemachine.verify.stateful import SHRINK_SECONDS, StatefulResult, run_stateful
 
 
@@ -23,6 +28,10 @@ class SpecReport:
     hypothesis_steps: int = 0
     hypothesis_examples: int = 0
     hypothesis_state: str = "skipped"  # skipped | ok | failed
+    runtime: ConformanceResult | None = None
+    """The real runtime driven against the spec (reset-control specs)."""
+    mutants: MutationResult | None = None
+    """Runtime mutants and whether the runtime conformance kills them."""
     failures: list[str] = field(default_factory=list)
 
     @property
@@ -38,6 +47,7 @@ def verify_spec(
     hypothesis: bool = True,
     show: bool = True,
     err: TextIO | None = None,
+    runtime: bool = True,
 ) -> SpecReport:
     err = err or sys.stderr
     gen = reset_control(spec)
@@ -66,6 +76,8 @@ def verify_spec(
         report.failures.append(f"rows never fire from the initial state: {', '.join(unfired)}")
     if hypothesis and examples > 0:
         _hypothesis(gen, report, examples=examples, seed=seed, show=show, err=err)
+    if runtime:
+        report.runtime, report.mutants = runtime_checks(spec, report.failures, show=show, err=err)
     return report
 
 
@@ -123,6 +135,7 @@ def summary_table(reports: list[SpecReport]) -> str:
         "invariants",
         "traces",
         "hypothesis",
+        "runtime",
         "result",
     ]
     rows: list[list[str]] = []
@@ -142,6 +155,7 @@ def summary_table(reports: list[SpecReport]) -> str:
                 if r.hypothesis_state == "skipped"
                 else f"{'FAILED, ' if r.hypothesis_state == 'failed' else ''}"
                 f"{r.hypothesis_examples} ex / {r.hypothesis_steps} steps",
+                _runtime_cell(r),
                 "ok" if r.ok else "FAIL",
             ]
         )
@@ -152,4 +166,38 @@ def summary_table(reports: list[SpecReport]) -> str:
 
     out = [line(headers), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
     out += [line(row) for row in rows]
+    out += _mutant_lines(reports)
     return "\n".join(out)
+
+
+def _runtime_cell(report: SpecReport) -> str:
+    result = report.runtime
+    if result is None:
+        return "-"
+    state = "ok" if result.ok else "FAILED"
+    mutants = report.mutants
+    killed = f", mutants {mutants.killed}/{len(mutants.results)}" if mutants else ""
+    return f"{state}, {result.examples} runs, rows {len(result.rows)}{killed}"
+
+
+def _mutant_lines(reports: list[SpecReport]) -> list[str]:
+    """The runtime mutants' kill rate, and every survivor with why it is equivalent."""
+    runs = [r.mutants for r in reports if r.mutants is not None]
+    if not runs:
+        return []
+    killed = sum(m.killed for m in runs)
+    counted = sum(len(m.results) - len(m.equivalent) for m in runs)
+    equivalent = sum(len(m.equivalent) for m in runs)
+    rate = killed / counted if counted else 1.0
+    lines = [
+        "",
+        f"runtime mutants: {killed} of {counted} killed ({rate:.0%}) by the runtime "
+        f"conformance; {equivalent} equivalent (not counted)",
+    ]
+    for m in runs:
+        for result in m.equivalent:
+            lines.append(f"  equivalent in {m.spec_id}: {result.mutant.name}: "
+                         f"{result.mutant.equivalent[m.spec_id]}")  # fmt: skip
+        for result in m.survived:
+            lines.append(f"  SURVIVED in {m.spec_id}: {result.mutant.name} ({result.mutant.what})")
+    return lines

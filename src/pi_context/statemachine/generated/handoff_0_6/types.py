@@ -190,6 +190,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "return-to-source": None,
     "fail-continuation": None,
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset()
 
 
 class StartFactsView(Protocol):
@@ -424,6 +426,15 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
 
 # Lazy facts, in the order the table may consult them.
 LAZY_ORDER: dict[str, tuple[str, ...]] = {}
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(handoff=HandoffIdle())

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7
+# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7
+# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
 
 from __future__ import annotations
 
@@ -71,6 +71,9 @@ _ABORT: dict[str, Row[t.AbortEvent]] = {
 _CLEAR: dict[str, Row[t.ClearEvent]] = {
     "clear.clear": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
 }
+_MANUAL_RESET: dict[str, Row[t.ManualResetEvent]] = {
+    "manual_reset.commit": ("commit-boundary-now", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
+}
 # fmt: on
 
 ROWS: dict[str, Row[Any]] = {
@@ -80,6 +83,7 @@ ROWS: dict[str, Row[Any]] = {
     **_SETTLED,
     **_ABORT,
     **_CLEAR,
+    **_MANUAL_RESET,
 }
 
 
@@ -136,5 +140,13 @@ TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("clear", "explicit/pending"): (("clear.clear", "none/idle"),),
     ("clear", "explicit/pending-spent"): (("clear.clear", "none/idle"),),
     ("clear", "explicit/spent"): (("clear.clear", "none/idle"),),
+    ("manual_reset", "none/idle"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/pending"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/pending-spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "none/spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/idle"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/pending"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/pending-spent"): (("manual_reset.commit", "none/idle"),),
+    ("manual_reset", "explicit/spent"): (("manual_reset.commit", "none/idle"),),
 }
 # fmt: on

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7
+# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
 
 from __future__ import annotations
 
@@ -135,6 +135,11 @@ def _clear(state: t.State, event: t.ClearEvent) -> tuple[t.State, t.Effect, str]
     return _STATE_NONE__IDLE, "none", "clear.clear"
 
 
+def _manual_reset(state: t.State, event: t.ManualResetEvent) -> tuple[t.State, t.Effect, str]:
+    # manual_reset.commit: /wipe-memory clears both axes and commits a fresh window at once.
+    return _STATE_NONE__IDLE, "commit-boundary-now", "manual_reset.commit"
+
+
 def step(state: t.State, event: t.Event) -> tuple[t.State, t.Effect, str]:
     """One transition: the next state, its effect and the id of the row that fired."""
     if isinstance(event, t.RequestEvent):
@@ -149,6 +154,8 @@ def step(state: t.State, event: t.Event) -> tuple[t.State, t.Effect, str]:
         return _abort(state, event)
     if isinstance(event, t.ClearEvent):
         return _clear(state, event)
+    if isinstance(event, t.ManualResetEvent):
+        return _manual_reset(state, event)
     raise TypeError(f"not a reset-control@0.25 event: {event!r}")
 
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7
+# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7"
+SPEC_SHA256 = "259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -30,7 +30,12 @@ class State:
 
 
 Effect: TypeAlias = Literal[
-    "none", "requested", "already-requested", "commit-boundary", "recover-overflow"
+    "none",
+    "requested",
+    "already-requested",
+    "commit-boundary",
+    "recover-overflow",
+    "commit-boundary-now",
 ]
 
 EFFECTS: tuple[Effect, ...] = (
@@ -39,6 +44,7 @@ EFFECTS: tuple[Effect, ...] = (
     "already-requested",
     "commit-boundary",
     "recover-overflow",
+    "commit-boundary-now",
 )
 
 HostAction: TypeAlias = Literal[
@@ -50,7 +56,10 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "already-requested": "acknowledge",
     "commit-boundary": "commit-continue",
     "recover-overflow": "recover",
+    "commit-boundary-now": "commit-stop",
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-requested"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,16 +158,31 @@ class AbortEvent:
 
 @dataclass(frozen=True, slots=True)
 class ClearEvent:
-    """Session start, tree navigation, shutdown, /pi-context off or /wipe-memory."""
+    """Session start, tree navigation, shutdown or /pi-context off."""
 
     type: ClassVar[Literal["clear"]] = "clear"
 
 
+@dataclass(frozen=True, slots=True)
+class ManualResetEvent:
+    """The user ran /wipe-memory. 0.25.1 clears both axes (as clear does) and writes a fresh boundary at once, with no model turn; this event states that commit as a row."""
+
+    type: ClassVar[Literal["manual_reset"]] = "manual_reset"
+
+
 Event: TypeAlias = (
-    RequestEvent | TurnEndEvent | BeforeSettleEvent | SettledEvent | AbortEvent | ClearEvent
+    RequestEvent
+    | TurnEndEvent
+    | BeforeSettleEvent
+    | SettledEvent
+    | AbortEvent
+    | ClearEvent
+    | ManualResetEvent
 )
 
-EventType: TypeAlias = Literal["request", "turn_end", "before_settle", "settled", "abort", "clear"]
+EventType: TypeAlias = Literal[
+    "request", "turn_end", "before_settle", "settled", "abort", "clear", "manual_reset"
+]
 
 EVENT_CLASSES: dict[EventType, type[Event]] = {
     "request": RequestEvent,
@@ -167,6 +191,7 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
     "settled": SettledEvent,
     "abort": AbortEvent,
     "clear": ClearEvent,
+    "manual_reset": ManualResetEvent,
 }
 
 # Lazy facts, in the order the table may consult them.
@@ -183,6 +208,20 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "aborted",
     ),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {
+    "turn_end.explicit-commit": "wipe_memory",
+    "turn_end.threshold-commit": "hard reserve",
+    "before_settle.recover": "overflow recovery",
+    "manual_reset.commit": "/wipe-memory at once",
+}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(request="none", overflow="idle")

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8bf0ef566ae2980b3ed2db2ed056c72d36945297ee583b5fb13ee13f14722ab7
+# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
 
 from __future__ import annotations
 
@@ -117,6 +117,8 @@ def event_to_wire(event: t.Event) -> dict[str, Any]:
         return {"type": "abort"}
     if isinstance(event, t.ClearEvent):
         return {"type": "clear"}
+    if isinstance(event, t.ManualResetEvent):
+        return {"type": "manual_reset"}
     raise TypeError(f"not an event: {event!r}")
 
 
@@ -125,7 +127,7 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     kind = want_enum(
         m["type"],
         f"{path}.type",
-        ("request", "turn_end", "before_settle", "settled", "abort", "clear"),
+        ("request", "turn_end", "before_settle", "settled", "abort", "clear", "manual_reset"),
     )
     if kind == "request":
         want_object(obj, path, exact=("type",))
@@ -184,6 +186,9 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     if kind == "clear":
         want_object(obj, path, exact=("type",))
         return t.ClearEvent()
+    if kind == "manual_reset":
+        want_object(obj, path, exact=("type",))
+        return t.ManualResetEvent()
     raise AssertionError(kind)
 
 
@@ -251,6 +256,8 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                 key = ("abort",)
             elif kind == "clear" and len(o) == 1:
                 key = ("clear",)
+            elif kind == "manual_reset" and len(o) == 1:
+                key = ("manual_reset",)
             else:
                 raise KeyError
         except KeyError:
@@ -534,6 +541,16 @@ def _clear_wire(
     return {"request": "none", "overflow": "idle"}, "none", "clear.clear"
 
 
+def _manual_reset_wire(
+    v_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """manual_reset on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # manual_reset.commit: /wipe-memory clears both axes and commits a fresh window at once.
+    return {"request": "none", "overflow": "idle"}, "commit-boundary-now", "manual_reset.commit"
+
+
 _EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
     "request": _request_wire,
     "turn_end": _turn_end_wire,
@@ -541,6 +558,7 @@ _EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None
     "settled": _settled_wire,
     "abort": _abort_wire,
     "clear": _clear_wire,
+    "manual_reset": _manual_reset_wire,
 }
 
 

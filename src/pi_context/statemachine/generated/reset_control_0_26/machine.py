@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: dfc6fcec47065b23ee2127ceff297a4d8c0d3dc6d9b1e6ece5766b9a115a4644
+# spec-sha256: 76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: dfc6fcec47065b23ee2127ceff297a4d8c0d3dc6d9b1e6ece5766b9a115a4644
+# spec-sha256: 76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26"
-SPEC_SHA256 = "dfc6fcec47065b23ee2127ceff297a4d8c0d3dc6d9b1e6ece5766b9a115a4644"
+SPEC_SHA256 = "76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -80,6 +80,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "commit-boundary": "commit-continue",
     "recover-overflow": "recover",
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-pending"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +241,25 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "automaticResetEnabled",
     ),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {
+    "turn_end.tool-commit": "wipe_memory",
+    "turn_end.hard-reserve": "hard reserve",
+    "before_settle.recover": "overflow recovery",
+}
+_CAUSE_BEFORE_SETTLE__FALLBACK: dict[str | None, str] = {
+    "manual": "manual close-out",
+    "automatic": "close-out at stop",
+}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    if row == "before_settle.fallback":  # by request.source
+        return _CAUSE_BEFORE_SETTLE__FALLBACK.get(state.request.source, "")
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(request=RequestNone(), overflow="idle")

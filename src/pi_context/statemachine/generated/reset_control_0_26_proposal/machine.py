@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b58db75ee4c7c5805664fdb7b5c5a56f2e250e5ce020784ab8c94cc3ff0210f7
+# spec-sha256: 445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86
 
 from __future__ import annotations
 

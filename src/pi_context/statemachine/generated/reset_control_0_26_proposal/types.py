@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: b58db75ee4c7c5805664fdb7b5c5a56f2e250e5ce020784ab8c94cc3ff0210f7
+# spec-sha256: 445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26-proposal"
-SPEC_SHA256 = "b58db75ee4c7c5805664fdb7b5c5a56f2e250e5ce020784ab8c94cc3ff0210f7"
+SPEC_SHA256 = "445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -80,6 +80,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "commit-boundary": "commit-continue",
     "recover-overflow": "recover",
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-pending"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,6 +241,25 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "automaticResetEnabled",
     ),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {
+    "turn_end.tool-commit": "wipe_memory",
+    "turn_end.hard-reserve": "hard reserve",
+    "before_settle.recover": "overflow recovery",
+}
+_CAUSE_BEFORE_SETTLE__FALLBACK: dict[str | None, str] = {
+    "manual": "manual close-out",
+    "automatic": "close-out at stop",
+}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    if row == "before_settle.fallback":  # by request.source
+        return _CAUSE_BEFORE_SETTLE__FALLBACK.get(state.request.source, "wipe_memory")
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(request=RequestNone(), overflow="idle")

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 0875be41dcdeb88c4c64560aaba9f46a5218475a678f46e7ce0b89bd22c9abd2
+# spec-sha256: 231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96
 
 from __future__ import annotations
 

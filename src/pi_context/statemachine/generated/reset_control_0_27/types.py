@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 0875be41dcdeb88c4c64560aaba9f46a5218475a678f46e7ce0b89bd22c9abd2
+# spec-sha256: 231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.27"
-SPEC_SHA256 = "0875be41dcdeb88c4c64560aaba9f46a5218475a678f46e7ce0b89bd22c9abd2"
+SPEC_SHA256 = "231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -90,6 +90,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "commit-boundary": "commit-continue",
     "recover-overflow": "recover",
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-pending"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +251,22 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "automaticResetEnabled",
     ),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {
+    "turn_end.tool-commit-stop": "wipe_memory",
+    "turn_end.tool-commit": "wipe_memory",
+    "turn_end.hard-reserve": "hard reserve",
+    "before_settle.recover": "overflow recovery",
+    "before_settle.fallback-stop": "manual close-out",
+    "before_settle.fallback": "close-out at stop",
+}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(request=RequestNone(), overflow="idle")

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 477bff8681ce7a52f31f987e06bf7885efa982942866686110b283c8decf77a4
+# spec-sha256: 971d816266eda0eaaa4e122e29281140d1d448c3146e9853575f613a69250b7d
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 477bff8681ce7a52f31f987e06bf7885efa982942866686110b283c8decf77a4
+# spec-sha256: 971d816266eda0eaaa4e122e29281140d1d448c3146e9853575f613a69250b7d
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.33"
-SPEC_SHA256 = "477bff8681ce7a52f31f987e06bf7885efa982942866686110b283c8decf77a4"
+SPEC_SHA256 = "971d816266eda0eaaa4e122e29281140d1d448c3146e9853575f613a69250b7d"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -90,6 +90,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "commit-boundary": "commit-continue",
     "recover-overflow": "recover",
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-pending"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +251,21 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "automaticResetEnabled",
     ),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {
+    "turn_end.tool-commit": "wipe_memory",
+    "turn_end.hard-reserve": "hard reserve",
+    "before_settle.recover": "overflow recovery",
+    "before_settle.fallback-stop": "manual close-out",
+    "before_settle.fallback": "close-out at stop",
+}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(request=RequestNone(), overflow="idle")

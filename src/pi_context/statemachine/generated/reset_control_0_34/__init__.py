@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 7ad5ac471469cf939ed60e77cc8ddd106476fb68488d26cb49760c04cf3a9ea7
+# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 7ad5ac471469cf939ed60e77cc8ddd106476fb68488d26cb49760c04cf3a9ea7
+# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.34"
-SPEC_SHA256 = "7ad5ac471469cf939ed60e77cc8ddd106476fb68488d26cb49760c04cf3a9ea7"
+SPEC_SHA256 = "c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -102,6 +102,8 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "recover-overflow": "recover",
     "stop": "stop",
 }
+# Effects that answer a request already pending (the request was a duplicate).
+EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-pending"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +263,24 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "automaticResetEnabled",
     ),
 }
+
+# Why a boundary committed, as the user is told it, for rows with one cause.
+ROW_CAUSE: dict[str, str] = {
+    "turn_end.tool-commit": "wipe_memory",
+    "turn_end.hard-reserve-manual-stop": "hard reserve",
+    "turn_end.hard-reserve": "hard reserve",
+    "before_settle.stop-retry": "manual close-out",
+    "before_settle.pending-manual-stop": "manual close-out",
+    "before_settle.recover": "overflow recovery",
+    "before_settle.fallback-stop": "manual close-out",
+    "before_settle.fallback": "close-out at stop",
+}
+
+
+def cause(row: str, state: State) -> str:
+    """What the user is told caused the boundary ``row`` commits when it fires in
+    ``state``; empty for a row that commits nothing."""
+    return ROW_CAUSE.get(row, "")
 
 
 INITIAL_STATE = State(request=RequestNone(), overflow="idle")

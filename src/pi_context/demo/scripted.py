@@ -22,21 +22,24 @@ import random
 import re
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
+from pi_context.bindings.runtime.control import DEFAULT_SPEC
+from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, WARNING_TYPE
+from pi_context.bindings.runtime.runtime import Runtime, turn_outcome
 from pi_context.bindings.session import Session, seeded_uuids
 from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens, window_spans
+from pi_context.bindings.tools import ToolResult
+from pi_context.integrations.loop import ContextRefused, HostLoop
 
-from .control import DEFAULT_SPEC
-from .demo_tree import TreeTrip, tree_round_trip
-from .protocol import GUIDANCE_TYPE, WARNING_TYPE
-from .runtime import ModelInfo, Runtime, RuntimeConfig
+from .tree_trip import TreeTrip, tree_round_trip
 
 Message = dict[str, Any]
 
@@ -338,7 +341,8 @@ class Counters:
 
 
 class Host:
-    """A minimal agent loop around the runtime (what a framework adapter would do)."""
+    """The demo's agent loop: the reference loop's steps (``HostLoop``) with the script's
+    interventions (an abort, an overflow, a queued message) between them."""
 
     def __init__(
         self,
@@ -348,11 +352,11 @@ class Host:
         progress: Callable[[str], None] | None = None,
     ) -> None:
         self.runtime = runtime
+        self.loop = HostLoop(runtime, clock=clock)
         self.progress = progress
         self.reported = -1
         self.model = model
         self.clock = clock
-        self.queue: list[str] = []
         self.counters = Counters()
         self.aborted_once = False
         self.resume_pending = False
@@ -362,37 +366,28 @@ class Host:
     def session(self) -> Session:
         return self.runtime.session
 
-    def _user(self, text: str) -> None:
-        self.session.append_message(
-            {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": self.clock()}
-        )
-
-    def _deliver_queued(self) -> None:
-        while self.queue:
-            self._user(self.queue.pop(0))
-            self.counters.queued_delivered += 1
-
-    def _tool(self, call_id: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool, bool]:
+    def _tool(self, name: str, arguments: Mapping[str, Any]) -> ToolResult:
         if name == "read_module":
-            return module_listing(int(arguments["index"])), False, False
-        result = self.runtime.call_tool(name, arguments)
+            return ToolResult(text=module_listing(int(arguments["index"])))
+        result = self.runtime.call_tool(name, dict(arguments))
         self.model.learn_from_tool_result(name, result.text)
-        return result.text, result.is_error, result.terminate
+        return result
 
     async def prompt(self, text: str, max_turns: int) -> None:
-        self._user(text)
+        self.loop.user(text)
         await self.run(max_turns)
 
     async def run(self, max_turns: int) -> None:
-        rt = self.runtime
+        loop = self.loop
         while True:
             self.counters.turns += 1
             if self.counters.turns > max_turns:
                 raise DemoError(f"the scripted run did not settle within {max_turns} turns")
-            rt.turn_start()
-            request = rt.context()
-            if request.abort:
-                raise DemoError("the runtime refused the request: " + rt.notices[-1].text)
+            try:
+                request = loop.request()
+            except ContextRefused as refused:
+                raise DemoError(f"the runtime refused the request: {refused}") from None
+            messages = request.messages
             window = self.model.window
             kind = window.kind if window else ""
             abort_now = (
@@ -406,10 +401,10 @@ class Host:
                 and window.warning_done
                 and not window.overflowed
             )
-            warned = self.model.sees(request.messages, WARNING_TYPE)
+            warned = self.model.sees(messages, WARNING_TYPE)
             if kind == "queued" and warned and not self.queued_once:
                 self.queued_once = True
-                self.queue.append(QUEUED_TEXT)  # the user types while the model works
+                loop.queue.append(QUEUED_TEXT)  # the user types while the model works
             if abort_now:
                 # The user presses Esc while the reply streams: the partial text is kept.
                 self.aborted_once = True
@@ -425,51 +420,31 @@ class Host:
                     "stopReason": "aborted",
                     "timestamp": self.clock(),
                 }
-                self.session.append_message(partial)
-                rt.abort()
-                result = await rt.turn_end("aborted", partial, queued=False)
-                rt.append(result.drafts)
-                settle = await rt.before_settle(queued=False)
-                rt.append(settle.drafts)
-                rt.settled()
+                loop.record_reply(partial)
+                self.runtime.abort()
+                await loop.end_turn("aborted", partial)
+                await loop.settle()
                 return
-            reply = self.model.respond(request.messages, overflow=overflow_now)
+            reply = self.model.respond(messages, overflow=overflow_now)
             if self.progress is not None and self.model.script_index != self.reported:
                 self.reported = self.model.script_index
                 self.progress(f"window {self.reported + 1}/{len(self.model.kinds)}")
-            self.session.append_message(reply.message)
-            terminate = False
-            for call_id, name, arguments in reply.calls:
-                text, is_error, stop = self._tool(call_id, name, arguments)
-                terminate = terminate or stop
-                self.session.append_message(
-                    {
-                        "role": "toolResult",
-                        "toolCallId": call_id,
-                        "toolName": name,
-                        "content": [{"type": "text", "text": text}],
-                        "isError": is_error,
-                        "timestamp": self.clock(),
-                    }
-                )
-            outcome = "error" if reply.message.get("stopReason") == "error" else "completed"
-            result = await rt.turn_end(outcome, reply.message, queued=lambda: bool(self.queue))
-            rt.append(result.drafts)
-            if result.continue_:
-                self._deliver_queued()  # queued work crosses into the new window, once
+            loop.record_reply(reply.message)
+            calls, terminate = loop.run_calls(reply.message, self._tool)
+            end = await loop.end_turn(turn_outcome(reply.message), reply.message)
+            if end.continue_:
+                loop.deliver_queued()  # queued work crosses into the new window, once
                 continue
-            if reply.calls and not terminate:
+            if calls and not terminate:
                 continue
-            if self.queue:
-                self._deliver_queued()
+            if loop.queue:
+                loop.deliver_queued()
                 continue
-            settle = await rt.before_settle(queued=lambda: bool(self.queue))
-            rt.append(settle.drafts)
+            settle = await loop.settle()
             if settle.retry:
                 self.counters.overflow_recoveries += 1
             if settle.continue_:
                 continue
-            rt.settled()
             return
 
 
@@ -603,6 +578,7 @@ def run_demo(
                 await host.prompt("Please continue.", max_turns)
 
     asyncio.run(drive())
+    host.counters.queued_delivered = host.loop.delivered
     trip = tree_round_trip(runtime)  # /tree across the last reset and back
     runtime.shutdown()
     report = DemoReport(

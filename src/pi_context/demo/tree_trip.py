@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session.windows import is_reset_marker
-
-from .runtime import Runtime
 
 
 @dataclass(frozen=True)

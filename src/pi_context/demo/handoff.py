@@ -18,11 +18,17 @@ from typing import Any
 
 from pi_context.bindings.handoff.history import HistoryRecord
 from pi_context.bindings.handoff.report import session_report
+from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
+from pi_context.bindings.runtime.handoff import (
+    HandoffOptions,
+    HandoffResult,
+    NotesRequest,
+    run_handoff,
+)
+from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session import Session
 
-from .demo import CONTEXT_WINDOW, QUEUED_TEXT, TASK, DemoReport
-from .handoff import HandoffOptions, HandoffResult, NotesRequest, run_handoff
-from .runtime import ModelInfo, Runtime, RuntimeConfig
+from .scripted import CONTEXT_WINDOW, QUEUED_TEXT, TASK, DemoReport
 
 
 def _note(key: str, kind: str, text: str, source: HistoryRecord) -> dict[str, Any]:

@@ -1,0 +1,143 @@
+"""Boundary construction: the boot of a window (from one notes snapshot), the default reset
+boundary (checkpoint, marker with a fresh id, boot, continuation), the host's replacement
+builder, and the root boot or tail repair a session start needs."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pi_context.bindings.notes.homes import NotesHomes, notes_root
+from pi_context.bindings.notes.snapshot import NotesSnapshot, load_snapshot
+from pi_context.bindings.notes.store import NoteStore
+from pi_context.bindings.session.boundary import plan_tail_repair, reset_drafts
+from pi_context.bindings.session.windows import (
+    current_window_id,
+    mint_window_id,
+    needs_root_boot,
+    previous_window_id,
+    root_window_id,
+)
+from pi_context.clock import now_ms
+
+from .boot import BootInput, render_boot
+from .composer import ResetBuild
+from .config import RuntimeConfig
+from .lifecycle import Lifecycle
+from .protocol import BOOT_TYPE, CONTINUATION_TEXT
+from .results import StartResult
+from .window import WindowView
+
+Draft = dict[str, Any]
+Notify = Callable[[str, str], None]
+
+
+class Boundaries:
+    """Builds the boots and boundaries of one runtime."""
+
+    def __init__(
+        self,
+        lifecycle: Lifecycle,
+        window: WindowView,
+        config: RuntimeConfig,
+        cwd: Callable[[], Path],
+        notify: Notify,
+        owner: object,
+    ) -> None:
+        self._lifecycle = lifecycle
+        self._window = window
+        self._config = config
+        self._cwd = cwd
+        self._notify = notify
+        self._owner = owner  # what a host's build_reset is called with (the Runtime)
+        self._rng: random.Random = config.rng or random.SystemRandom()
+        self._notes_notified: set[str] = set()
+
+    def notes_snapshot(self) -> NotesSnapshot:
+        model = self._lifecycle.model
+        homes = NotesHomes(
+            root=notes_root(self._config.notes_home),
+            session_id=self._lifecycle.session.session_id,
+            project_root=self._cwd(),
+            agent_name=self._config.agent_name,
+            model_id=model.id if model else None,
+        )
+        return load_snapshot(NoteStore(homes))
+
+    def boot_text(self, window_id: str, previous: str | None) -> str:
+        """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
+        opened = now_ms()
+        snapshot = self.notes_snapshot()
+        notice = snapshot.human_notice()
+        if notice and window_id not in self._notes_notified:
+            self._notes_notified.add(window_id)
+            self._notify("warning", notice)
+        model = self._lifecycle.model
+        return render_boot(
+            BootInput(
+                agent_name=self._config.agent_name,
+                first_window_id=root_window_id(
+                    self._lifecycle.session.session_id, self._window.branch()
+                ),
+                current_window_id=window_id,
+                previous_window_id=previous,
+                notes=snapshot,
+                model_name=model.id if model else None,
+                opened_ms=opened,
+            )
+        )
+
+    def reset_drafts(self) -> list[Draft]:
+        """The default boundary: checkpoint, marker (fresh id), boot, continuation."""
+        branch = self._window.branch()
+        session_id = self._lifecycle.session.session_id
+        new_id = mint_window_id(branch, session_id, self._rng)
+        previous = current_window_id(branch, session_id)
+        return reset_drafts(
+            branch,
+            session_id,
+            self.boot_text(new_id, previous),
+            CONTINUATION_TEXT,
+            window_id=new_id,
+        )
+
+    def builder(self) -> ResetBuild:
+        """The boundary builder in use: the host's ``build_reset`` or ``reset_drafts``."""
+        custom = self._config.build_reset
+        if custom is None:
+            return self.reset_drafts
+        owner = self._owner
+        return lambda: custom(owner)
+
+    def ensure_boot(self) -> StartResult:
+        """Create the root boot once, or complete an interrupted reset tail; else nothing."""
+        session = self._lifecycle.session
+        branch = self._window.branch()
+        plan = plan_tail_repair(branch)
+        if plan.status == "no-marker":
+            if self._lifecycle.refuse_while_off("a new root boot") is not None:
+                return StartResult("disabled")
+            messages = self._window.messages()
+            if not needs_root_boot(branch, messages, session.session_id):
+                return StartResult("present")
+            root = root_window_id(session.session_id, branch)
+            entry_id = session.append_custom_message(
+                BOOT_TYPE, self.boot_text(root, None), False, {"windowId": root}
+            )
+            return StartResult("root-boot", (entry_id,))
+        if plan.status == "complete":
+            return StartResult("present")
+        if plan.status == "refused":
+            self._notify(
+                "warning",
+                f"pi-context: window {plan.window_id} has an incomplete reset that cannot be "
+                f"repaired ({plan.reason}); run /wipe-memory to start a fresh window",
+            )
+            return StartResult("refused", reason=plan.reason)
+        assert plan.window_id is not None and plan.marker_id is not None
+        previous = previous_window_id(branch, session.session_id, plan.marker_id)
+        drafts = plan.drafts(self.boot_text(plan.window_id, previous), CONTINUATION_TEXT)
+        ids = session.append_drafts(drafts)
+        return StartResult("repaired", tuple(ids), reason=", ".join(plan.missing))

@@ -1,0 +1,72 @@
+"""How a host embeds the runtime: the model in use and ``RuntimeConfig`` (every field has a
+working default)."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .budget import Policy, Usage
+from .control import DEFAULT_SPEC
+
+if TYPE_CHECKING:
+    from .results import Notice
+
+Draft = dict[str, Any]
+ResetBuilder = Callable[[Any], "Sequence[Draft] | Awaitable[Sequence[Draft]]"]
+"""Builds a reset boundary; called with the ``Runtime`` (it may be async)."""
+
+
+SPEC_ENV = "PI_CONTEXT_SPEC"
+
+
+def default_spec() -> str:
+    """``$PI_CONTEXT_SPEC`` when set (run a host unchanged on another spec), else the newest
+    published generation."""
+    return os.environ.get(SPEC_ENV) or DEFAULT_SPEC
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The model in use: its id, provider and context window (tokens), when known."""
+
+    id: str
+    provider: str | None = None
+    context_window: int | None = None
+
+    @property
+    def key(self) -> str | None:
+        """``provider/id``, the key of ``compaction.modelOverrides``."""
+        return f"{self.provider}/{self.id}" if self.provider else None
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """How the host embeds the runtime. Every field has a working default."""
+
+    notes_home: Path | None = None
+    """Notes root (else ``$PI_NOTES_HOME``, else ``~/.pi/agent/notes``)."""
+    cwd: Path | None = None
+    """Project root for the project notes home and ``.pi/settings.json`` (default: session cwd)."""
+    agent_dir: Path | None = None
+    """Where the global ``settings.json`` lives (else ``$PI_CODING_AGENT_DIR`` or ~/.pi/agent)."""
+    agent_name: str = "pi"
+    model: ModelInfo | None = None
+    spec: str = field(default_factory=default_spec)
+    """The reset-control spec the runtime runs (default: ``default_spec()``)."""
+    project_trusted: bool | Callable[[], bool] = True
+    """Whether the project's settings apply; a callable is asked whenever settings are read."""
+    usage: Callable[[], Usage | None] | None = None
+    """Host-reported usage of the root window (Pi's ``getContextUsage``); else estimated."""
+    policy: Callable[[], Policy] | None = None
+    """An injected policy, resolved live on every decision instead of reading settings files."""
+    enabled: bool = True
+    rng: random.Random | None = None
+    """Source of minted window ids (seed it for reproducible runs)."""
+    build_reset: ResetBuilder | None = None
+    """Replaces the boundary builder (it may be async); default: ``Runtime.reset_drafts``."""
+    notify: Callable[[Notice], None] | None = None

@@ -1,0 +1,95 @@
+"""The tool-facing side of one runtime: its ``ToolContext`` (which carries the runtime to
+the tools that need it), its schemas, its calls through the shared dispatcher, and the
+answers of its two tools (``wipe_memory`` and ``get_context_remaining``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from pi_context.bindings.tool_output import encode_json
+from pi_context.bindings.tool_registry import all_tools, run_tool
+from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult, error_result
+
+from .budget import Budget, countdown
+from .config import RuntimeConfig
+from .control import Control
+from .lifecycle import Lifecycle
+from .protocol import ALREADY_PENDING_STATUS, REQUESTED_STATUS
+from .window import WindowView
+
+
+class RuntimeTools:
+    """Tools for one runtime: the two runtime tools and every registry tool, with the
+    runtime's own context."""
+
+    def __init__(
+        self,
+        lifecycle: Lifecycle,
+        control: Control,
+        window: WindowView,
+        budget: Budget,
+        config: RuntimeConfig,
+        cwd: Callable[[], Path],
+    ) -> None:
+        self._lifecycle = lifecycle
+        self._control = control
+        self._window = window
+        self._budget = budget
+        self._config = config
+        self._cwd = cwd
+
+    def context(self) -> ToolContext:
+        session = self._lifecycle.session
+        model = self._lifecycle.model
+        return ToolContext(
+            session_path=session.path,
+            notes_home=self._config.notes_home,
+            cwd=self._cwd(),
+            session_id=session.session_id,
+            agent_name=self._config.agent_name,
+            model_id=model.id if model else None,
+            leaf_id=session.leaf_id,
+            runtime=self,
+        )
+
+    def schemas(self) -> list[dict[str, JSONValue]]:
+        """Function-calling declarations of every tool the runtime serves."""
+        return [tool.schema() for tool in all_tools().values()]
+
+    def call(self, name: str, arguments: object = None) -> ToolResult:
+        """Any pi-context tool for this session, through the shared dispatcher."""
+        return run_tool(name, arguments, self.context())
+
+    def _shut_down(self, name: str) -> ToolResult | None:
+        if self._lifecycle.active:
+            return None
+        return error_result(
+            {"error": f"{name} needs a running pi-context runtime; this session's has shut down"}
+        )
+
+    def wipe_memory(self) -> ToolResult:
+        """The model asks for a fresh window: recorded once per window, committed at turn end."""
+        refused = self._shut_down("wipe_memory")
+        if refused is not None:
+            return refused
+        refusal = self._lifecycle.refuse_while_off("wipe_memory")
+        if refusal is not None:
+            return error_result({"error": refusal})
+        window = self._window.window_id
+        step = self._control.tool_request(window)
+        payload: dict[str, JSONValue] = {
+            "status": ALREADY_PENDING_STATUS if step.duplicate else REQUESTED_STATUS,
+            "window_id": window,
+            "message": "This window ends after the current tool batch; a fresh one follows.",
+        }
+        return ToolResult(text=encode_json(payload), details=payload, terminate=True)
+
+    def get_context_remaining(self) -> ToolResult:
+        """Tokens left before the final warning (0 at or past it; null when unknown)."""
+        refused = self._shut_down("get_context_remaining")
+        if refused is not None:
+            return refused
+        left = countdown(self._window.remaining(), self._budget.thresholds)
+        payload: dict[str, JSONValue] = {"remaining_tokens": left}
+        return ToolResult(text=encode_json(payload), details=payload)

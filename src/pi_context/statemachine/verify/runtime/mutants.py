@@ -1,0 +1,308 @@
+"""Runtime mutants: the runtime broken one way each (a gate removed, a fact inverted, the abort
+check dropped, the cause table shifted, ...), and the conformance run against each."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from pi_context.spec.model import Spec
+from pi_context.statemachine.reset_control import ResetControl
+
+from .run import run_conformance
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One way to break the runtime, applied for the duration of a ``with``."""
+
+    name: str
+    what: str
+    apply: Callable[[], contextlib.AbstractContextManager[None]]
+    equivalent: Mapping[str, str] = field(default_factory=dict)
+    """Spec id -> why no host-level run of that spec can tell it from the real runtime (a
+    mutant not listed for a spec must be killed there)."""
+
+
+def _patch(owner: Any, attribute: str, build: Callable[[Any], Any]) -> Callable[[], Any]:
+    """A patch of ``owner.attribute``; ``build`` gets the original and returns the mutant."""
+
+    @contextlib.contextmanager
+    def apply() -> Iterator[None]:
+        original = owner.__dict__[attribute]
+        setattr(owner, attribute, build(original))
+        try:
+            yield
+        finally:
+            setattr(owner, attribute, original)
+
+    return apply
+
+
+def _property(getter: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
+    return lambda original: property(lambda self: getter(self, original.fget(self)))
+
+
+def _caller_is(function: Any) -> bool:
+    """Whether ``current`` was called from ``function`` (the check the mutant drops)."""
+    import sys
+
+    frame = sys._getframe(2)
+    return frame.f_code is getattr(function, "__code__", None)
+
+
+def _shifted_cause(original: Any) -> Any:
+    def cause(self: Any, row: str, state: Any) -> str:
+        real: str = original(self, row, state)
+        texts: list[str] = list(dict.fromkeys(self.types.ROW_CAUSE.values()))
+        if real in texts and len(texts) > 1:
+            return texts[(texts.index(real) + 1) % len(texts)]
+        return real
+
+    return cause
+
+
+def _eager_facts(original: Any) -> Any:
+    def facts(self: Any, event: str, **values: Any) -> Any:
+        made = original(self, event, **values)
+        for name in ("enabled", "queued", "automatic_reset_enabled", "hard_reserve_due"):
+            getattr(made, name)
+        return made
+
+    return facts
+
+
+def _announce_early(original: Any) -> Any:
+    async def perform(self: Any, *args: Any, **kwargs: Any) -> Any:
+        result = await original(self, *args, **kwargs)
+        if result.window_id is not None:
+            from pi_context.bindings.runtime.protocol import cleared_notice
+
+            self._notices.notify("info", cleared_notice(result.window_id))
+        return result
+
+    return perform
+
+
+def _swapped_boundary(original: Any) -> Any:
+    def reset_drafts(self: Any) -> Any:
+        drafts = original(self)
+        drafts[1], drafts[2] = drafts[2], drafts[1]  # boot before marker
+        return drafts
+
+    return reset_drafts
+
+
+def _mutants() -> tuple[Mutant, ...]:
+    from pi_context.bindings.runtime import (
+        budget,
+        builder,
+        control,
+        effects,
+        lifecycle,
+        runtime,
+        window,
+    )
+    from pi_context.bindings.session import windows
+
+    lc, cf, st_ = lifecycle.Lifecycle, control.Facts, control.Step
+    return (
+        Mutant(
+            "abort-check-dropped",
+            "a boundary build ignores an abort that happened meanwhile",
+            _patch(
+                lc,
+                "token",
+                lambda orig: lambda self: lifecycle.Token(**{**orig(self).__dict__, "aborts": 0}),
+            ),
+        ),
+        Mutant(
+            "stale-check-dropped",
+            "a boundary build is never checked for staleness",
+            _patch(lc, "current", lambda orig: lambda self, token: True),
+        ),
+        Mutant(
+            "append-check-dropped",
+            "a boundary returned before a lifecycle change is written after it",
+            _patch(
+                lc,
+                "current",
+                lambda orig: (
+                    lambda self, token: orig(self, token) or _caller_is(effects.Effects.append)
+                ),
+            ),
+        ),
+        Mutant(
+            "cause-table-shifted",
+            "each row's cause is the next row's",
+            _patch(ResetControl, "cause", _shifted_cause),
+        ),
+        Mutant(
+            "enabled-gate-removed",
+            "the enabled precondition always passes",
+            _patch(lc, "refuse_while_off", lambda orig: lambda self, what: None),
+        ),
+        Mutant(
+            "enabled-fact-inverted",
+            "the reducer reads enabled inverted",
+            _patch(cf, "enabled", _property(lambda self, value: not value)),
+        ),
+        Mutant(
+            "queued-fact-inverted",
+            "the reducer reads queued inverted",
+            _patch(cf, "queued", _property(lambda self, value: not value)),
+        ),
+        Mutant(
+            "aborted-fact-dropped",
+            "the reducer never hears that a turn or run was aborted",
+            _patch(cf, "aborted", _property(lambda self, value: False)),
+        ),
+        Mutant(
+            "hard-reserve-fold-dropped",
+            "hardReserveDue ignores the automatic-reset setting",
+            _patch(
+                budget.Budget,
+                "hard_reserve_due",
+                lambda orig: (
+                    lambda self, remaining: (
+                        remaining is not None and remaining <= self.thresholds.hard_reserve
+                    )
+                ),
+            ),
+        ),
+        Mutant(
+            "lazy-facts-eager",
+            "every lazy fact is read before the reducer asks",
+            _patch(control.Control, "facts", _eager_facts),
+        ),
+        Mutant(
+            "duplicate-flag-dropped",
+            "no step is ever reported as a duplicate",
+            _patch(ResetControl, "duplicate", lambda orig: lambda self, effect: False),
+        ),
+        Mutant(
+            "continue-inverted",
+            "commit-and-continue and commit-and-stop swap what they do after the boundary",
+            _patch(st_, "continues", _property(lambda self, value: not value)),
+        ),
+        Mutant(
+            "retry-dropped",
+            "an overflow recovery never retries",
+            _patch(st_, "retries", _property(lambda self, value: False)),
+        ),
+        Mutant(
+            "run-outcome-forgotten",
+            "before_settle always hears that the run completed",
+            _patch(runtime.Runtime, "run_outcome", lambda orig: lambda self: "completed"),
+            equivalent={
+                "reset-control@0.25": (
+                    "0.25 reads the run's outcome only as aborted, and only behind a pending "
+                    "overflow chain; every way an abort reaches the runtime (an abort, an "
+                    "aborted turn) clears that chain first, so no settle that reads it follows"
+                )
+            },
+        ),
+        Mutant(
+            "announced-before-durable",
+            "memory cleared is announced as soon as a boundary is built",
+            _patch(effects.Effects, "perform", _announce_early),
+        ),
+        Mutant(
+            "boundary-order-swapped",
+            "the boot is built before the marker",
+            _patch(builder.Boundaries, "reset_drafts", _swapped_boundary),
+        ),
+        Mutant(
+            "root-boot-repeated",
+            "every session start and tree navigation appends another root boot",
+            _patch(builder, "needs_root_boot", lambda orig: lambda *args: True),
+        ),
+        Mutant(
+            "window-of-root",
+            "every request is tagged with the root window",
+            _patch(
+                window,
+                "current_window_id",
+                lambda orig: lambda branch, session_id: windows.root_window_id(session_id),
+            ),
+            equivalent={
+                "reset-control@0.25": (
+                    "0.25's events and state carry no window ids: its reducer cannot tell one "
+                    "window from another, so a wrong id changes none of its decisions"
+                )
+            },
+        ),
+    )
+
+
+@cache
+def mutants() -> tuple[Mutant, ...]:
+    """Every runtime mutant (built on first use: building them imports the runtime)."""
+    return _mutants()
+
+
+@dataclass
+class MutantResult:
+    mutant: Mutant
+    killed: bool
+    finding: str = ""
+    """The first mismatch the conformance run reported (what killed it)."""
+
+
+@dataclass
+class MutationResult:
+    spec_id: str
+    results: list[MutantResult]
+    seconds: float = 0.0
+
+    @property
+    def killed(self) -> int:
+        return sum(r.killed for r in self.results)
+
+    @property
+    def equivalent(self) -> list[MutantResult]:
+        """Surviving mutants known to be equivalent for this spec (each says why)."""
+        return [r for r in self.results if not r.killed and self.spec_id in r.mutant.equivalent]
+
+    @property
+    def survived(self) -> list[MutantResult]:
+        """Surviving mutants that are not known to be equivalent: each is a gap."""
+        return [r for r in self.results if not r.killed and self.spec_id not in r.mutant.equivalent]
+
+    @property
+    def wrongly_equivalent(self) -> list[MutantResult]:
+        """Mutants listed as equivalent for this spec that were killed all the same."""
+        return [r for r in self.results if r.killed and self.spec_id in r.mutant.equivalent]
+
+    @property
+    def rate(self) -> float:
+        counted = len(self.results) - len(self.equivalent)
+        return self.killed / counted if counted else 1.0
+
+
+def kill_mutants(
+    spec: Spec,
+    *,
+    examples: int = 30,
+    steps: int = 25,
+    only: tuple[str, ...] = (),
+    on_result: Callable[[MutantResult], None] | None = None,
+) -> MutationResult:
+    """Run the conformance machine of ``spec`` against each runtime mutant (no shrinking:
+    the first mismatch kills it)."""
+    started = time.perf_counter()
+    results: list[MutantResult] = []
+    for mutant in mutants():
+        if only and mutant.name not in only:
+            continue
+        with mutant.apply():
+            found = run_conformance(spec, examples=examples, steps=steps, shrink=False)
+        result = MutantResult(mutant, not found.ok, (found.failure or "").split("\n", 1)[0][:200])
+        results.append(result)
+        if on_result is not None:
+            on_result(result)
+    return MutationResult(spec.id, results, time.perf_counter() - started)
