@@ -121,7 +121,7 @@ export type ResetTurnEndFacts = TurnEndFacts;
 export type ResetBeforeSettleFacts = BeforeSettleFacts;
 
 /** What a host does for an effect (see the spec's effects table). */
-export type HostAction = "commit-continue" | "commit-stop" | "recover" | "stop" | "acknowledge" | "none";
+export type HostAction = "commit-continue" | "commit-stop" | "recover" | "stop" | "cancel" | "acknowledge" | "none";
 
 /** The host action of each effect, as the spec declares it. */
 export const EFFECT_HOST: Readonly<Record<ResetControlEffect, HostAction | null>> = {

@@ -19,6 +19,7 @@ from pi_context.spec import scope as sc
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.model import (
     BOOL,
+    EVENT_SCOPES,
     HOST_ACTIONS,
     Axis,
     Cause,
@@ -585,7 +586,10 @@ def _event(
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~"):
         return Event(name, (), (), (), "", ctx.loc(knode))
     m = ctx.keys(
-        node, f"event {name}", (), ("fields", "facts", "lazy_order", "lazy_order_fixed", "why")
+        node,
+        f"event {name}",
+        (),
+        ("fields", "facts", "lazy_order", "lazy_order_fixed", "why", "scope"),
     )
     groups: dict[str, list[Field]] = {"fields": [], "facts": []}
     for group in ("fields", "facts"):
@@ -624,7 +628,21 @@ def _event(
         _why(ctx, m),
         ctx.loc(knode),
         _lazy_order_fixed(ctx, m),
+        _scope(ctx, name, m),
     )
+
+
+def _scope(ctx: _Ctx, name: str, m: dict[str, tuple[_Node, _Node]]) -> str:
+    """``scope: reducer`` (the default) or ``scope: extension`` (decided upstream by the
+    extension's hooks around the reducer, not by the reducer)."""
+    if "scope" not in m:
+        return "reducer"
+    scope = ctx.scalar(m["scope"][1], f"event {name} scope")
+    if scope not in EVENT_SCOPES:
+        raise ctx.fail(
+            m["scope"][1], f"event {name}: scope {scope!r} is not one of: {', '.join(EVENT_SCOPES)}"
+        )
+    return scope
 
 
 def _lazy_order_fixed(ctx: _Ctx, m: dict[str, tuple[_Node, _Node]]) -> bool:
@@ -704,7 +722,13 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
         scope = sc.Scope(spec, ("cur",), (event,))
         _check_expr(ctx, m["when"][1], guard, scope, f"row {rid} guard")
         nexts: list[tuple[str, NextValue]] = []
-        if "next" in m:
+        if "next" in m and event.scope == "extension":
+            ctx.error(
+                m["next"][0],
+                f"row {rid}: {event_name} is decided by the extension, which never steps the "
+                "reducer, so its rows keep the state (no 'next')",
+            )
+        elif "next" in m:
             for aname, (ak, anode) in ctx.mapping(m["next"][1], f"row {rid}: next").items():
                 axis = spec.axis(aname)
                 if axis is None:

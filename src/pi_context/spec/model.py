@@ -3,7 +3,7 @@ downstream (interpreter, generator, checkers, docs) consumes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -161,6 +161,11 @@ class Event:
     # False when the reducer reads its lazy facts in different orders on different branches
     # (as published 0.26 does at settle); the guards alone then fix the consultation order.
     lazy_order_fixed: bool = True
+    # Who decides it upstream: the published ``reducer`` (its reduceResetControl), or the
+    # published ``extension`` around it (a decision its Pi hooks make from the reducer's state
+    # without stepping the reducer, e.g. 0.34's follow-up cancellation at the provider-context
+    # hook). A published reducer is checked on its reducer events only.
+    scope: str = "reducer"
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -169,15 +174,19 @@ class Event:
         return next((f for f in self.facts if f.name == name), None)
 
 
-HostAction = Literal["commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"]
+HostAction = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
+]
 HOST_ACTIONS: tuple[HostAction, ...] = (
     "commit-continue",
     "commit-stop",
     "recover",
     "stop",
+    "cancel",
     "acknowledge",
     "none",
 )
+EVENT_SCOPES: tuple[str, ...] = ("reducer", "extension")
 
 
 @dataclass(frozen=True)
@@ -197,6 +206,10 @@ class HostActionMeaning:
     acknowledges: bool = False
     """A request was recorded: the host confirms it to whoever asked (for the user's
     ``/wipe-memory``: the hidden close-out warning and an ordinary model turn)."""
+    cancels: bool = False
+    """The provider request about to be sent is cancelled: the run is aborted before any
+    provider work and the provider is handed only the system message (0.34's empty follow-up
+    after a committed stop)."""
 
 
 HOST_ACTION_MEANINGS: dict[HostAction, HostActionMeaning] = {
@@ -204,6 +217,9 @@ HOST_ACTION_MEANINGS: dict[HostAction, HostActionMeaning] = {
     "commit-stop": HostActionMeaning(commits=True, continues=False, retries=False, stops=True),
     "recover": HostActionMeaning(commits=True, continues=True, retries=True),
     "stop": HostActionMeaning(commits=False, continues=False, retries=False, stops=True),
+    "cancel": HostActionMeaning(
+        commits=False, continues=False, retries=False, stops=True, cancels=True
+    ),
     "acknowledge": HostActionMeaning(
         commits=False, continues=False, retries=False, acknowledges=True
     ),
@@ -466,6 +482,22 @@ class Spec:
     @property
     def module_name(self) -> str:
         return module_name(self.id)
+
+    def reducer_view(self) -> Spec:
+        """This spec without the events its published extension decides (``scope:
+        extension``) and their rows and invariants: what a published reducer, run without its
+        extension, is checked against. The spec itself when it has no such event."""
+        hooks = {e.name for e in self.events if e.scope == "extension"}
+        if not hooks:
+            return self
+        return replace(
+            self,
+            events=tuple(e for e in self.events if e.name not in hooks),
+            rows=tuple(r for r in self.rows if r.event not in hooks),
+            transition_invariants=tuple(
+                t for t in self.transition_invariants if not set(t.events) & hooks
+            ),
+        )
 
 
 def module_name(spec_id: str) -> str:

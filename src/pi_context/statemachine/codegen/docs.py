@@ -214,7 +214,8 @@ def render(
         payload = ", ".join(f"`{f.name}`: {_type(f.type)}" for f in e.fields) or "—"
         facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
-        out.append(f"| `{e.name}` | {payload} | {facts} | {order} | {_cell(e.why)} |")
+        name = f"`{e.name}`" + (" (decided by the extension)" if e.scope == "extension" else "")
+        out.append(f"| {name} | {payload} | {facts} | {order} | {_cell(e.why)} |")
     out += ["", "## Effects", "", "| effect | host action | the host… |", "| --- | --- | --- |"]
     for eff in spec.effects:
         host = f"`{eff.host}`" if eff.host else "—"

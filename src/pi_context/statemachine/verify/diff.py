@@ -103,9 +103,21 @@ def _drop_projection(spec: Spec) -> Projection:
     return project
 
 
+def _extension_only(a: Spec, b: Spec) -> tuple[str, ...]:
+    """Events one spec has and the other lacks that the extension decides (``scope:
+    extension``): not compared, since the other spec says nothing about that hook."""
+    return tuple(
+        e.name
+        for x, y in ((a, b), (b, a))
+        for e in x.events
+        if e.scope == "extension" and y.event(e.name) is None
+    )
+
+
 def _same_events(a: Spec, b: Spec) -> None:
-    names_a = [e.name for e in a.events]
-    names_b = [e.name for e in b.events]
+    skip = set(_extension_only(a, b))
+    names_a = [e.name for e in a.events if e.name not in skip]
+    names_b = [e.name for e in b.events if e.name not in skip]
     if sorted(names_a) != sorted(names_b):
         only_a = sorted(set(names_a) - set(names_b))
         only_b = sorted(set(names_b) - set(names_a))
@@ -115,6 +127,8 @@ def _same_events(a: Spec, b: Spec) -> None:
             f"only in {b.id}: {', '.join(only_b) or '-'})"
         )
     for ea in a.events:
+        if ea.name in skip:
+            continue
         eb = b.event(ea.name)
         assert eb is not None
         if _payload(ea) != _payload(eb):
@@ -195,6 +209,12 @@ def _outcomes(a: Spec, b: Spec) -> tuple[Spec, str, StepOutcome]:
             return base, how, _embedded_outcome(base, spec)
     _same_events(a, b)
     fine, project, how = _plan(a, b)
+    for name in _extension_only(a, b):
+        owner = a if a.event(name) is not None else b
+        how += (
+            f"; {owner.id}'s `{name}` (decided by the extension around the reducer) has no "
+            "counterpart and is not compared"
+        )
 
     def outcome(spec: Spec, state: Mapping[str, Any], event: Wire) -> Outcome:
         on = state if spec is fine else project(state)
@@ -223,7 +243,8 @@ def case_comparer(a: Spec, b: Spec) -> tuple[Spec, Callable[[Wire, Wire], Case]]
 
 def diff_specs(a: Spec, b: Spec) -> SpecDiff:
     fine, how, case = _cases(a, b)
-    events = all_events(fine)
+    skip = set(_extension_only(a, b))
+    events = [e for e in all_events(fine) if e["type"] not in skip]
     groups: dict[tuple[str, str], Group] = {}
     total = 0
     for state in all_states(fine):

@@ -80,7 +80,7 @@ EFFECTS: tuple[Effect, ...] = (
 )
 
 HostAction: TypeAlias = Literal[
-    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
 ]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",

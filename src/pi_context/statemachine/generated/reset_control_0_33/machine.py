@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 971d816266eda0eaaa4e122e29281140d1d448c3146e9853575f613a69250b7d
+# spec-sha256: 9e7b1577ac193a3d8bd367fc93e33a9dce2815cd5e6d2897ad7514c768fcee7c
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 971d816266eda0eaaa4e122e29281140d1d448c3146e9853575f613a69250b7d
+# spec-sha256: 9e7b1577ac193a3d8bd367fc93e33a9dce2815cd5e6d2897ad7514c768fcee7c
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.33"
-SPEC_SHA256 = "971d816266eda0eaaa4e122e29281140d1d448c3146e9853575f613a69250b7d"
+SPEC_SHA256 = "9e7b1577ac193a3d8bd367fc93e33a9dce2815cd5e6d2897ad7514c768fcee7c"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -80,7 +80,7 @@ EFFECTS: tuple[Effect, ...] = (
 )
 
 HostAction: TypeAlias = Literal[
-    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
 ]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",

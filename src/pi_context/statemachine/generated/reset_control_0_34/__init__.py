@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
+# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
+# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
 
 from __future__ import annotations
 
@@ -109,6 +109,10 @@ _ABORT: dict[str, Row[t.AbortEvent]] = {
 _CLEAR: dict[str, Row[t.ClearEvent]] = {
     "clear.clear": ("none", lambda s, e, m: True, lambda s, e: r._STATE_NONE__IDLE),
 }
+_PROVIDER_CONTEXT: dict[str, Row[t.ProviderContextEvent]] = {
+    "provider_context.cancel-follow-up": ("cancel-follow-up", lambda s, e, m: bool(s.request.phase == "stop-pending" and not (m["queued"] if "queued" in m else m.setdefault("queued", e.facts.queued)) and s.request.window_id != e.facts.window_id and (m["committed"] if "committed" in m else m.setdefault("committed", e.facts.committed)) and not (m["userSinceBoundary"] if "userSinceBoundary" in m else m.setdefault("userSinceBoundary", e.facts.user_since_boundary))), lambda s, e: s),
+    "provider_context.send": ("none", lambda s, e, m: True, lambda s, e: s),
+}
 # fmt: on
 
 ROWS: dict[str, Row[Any]] = {
@@ -119,6 +123,7 @@ ROWS: dict[str, Row[Any]] = {
     **_SETTLED,
     **_ABORT,
     **_CLEAR,
+    **_PROVIDER_CONTEXT,
 }
 
 
@@ -239,5 +244,21 @@ TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("clear", "tool-requested/pending"): (("clear.clear", "none/idle"),),
     ("clear", "tool-requested/pending-spent"): (("clear.clear", "none/idle"),),
     ("clear", "tool-requested/spent"): (("clear.clear", "none/idle"),),
+    ("provider_context", "none/idle"): (("provider_context.send", "none/idle"),),
+    ("provider_context", "none/pending"): (("provider_context.send", "none/pending"),),
+    ("provider_context", "none/pending-spent"): (("provider_context.send", "none/pending-spent"),),
+    ("provider_context", "none/spent"): (("provider_context.send", "none/spent"),),
+    ("provider_context", "stop-pending/idle"): (("provider_context.cancel-follow-up", "stop-pending/idle"), ("provider_context.send", "stop-pending/idle"),),
+    ("provider_context", "stop-pending/pending"): (("provider_context.cancel-follow-up", "stop-pending/pending"), ("provider_context.send", "stop-pending/pending"),),
+    ("provider_context", "stop-pending/pending-spent"): (("provider_context.cancel-follow-up", "stop-pending/pending-spent"), ("provider_context.send", "stop-pending/pending-spent"),),
+    ("provider_context", "stop-pending/spent"): (("provider_context.cancel-follow-up", "stop-pending/spent"), ("provider_context.send", "stop-pending/spent"),),
+    ("provider_context", "close-out/idle"): (("provider_context.send", "close-out/idle"),),
+    ("provider_context", "close-out/pending"): (("provider_context.send", "close-out/pending"),),
+    ("provider_context", "close-out/pending-spent"): (("provider_context.send", "close-out/pending-spent"),),
+    ("provider_context", "close-out/spent"): (("provider_context.send", "close-out/spent"),),
+    ("provider_context", "tool-requested/idle"): (("provider_context.send", "tool-requested/idle"),),
+    ("provider_context", "tool-requested/pending"): (("provider_context.send", "tool-requested/pending"),),
+    ("provider_context", "tool-requested/pending-spent"): (("provider_context.send", "tool-requested/pending-spent"),),
+    ("provider_context", "tool-requested/spent"): (("provider_context.send", "tool-requested/spent"),),
 }
 # fmt: on

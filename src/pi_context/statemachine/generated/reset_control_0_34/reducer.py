@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
+# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
 
 from __future__ import annotations
 
@@ -367,6 +367,30 @@ def _clear(state: t.State, event: t.ClearEvent) -> tuple[t.State, t.Effect, str]
     return _STATE_NONE__IDLE, "none", "clear.clear"
 
 
+def _provider_context(
+    state: t.State, event: t.ProviderContextEvent
+) -> tuple[t.State, t.Effect, str]:
+    facts = event.facts
+    _queued: bool | None = None  # lazy: read at most once
+    _committed: bool | None = None  # lazy: read at most once
+    _user_since_boundary: bool | None = None  # lazy: read at most once
+    # provider_context.cancel-follow-up: The stop intent's boundary committed a new window and nothing the user sent waits or follows it: the request is Pi's empty tool-batch follow-up, so it is cancelled.
+    if (
+        state.request.phase == "stop-pending"
+        and not (_queued if _queued is not None else (_queued := facts.queued))
+        and state.request.window_id != facts.window_id
+        and (_committed if _committed is not None else (_committed := facts.committed))
+        and not (
+            _user_since_boundary
+            if _user_since_boundary is not None
+            else (_user_since_boundary := facts.user_since_boundary)
+        )
+    ):
+        return state, "cancel-follow-up", "provider_context.cancel-follow-up"
+    # provider_context.send: Every other request goes to the provider: no stop intent, queued or later user input (answered before the settle), or a boundary that has not committed (still the window of the request, or its boot not written).
+    return state, "none", "provider_context.send"
+
+
 def step(state: t.State, event: t.Event) -> tuple[t.State, t.Effect, str]:
     """One transition: the next state, its effect and the id of the row that fired."""
     if isinstance(event, t.CloseOutEvent):
@@ -383,6 +407,8 @@ def step(state: t.State, event: t.Event) -> tuple[t.State, t.Effect, str]:
         return _abort(state, event)
     if isinstance(event, t.ClearEvent):
         return _clear(state, event)
+    if isinstance(event, t.ProviderContextEvent):
+        return _provider_context(state, event)
     raise TypeError(f"not a reset-control@0.34 event: {event!r}")
 
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
+# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.34"
-SPEC_SHA256 = "c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf"
+SPEC_SHA256 = "e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
@@ -78,6 +78,7 @@ Effect: TypeAlias = Literal[
     "commit-boundary",
     "recover-overflow",
     "stop",
+    "cancel-follow-up",
 ]
 
 EFFECTS: tuple[Effect, ...] = (
@@ -88,10 +89,11 @@ EFFECTS: tuple[Effect, ...] = (
     "commit-boundary",
     "recover-overflow",
     "stop",
+    "cancel-follow-up",
 )
 
 HostAction: TypeAlias = Literal[
-    "commit-continue", "commit-stop", "recover", "stop", "acknowledge", "none"
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
 ]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",
@@ -101,6 +103,7 @@ EFFECT_HOST: dict[Effect, HostAction | None] = {
     "commit-boundary": "commit-continue",
     "recover-overflow": "recover",
     "stop": "stop",
+    "cancel-follow-up": "cancel",
 }
 # Effects that answer a request already pending (the request was a duplicate).
 EFFECT_DUPLICATE: frozenset[Effect] = frozenset({"already-pending"})
@@ -226,6 +229,38 @@ class ClearEvent:
     type: ClassVar[Literal["clear"]] = "clear"
 
 
+class ProviderContextFactsView(Protocol):
+    """Facts of ``provider_context`` as the reducer reads them; lazy ones may be
+    computed on first read (a property), so the reducer reads each at most once."""
+
+    @property
+    def window_id(self) -> Window: ...
+    @property
+    def queued(self) -> bool: ...
+    @property
+    def committed(self) -> bool: ...
+    @property
+    def user_since_boundary(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderContextFacts:
+    """Plain facts of ``provider_context``."""
+
+    window_id: Window
+    queued: bool  # lazy
+    committed: bool  # lazy
+    user_since_boundary: bool  # lazy
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderContextEvent:
+    """The host is about to send the active window to the provider (Pi's context_with_system hook). Published 0.34 decides here, in its extension and without stepping the reducer, whether the request is the empty follow-up Pi's tool batch would run after a committed stop (a boundary's continue:false does not veto that follow-up)."""
+
+    type: ClassVar[Literal["provider_context"]] = "provider_context"
+    facts: ProviderContextFactsView
+
+
 Event: TypeAlias = (
     CloseOutEvent
     | ToolRequestEvent
@@ -234,10 +269,18 @@ Event: TypeAlias = (
     | SettledEvent
     | AbortEvent
     | ClearEvent
+    | ProviderContextEvent
 )
 
 EventType: TypeAlias = Literal[
-    "close_out", "tool_request", "turn_end", "before_settle", "settled", "abort", "clear"
+    "close_out",
+    "tool_request",
+    "turn_end",
+    "before_settle",
+    "settled",
+    "abort",
+    "clear",
+    "provider_context",
 ]
 
 EVENT_CLASSES: dict[EventType, type[Event]] = {
@@ -248,6 +291,7 @@ EVENT_CLASSES: dict[EventType, type[Event]] = {
     "settled": SettledEvent,
     "abort": AbortEvent,
     "clear": ClearEvent,
+    "provider_context": ProviderContextEvent,
 }
 
 # Lazy facts, in the order the table may consult them.
@@ -261,6 +305,11 @@ LAZY_ORDER: dict[str, tuple[str, ...]] = {
         "queued",
         "enabled",
         "automaticResetEnabled",
+    ),
+    "provider_context": (
+        "queued",
+        "committed",
+        "userSinceBoundary",
     ),
 }
 

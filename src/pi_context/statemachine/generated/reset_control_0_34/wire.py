@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c5ada7e3fa44d8b77c63e07ce92b3adf5394caa50ff1b41c9208244b818e33cf
+# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
 
 from __future__ import annotations
 
@@ -240,6 +240,16 @@ def event_to_wire(event: t.Event) -> dict[str, Any]:
         return {"type": "abort"}
     if isinstance(event, t.ClearEvent):
         return {"type": "clear"}
+    if isinstance(event, t.ProviderContextEvent):
+        return {
+            "type": "provider_context",
+            "facts": {
+                "windowId": event.facts.window_id,
+                "queued": event.facts.queued,
+                "committed": event.facts.committed,
+                "userSinceBoundary": event.facts.user_since_boundary,
+            },
+        }
     raise TypeError(f"not an event: {event!r}")
 
 
@@ -248,7 +258,16 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     kind = want_enum(
         m["type"],
         f"{path}.type",
-        ("close_out", "tool_request", "turn_end", "before_settle", "settled", "abort", "clear"),
+        (
+            "close_out",
+            "tool_request",
+            "turn_end",
+            "before_settle",
+            "settled",
+            "abort",
+            "clear",
+            "provider_context",
+        ),
     )
     if kind == "close_out":
         want_object(obj, path, exact=("type", "windowId", "source"))
@@ -317,6 +336,23 @@ def _event_from_wire_checked(obj: object, path: str) -> t.Event:
     if kind == "clear":
         want_object(obj, path, exact=("type",))
         return t.ClearEvent()
+    if kind == "provider_context":
+        want_object(obj, path, exact=("type", "facts"))
+        fm = want_object(
+            m["facts"],
+            f"{path}.facts",
+            exact=("windowId", "queued", "committed", "userSinceBoundary"),
+        )
+        return t.ProviderContextEvent(
+            facts=t.ProviderContextFacts(
+                window_id=want_id(fm["windowId"], f"{path}.facts.windowId"),
+                queued=want_bool(fm["queued"], f"{path}.facts.queued"),
+                committed=want_bool(fm["committed"], f"{path}.facts.committed"),
+                user_since_boundary=want_bool(
+                    fm["userSinceBoundary"], f"{path}.facts.userSinceBoundary"
+                ),
+            )
+        )
     raise AssertionError(kind)
 
 
@@ -403,6 +439,25 @@ def event_from_wire(obj: object, path: str = "event") -> t.Event:
                 key = ("abort",)
             elif kind == "clear" and len(o) == 1:
                 key = ("clear",)
+            elif kind == "provider_context" and len(o) == 2:
+                fm = o["facts"]
+                if fm.__class__ is not dict or len(fm) != 4:
+                    raise KeyError
+                f_window_id = fm["windowId"]
+                f_queued = fm["queued"]
+                f_committed = fm["committed"]
+                f_user_since_boundary = fm["userSinceBoundary"]
+                key = (
+                    "provider_context",
+                    f_window_id,
+                    f_queued,
+                    f_committed,
+                    f_user_since_boundary,
+                    f_queued.__class__
+                    is f_committed.__class__
+                    is f_user_since_boundary.__class__
+                    is bool,
+                )
             else:
                 raise KeyError
         except KeyError:
@@ -469,6 +524,11 @@ _LAZY: dict[str, dict[str, str]] = {
         "queued": "queued",
         "enabled": "enabled",
         "automatic_reset_enabled": "automaticResetEnabled",
+    },
+    "provider_context": {
+        "queued": "queued",
+        "committed": "committed",
+        "user_since_boundary": "userSinceBoundary",
     },
 }  # event -> attribute -> fact
 
@@ -1086,6 +1146,45 @@ def _clear_wire(
     return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "clear.clear"
 
 
+def _provider_context_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """provider_context on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 4):
+        return None
+    f_window_id = facts.get("windowId")
+    f_queued = facts.get("queued")
+    f_committed = facts.get("committed")
+    f_user_since_boundary = facts.get("userSinceBoundary")
+    if not (
+        f_queued.__class__ is f_committed.__class__ is f_user_since_boundary.__class__ is bool
+        and f_window_id.__class__ is str
+    ):
+        return None
+    # provider_context.cancel-follow-up: The stop intent's boundary committed a new window and nothing the user sent waits or follows it: the request is Pi's empty tool-batch follow-up, so it is cancelled.
+    if (
+        t_request == "stop-pending"
+        and not ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and v_request.get("windowId") != f_window_id
+        and ((consulted is None or _note(consulted, "committed")) and f_committed)
+        and not (
+            (consulted is None or _note(consulted, "userSinceBoundary")) and f_user_since_boundary
+        )
+    ):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "cancel-follow-up",
+            "provider_context.cancel-follow-up",
+        )
+    # provider_context.send: Every other request goes to the provider: no stop intent, queued or later user input (answered before the settle), or a boundary that has not committed (still the window of the request, or its boot not written).
+    return (
+        {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+        "none",
+        "provider_context.send",
+    )
+
+
 _EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
     "close_out": _close_out_wire,
     "tool_request": _tool_request_wire,
@@ -1094,6 +1193,7 @@ _EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None
     "settled": _settled_wire,
     "abort": _abort_wire,
     "clear": _clear_wire,
+    "provider_context": _provider_context_wire,
 }
 
 
