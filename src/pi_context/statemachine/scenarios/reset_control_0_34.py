@@ -1,7 +1,8 @@
 """Literal scenarios for ``reset-control@0.34``, the reducer of pi-context 0.34.0 (upstream
 ``249d30eb``): the user's stop intent survives the hard-reserve safety reset across windows
 (the stop-pending phase and the plain ``stop`` effect); a manual close-out survives an
-overflow turn and, behind a pending chain, commits and stops instead of recovering."""
+overflow turn and, behind a pending chain, commits and stops instead of recovering; and the
+extension's provider-context decision cancels the empty follow-up after a committed stop."""
 
 from __future__ import annotations
 
@@ -33,6 +34,84 @@ FRESH = OTHER  # the window the safety reset opened
 
 def stop_pending(window: str = W) -> Wire:
     return {"phase": "stop-pending", "windowId": window}
+
+
+def provider(window: str = FRESH, **overrides: bool) -> Wire:
+    """The provider-context hook in ``window``, by default after a committed boundary with
+    nothing queued and no user message since."""
+    facts: dict[str, object] = {
+        "windowId": window,
+        "queued": False,
+        "committed": True,
+        "userSinceBoundary": False,
+    }
+    facts.update(overrides)
+    return {"type": "provider_context", "facts": facts}
+
+
+PROVIDER_LAZY = ("queued", "committed", "userSinceBoundary")
+
+# The extension's decision at the provider-context hook (0.34's provider_context): Pi runs the
+# tool batch's follow-up turn even after a boundary that asked to stop; it is cancelled only
+# when it is that empty follow-up.
+HOOK: tuple[Scenario, ...] = (
+    Scenario(
+        "empty-follow-up-after-committed-stop-cancelled",
+        "The hard reserve commits the user's close-out and stops; the follow-up request Pi "
+        "still builds in the fresh window is cancelled (the state stays, the run is aborted), "
+        "and the abort that follows clears the stop intent.",
+        s26(close()),
+        (
+            Expect(
+                turn26(hardReserveDue=True),
+                s26(stop_pending()),
+                "commit-boundary-stop",
+                ("hardReserveDue",),
+            ),
+            Expect(provider(), s26(stop_pending()), "cancel-follow-up", PROVIDER_LAZY),
+            Expect({"type": "abort"}, s26(), "none"),
+        ),
+    ),
+    Scenario(
+        "queued-input-after-stop-reaches-the-provider",
+        "Real queued input after the stop is sent and answered; only then does the settle stop.",
+        s26(stop_pending()),
+        (
+            Expect(provider(queued=True), s26(stop_pending()), "none", ("queued",)),
+            Expect(turn26(FRESH), s26(stop_pending()), "none", ()),
+            Expect(settle26(FRESH), s26(), "stop", ("queued",)),
+        ),
+    ),
+    Scenario(
+        "request-in-the-stop-window-reaches-the-provider",
+        "Still in the window of the stop intent (its boundary never committed), a request is "
+        "sent; the marker is not consulted further.",
+        s26(stop_pending()),
+        (Expect(provider(W), s26(stop_pending()), "none", ("queued",)),),
+    ),
+    Scenario(
+        "uncommitted-boundary-follow-up-reaches-the-provider",
+        "A fresh window whose boundary is not committed (its boot not written) does not cancel.",
+        s26(stop_pending()),
+        (Expect(provider(committed=False), s26(stop_pending()), "none", ("queued", "committed")),),
+    ),
+    Scenario(
+        "user-message-after-boundary-reaches-the-provider",
+        "A user message after the boundary is real input: its request is sent.",
+        s26(stop_pending()),
+        (Expect(provider(userSinceBoundary=True), s26(stop_pending()), "none", PROVIDER_LAZY),),
+    ),
+    Scenario(
+        "requests-without-stop-intent-read-nothing",
+        "Without a stop intent every request is sent and nothing lazy is read.",
+        s26(close()),
+        (
+            Expect(provider(), s26(close()), "none", ()),
+            Expect(provider(W), s26(close()), "none", ()),
+            Expect(provider(committed=False, queued=True), s26(close()), "none", ()),
+        ),
+    ),
+)
 
 
 # Each class of case where 0.34 decides something 0.33 did not.
@@ -268,4 +347,5 @@ SCENARIOS = (
     + SINCE_033_CASES
     + OWN
     + KEPT
+    + HOOK
 )
