@@ -12,6 +12,7 @@ import pytest
 
 from pi_context.bindings.handoff.errors import HandoffError
 from pi_context.bindings.handoff.relay import (
+    HANDOFF_IN,
     MAX_SOURCE_BYTES,
     branch_digest,
     inherited_records,
@@ -203,13 +204,40 @@ def _rewrite_receipt(dest: Session, tmp_path: Path, change: Any, header: Any = N
         ),
         ("no packet", lambda d: d.pop("packet"), B),
         ("offer seal", lambda d: d.update(offerDigest="0" * 64), B),
-        ("no offer seal", lambda d: d.pop("offerDigest"), B),
+        ("null offer seal", lambda d: d.update(offerDigest=None), B),
     ],
 )
-def test_receipt_tampering(tmp_path: Path, name: str, change: Any, code: str) -> None:
+@pytest.mark.parametrize("form", ["ours", "typescript"])
+def test_receipt_tampering(tmp_path: Path, name: str, change: Any, code: str, form: str) -> None:
+    if form == "typescript" and "seal" in name:
+        return  # the TypeScript receipt has no seal to tamper with
     _, dest, _, _ = bound_pair(tmp_path)
+
+    def tamper(data: dict[str, Any]) -> None:
+        if form == "typescript":  # pi-context-management 0.6 writes no offerDigest
+            del data["offerDigest"]
+        change(data)
+
     # the destination id check compares with the file's own header id
-    assert _code(inherited_records, _rewrite_receipt(dest, tmp_path, change)) == code
+    assert _code(inherited_records, _rewrite_receipt(dest, tmp_path, tamper)) == code
+
+
+def test_a_receipt_without_the_seal_is_verified_as_the_seed_verifies_it(tmp_path: Path) -> None:
+    source, dest, packet, offer = bound_pair(tmp_path)
+    unsealed = _rewrite_receipt(dest, tmp_path, lambda d: d.pop("offerDigest"))
+    assert "offerDigest" not in receipt(unsealed)
+    expected = [e["id"] for e in source.branch()[:-1]]
+    assert [r.id for r in inherited_records(unsealed, require_latest_offer=True)] == expected
+    # The seal is what tells an offer's envelope apart: restamp the offer entry in the source.
+    assert source.path is not None
+    raw = source.path.read_text(encoding="utf-8").split("\n")
+    lines = [json.loads(line) for line in raw if line]
+    for line in lines:
+        if line.get("id") == offer:
+            line["timestamp"] = "2000-01-01T00:00:00.000Z"
+    _write(source.path, lines)
+    assert _code(inherited_records, dest) == B, "our sealed receipt sees the envelope change"
+    assert inherited_records(unsealed), "the seed compares the offer's data and parent only"
 
 
 def test_parent_path_tampering(tmp_path: Path) -> None:
@@ -322,6 +350,14 @@ def test_any_byte_of_the_receipt_is_refused(tmp_path: Path) -> None:
         if not _parses(mutated):
             continue  # a torn receipt line is simply not a receipt (Pi skips it too)
         changed = Session.open(target, readonly=True)
+        grant = next(
+            (e["data"] for e in changed.branch() if e.get("customType") == HANDOFF_IN), None
+        )
+        if isinstance(grant, dict) and "offerDigest" not in grant:
+            # Only the seal's key was renamed: what remains is a receipt in the TypeScript
+            # form, verified as the seed verifies it (every byte it has still binds).
+            assert inherited_records(changed)
+            continue
         code = _code(inherited_records, changed)
         assert code in {"handoff_binding", "handoff_source_changed", "handoff_unavailable"}
 

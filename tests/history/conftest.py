@@ -86,7 +86,7 @@ class Harness:
 
     @property
     def root_window(self) -> str:
-        return f"pcw:{self.session.session_id}:root"
+        return f"pcw:{self.session.session_id[:8]}:root"
 
     # --- calling ------------------------------------------------------------------------------
 

@@ -305,7 +305,7 @@ def test_pages_of_ids_at_the_limit_never_cut_an_address(tmp_path: Path) -> None:
             rows = calls.follow(tool, {**args, "max_chars_per_item": 50_000}, "items")
             addressed = {row["item_id"] for row in rows} & set(rename.values())
             assert addressed == set(rename.values())
-            root = f"pcw:{session.session_id}:root"
+            root = f"pcw:{session.session_id[:8]}:root"
             assert {row["window_id"] for row in rows} <= {window_id, root}
 
 
@@ -366,12 +366,25 @@ def test_every_returned_address_up_to_the_limit_resolves_when_passed_back(
         assert assert_round_trips(calls) >= len(addressable) + len(rename)
 
 
-def test_a_10kb_session_id_makes_the_root_window_unaddressable_not_cut(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fork_safe", [False, True])
+def test_a_10kb_session_id_makes_the_root_window_unaddressable_not_cut(
+    tmp_path: Path, fork_safe: bool
+) -> None:
+    hostile = "s" * 10_000
     session = new_session(tmp_path)
+    if fork_safe:  # the session's own root boot names its window after the whole id
+        root_id = f"pcw:{hostile}:root"
+        session.append_custom_message(BOOT_TYPE, "boot", False, {"windowId": root_id})
     reset(session, "pcw:fine:00000001")
     session.append_message({"role": "user", "content": "after", "timestamp": 2})
-    rewrite_ids(file_of(session), {}, session_id="s" * 10_000)
+    rewrite_ids(file_of(session), {}, session_id=hostile)
     for calls in both(file_of(session)):
+        if not fork_safe:  # the extension's naming keeps 8 characters: the root is whole
+            root, current = calls.follow("history_windows", {"recent_first": False}, "windows")
+            assert root["window_id"] == "pcw:ssssssss:root"
+            assert current["window_id"] == "pcw:fine:00000001"
+            assert assert_round_trips(calls) > 0
+            continue
         root, current = calls.follow("history_windows", {"recent_first": False}, "windows")
         assert root["window_id"] is None and "10009 characters" in root["unaddressable"]
         assert current["window_id"] == "pcw:fine:00000001"

@@ -611,3 +611,30 @@ def test_forged_index_data_with_matching_checksums_is_never_trusted(
     forge(directory)
     same(path, calls)
     same(path, [("history_search", {"query": "needle3"}), ("history_search", {"query": "word"})])
+
+
+def test_the_root_follows_the_sessions_own_window_naming_as_it_is_appended(
+    tmp_path: Path,
+) -> None:
+    # No window entry yet: the extension's root. Then the session's own whole-id boot (the
+    # fork-safe naming) renames the root; then an own id in the extension's form decides for
+    # that form. Each step is an append the index extends its view by, and it agrees.
+    session, path = _session(tmp_path, ["alpha"])
+    sid = session.session_id
+    fork = session.leaf_id
+    assert fork is not None
+
+    def windows() -> list[str]:
+        text = run(path, "history_windows", {"recent_first": False}, None, True)[0]
+        return [w["window_id"] for w in json.loads(text)["windows"]]
+
+    assert windows() == [f"pcw:{sid[:8]}:root"]
+    session.append_custom_message(
+        "pi-context/boot", "root boot", False, {"windowId": f"pcw:{sid}:root"}
+    )
+    assert windows() == [f"pcw:{sid}:root"]
+    same(path, battery(path))
+    session.append_custom("pi-context/reset-marker", {"windowId": f"pcw:{sid[:8]}:0badcafe"})
+    assert windows() == [f"pcw:{sid[:8]}:root", f"pcw:{sid[:8]}:0badcafe"]
+    same(path, battery(path))
+    same(path, battery(path, fork), fork)

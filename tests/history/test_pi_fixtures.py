@@ -50,7 +50,7 @@ def test_every_pi_branch_view_projects_into_windows_and_items(
     history = project_history(branch, session.session_id)
 
     markers = [entry["data"]["windowId"] for entry in branch if is_reset_marker(entry)]
-    assert history.window_ids == [f"pcw:{session.session_id}:root", *markers]
+    assert history.window_ids == [f"pcw:{session.session_id[:8]}:root", *markers]
 
     items = list(history.items())
     ids = [item.item_id for item in items]

@@ -194,7 +194,7 @@ def test_the_session_opens_in_the_real_pi_with_one_boot_per_window(
     markers = [e["data"]["windowId"] for e in branch if e.get("customType") == RESET_MARKER_TYPE]
     resets = [w for report in run["reports"] for w, _ in report.resets]
     assert markers == resets
-    root = f"pcw:{answer['sessionId']}:root"
+    root = f"pcw:{answer['sessionId'][:8]}:root"
     boots = [e["details"]["windowId"] for e in branch if e.get("customType") == BOOT_TYPE]
     assert boots == [root, *resets], "exactly one boot per window, in order"
     # Pi's own projection starts at the last reset: only the last window's boot is in it.
@@ -218,8 +218,8 @@ def test_the_example_script_runs(tmp_path: Path, spec: str) -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert re.fullmatch(r"  reset -> pcw:[0-9a-f-]{36}:[0-9a-f]{8} \(wipe_memory\)", lines[1])
-    assert re.fullmatch(r"  reset -> pcw:[0-9a-f-]{36}:[0-9a-f]{8} \(overflow recovery\)", lines[4])
+    assert re.fullmatch(r"  reset -> pcw:[0-9a-f]{8}:[0-9a-f]{8} \(wipe_memory\)", lines[1])
+    assert re.fullmatch(r"  reset -> pcw:[0-9a-f]{8}:[0-9a-f]{8} \(overflow recovery\)", lines[4])
     assert lines[-1].startswith("session: ") and Path(lines[-1][9:]).is_file()
 
 

@@ -9,6 +9,7 @@ place; what our tools write must land at the same paths in the same shape.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -26,21 +27,18 @@ SESSION = "0190f1a2-aaaa-7bbb-8ccc-000000000001"
 T0 = 1_767_323_045_678
 
 
+_LAYOUT = Path(__file__).resolve().parents[1] / "interop" / "extension_layout.py"
+_spec = importlib.util.spec_from_file_location("_extension_layout_for_notes", _LAYOUT)
+assert _spec is not None and _spec.loader is not None
+_layout = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _layout  # dataclasses look their module up while building
+_spec.loader.exec_module(_layout)
+
+
 def extension_note(body: str, *, stale: bool = False, project: str | None = None) -> str:
-    """A note file as the extension serialises it."""
-    stamp = local_iso(T0)
-    lines = [
-        "origin: self",
-        "status: active",
-        f"stale: {'true' if stale else 'false'}",
-        f"createdAt: {stamp}",
-        f"updatedAt: {stamp}",
-        f"lastAccessed: {stamp}",
-        "accessCount: 0",
-    ]
-    if project is not None:
-        lines.append(f"project: {project}")
-    return "---\n" + "\n".join(lines) + "\n---\n\n" + body
+    """A note file as the extension serialises it (the interop suite's one writer of them)."""
+    text: str = _layout.note_file(body, T0, stale=stale, project=project)
+    return text
 
 
 @pytest.fixture

@@ -233,6 +233,7 @@ def test_an_over_budget_note_is_a_prefix_resumed_by_the_cursor(notes: Notes) -> 
         f"updated {updated}]"
     )
     assert sorted(first.details) == [
+        "address",
         "created_at",
         "limit_chars",
         "next_offset_chars",

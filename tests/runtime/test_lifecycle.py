@@ -81,7 +81,7 @@ def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env
     assert checkpoint["type"] == "compaction" and checkpoint["summary"] == ""
     assert checkpoint["firstKeptEntryId"] == checkpoint["id"], "retain-none"
     window_id = marker["data"]["windowId"]
-    assert re.fullmatch(rf"pcw:{rt.session_id}:[0-9a-f]{{8}}", window_id)
+    assert re.fullmatch(rf"pcw:{rt.session_id[:8]}:[0-9a-f]{{8}}", window_id)
     assert boot["details"] == {"windowId": window_id} and boot["display"] is False
     assert rt.window_id == window_id == result.window_id
 

@@ -95,7 +95,7 @@ def test_a_session_id_at_the_limit_mints_whole_window_ids_the_tools_round_trip(
     session_id = "s" * SESSION_ID_MAX_CHARS
     check_session_id(session_id)
     session = Session.create(env.cwd, env.sessions, session_id=session_id)
-    rt = env.runtime(session)
+    rt = env.runtime(session, fork_safe_window_ids=True)  # window ids embed the whole id
     kit.user(session, "please close out")
     rt.session_start("startup")
     assert json.loads(rt.call_tool("wipe_memory").text)["status"] == "rollover_requested"
@@ -117,8 +117,9 @@ def test_every_minted_id_is_an_address_for_any_accepted_session_id() -> None:
     for length in (1, 36, SESSION_ID_MAX_CHARS):
         session_id = "".join(rng.choice("abc.-_019") for _ in range(length))
         check_session_id(session_id)
-        minted = mint_window_id([], session_id, rng)
-        assert len(minted) <= ADDRESS_MAX_CHARS
+        for fork_safe in (False, True):
+            minted = mint_window_id([], session_id, rng, fork_safe=fork_safe)
+            assert len(minted) <= ADDRESS_MAX_CHARS
 
 
 def test_a_boot_shows_a_hostile_window_id_as_unaddressable_instead_of_failing() -> None:

@@ -221,7 +221,7 @@ def test_lifecycle_is_cleared_and_the_window_follows_the_destination(env, run_pi
     generation = rt.generation
     rt.navigate_tree(destination, Summarizer())
     assert rt.generation == generation + 1
-    assert rt.window_id == f"pcw:{rt.session_id}:root"
+    assert rt.window_id == f"pcw:{rt.session_id[:8]}:root"
     assert json.loads(rt.call_tool("wipe_memory").text)["status"] == "rollover_requested", (
         "the request of the window left behind was cleared"
     )

@@ -34,7 +34,7 @@ def test_readable_view_marks_windows_context_and_tree(
     assert main(["session", "show", str(session.path)]) == 0
     out = capsys.readouterr().out
     assert "name: demo" in out
-    assert f"══ window pcw:{SID}:root ══" in out
+    assert f"══ window pcw:{SID[:8]}:root ══" in out
     assert "══ window pcw:feedc0de:0000abcd (active) ══" in out
     first = session.entries[0]["id"]
     assert f"    {first}  user: before the reset" in out, "raw history shown, not in context"

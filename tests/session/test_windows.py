@@ -31,8 +31,8 @@ from pi_context.bindings.session.windows import (
 )
 
 SID = "01a22bec-ef14-7562-9e00-232720c9be18"
-W = f"pcw:{SID}:"
-"""The window-id prefix of SID (the whole session id)."""
+W = f"pcw:{SID[:8]}:"
+"""The window-id prefix of SID (its first 8 characters, as the extension names windows)."""
 GUIDANCE = "pi-context/guidance"
 
 
@@ -272,8 +272,8 @@ def test_active_window_usage_ignores_usage_before_the_reset() -> None:
     assert before == 150_000
     _reset(session, W + "aaaaaaaa")
     after = window_usage(session.branch(), _messages(session), SID)
-    # Only the boot "boot pcw:<36-char session id>:aaaaaaaa" (54 chars) and "continue" (8 chars)
+    # Only the boot "boot pcw:<8 characters>:aaaaaaaa" (26 chars) and "continue" (8 chars)
     # remain in the provider window (the prefix before the boot folds to nothing: no system
-    # messages), at Pi's 3.5 characters per token: ceil(54 / 3.5) + ceil(8 / 3.5).
-    assert len(f"boot {W}aaaaaaaa") == 54
-    assert after == 16 + 3
+    # messages), at Pi's 3.5 characters per token: ceil(26 / 3.5) + ceil(8 / 3.5).
+    assert len(f"boot {W}aaaaaaaa") == 26
+    assert after == 8 + 3

@@ -20,6 +20,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from pi_context import __version__
+from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
 from pi_context.bindings.tool_registry import all_tools, run_tool
 from pi_context.bindings.tools import Tool, ToolContext
@@ -27,7 +28,8 @@ from pi_context.bindings.tools import Tool, ToolContext
 SERVER_NAME = "pi-context"
 INSTRUCTIONS = (
     "Durable notes (notes_*) and the full history of one Pi session (history_*). Keep a "
-    "checkpoint note current; search the history instead of guessing what happened earlier."
+    "checkpoint note current; search the history instead of guessing what happened earlier. "
+    f"{ADDRESS_HELP}"
 )
 
 

@@ -63,7 +63,8 @@ from pi_context.bindings.session.windows import (
     RESET_MARKER_TYPE,
     is_reset_marker,
     marker_window_id,
-    names_legacy_window,
+    names_fork_safe_window,
+    names_upstream_window,
     root_id_in_format,
 )
 from pi_context.cache_dir import cache_root
@@ -72,13 +73,15 @@ from .columns import CorruptIndex, Strings, add_part, checksums, pack_strings, p
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
 from .lines import DECODE_ENTRY, ROLE_CODES, entry_line, entry_rows
 
-SCHEMA = 5  # 5: packed columns in checksummed parts (4: legacy window ids, rows per entry)
+SCHEMA = 6  # 6: both window namings flagged (5: packed columns in checksummed parts)
 SAMPLE_BLOCK = 64 * 1024
 SAMPLE_SPREAD = 8  # evenly spaced 4 KiB blocks between head and tail
 READ_CHUNK = 1 << 20  # the file is indexed in chunks of complete lines (small: fewer cache misses)
 _DEVELOPER = ROLE_CODES["developer"]
 _SYSTEM = ROLE_CODES["system"]
-_FLIP, _LEGACY, _STAMP = 1, 2, 4  # entry flag bits (_STAMP: the timestamp is a string)
+_FLIP, _UPSTREAM, _STAMP, _WHOLE = 1, 2, 4, 8  # entry flag bits (_STAMP: the timestamp is a
+# string; _UPSTREAM, _WHOLE: the session's own boot or marker in the extension's window naming,
+# or in the fork-safe whole-id naming)
 DISABLE_ENV = "PI_CONTEXT_HISTORY_INDEX"  # "0" answers every call without the index
 
 # Packed columns: name -> array type code ("" marks a string table, stored as name.o + name.d).
@@ -122,19 +125,20 @@ class View:
     roles: bytearray  # role code per position
     windows: list[tuple[str, str | None, str | None, int]]  # id, created_at, marker id, start
     ascending: bool = True  # positions in file order (the usual case): bisect finds an item
+    naming: int = 0  # the session's own window naming seen so far: _NAMING_* (decides the root)
 
     def window_ends(self) -> list[int]:
         starts = [w[3] for w in self.windows]
         return [*starts[1:], len(self.positions)]
 
     def to_blob(self) -> bytes:
-        head = json.dumps([self.leaf_seq, self.windows, self.ascending]).encode()
+        head = json.dumps([self.leaf_seq, self.windows, self.ascending, self.naming]).encode()
         return len(head).to_bytes(8, "little") + head + self.positions.tobytes() + self.roles
 
     @classmethod
     def from_blob(cls, blob: bytes) -> View:
         size = int.from_bytes(blob[:8], "little")
-        leaf_seq, windows, ascending = json.loads(blob[8 : 8 + size])
+        leaf_seq, windows, ascending, naming = json.loads(blob[8 : 8 + size])
         rest = blob[8 + size :]
         count = len(rest) // 5
         positions = array("i")
@@ -142,7 +146,8 @@ class View:
         roles = bytearray(rest[4 * count :])
         if len(roles) != count:
             raise CorruptIndex("view arrays disagree")
-        return cls(leaf_seq, positions, roles, [tuple(w) for w in windows], bool(ascending))
+        windows = [tuple(w) for w in windows]
+        return cls(leaf_seq, positions, roles, windows, bool(ascending), int(naming))
 
 
 @dataclass
@@ -557,10 +562,11 @@ class HistoryIndex:
                         value = _parse(line)
                         if is_reset_marker(value):
                             marker = marker_window_id(value)
-                        if (marker or kind == "custom_message") and names_legacy_window(
-                            value, session_id
-                        ):
-                            flags |= _LEGACY
+                        if marker or kind == "custom_message":
+                            if names_upstream_window(value, session_id):
+                                flags |= _UPSTREAM
+                            elif names_fork_safe_window(value, session_id):
+                                flags |= _WHOLE
                     parent = entry.parentId
                     stamp = entry.timestamp
                     if type(stamp) is str:
@@ -761,10 +767,9 @@ class HistoryIndex:
         root_created = None
         if branch and table.flags[branch[0] - first] & _STAMP:
             root_created = table.stamps[branch[0] - first]
-        legacy = _any_legacy(table, branch)
-        view.windows.append(
-            (root_id_in_format(self.session_id, legacy=legacy), root_created, None, 0)
-        )
+        view.naming = _naming(table, branch)
+        root = root_id_in_format(self.session_id, fork_safe=view.naming == _NAMING_WHOLE)
+        view.windows.append((root, root_created, None, 0))
         self._extend(view, table, branch, None)
         return view
 
@@ -794,6 +799,7 @@ class HistoryIndex:
             bytearray(view.roles),
             list(view.windows),
             view.ascending,
+            view.naming,
         )
         old = view.leaf_seq
         flags, item0 = self._blob("e_flags"), self._array("e_item0")
@@ -816,15 +822,13 @@ class HistoryIndex:
         span of the entry preceding it (None: the path starts the branch)."""
         first = table.first
         flags, item0 = table.flags, table.item0
-        if view.windows and _any_legacy(table, path):
-            # The branch now shows the session wrote seed-format ids: its root is named that way.
+        naming = max(view.naming, _naming(table, path))
+        if view.windows and naming != view.naming:
+            # The branch now shows which naming the session's own windows use: so is its root.
+            view.naming = naming
             _, created, marker_id, start = view.windows[0]
-            view.windows[0] = (
-                root_id_in_format(self.session_id, legacy=True),
-                created,
-                marker_id,
-                start,
-            )
+            root = root_id_in_format(self.session_id, fork_safe=naming == _NAMING_WHOLE)
+            view.windows[0] = (root, created, marker_id, start)
         if isinstance(path, range):
             _extend_run(view, table, path, before)
             return
@@ -973,16 +977,29 @@ def _walk(leaf_seq: int, table: _Entries) -> list[int]:
     return branch
 
 
-_LEGACY_BIT = bytes(value & _LEGACY for value in range(256))  # a translation table
+_NAMING_NONE, _NAMING_WHOLE, _NAMING_UPSTREAM = 0, 1, 2
+"""What a branch shows of its session's own window naming; a larger value wins (an own id in
+the extension's form decides for it even after whole-id ones, as ``windows`` rules)."""
+_UPSTREAM_BIT = bytes(value & _UPSTREAM for value in range(256))  # translation tables
+_WHOLE_BIT = bytes(value & _WHOLE for value in range(256))
 
 
-def _any_legacy(table: _Entries, path: Sequence[int]) -> bool:
-    """Whether an entry of ``path`` names a window in the seed format."""
+def _naming(table: _Entries, path: Sequence[int]) -> int:
+    """The window naming the session's own entries on ``path`` show (``_NAMING_*``)."""
     first, flags = table.first, table.flags
     if isinstance(path, range):
         run = flags[path.start - first : path.stop - first]
-        return run.translate(_LEGACY_BIT).count(0) != len(run)
-    return any(flags[seq - first] & _LEGACY for seq in path)
+        if run.translate(_UPSTREAM_BIT).count(0) != len(run):
+            return _NAMING_UPSTREAM
+        return _NAMING_WHOLE if run.translate(_WHOLE_BIT).count(0) != len(run) else _NAMING_NONE
+    found = _NAMING_NONE
+    for seq in path:
+        bits = flags[seq - first]
+        if bits & _UPSTREAM:
+            return _NAMING_UPSTREAM
+        if bits & _WHOLE:
+            found = _NAMING_WHOLE
+    return found
 
 
 def _extend_run(

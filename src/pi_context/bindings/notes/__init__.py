@@ -3,6 +3,7 @@
 Modules, each with one job:
 
 * ``address``     virtual note paths and glob patterns (pure)
+* ``note_address`` note addresses (``@project/…``), shared with the TypeScript extension (pure)
 * ``frontmatter`` the metadata block and local ISO 8601 timestamps (pure)
 * ``homes``       the notes root, the five homes and their safe slugs
 * ``durable``     atomic file replacement and per-note cross-process locks

@@ -97,14 +97,16 @@ _rules: int | None = None
 
 
 def rules() -> int:
-    """A fingerprint of the path rules (the ``address`` module's source): a cache written
-    under other rules is not used, since each row records whether its path was addressable."""
+    """A fingerprint of the path rules (the ``address`` and ``note_address`` modules' source):
+    a cache written under other rules is not used, since each row records whether its path
+    was addressable."""
     global _rules
     if _rules is None:
-        from pi_context.bindings.notes import address
+        from pi_context.bindings.notes import address, note_address
 
         try:
-            _rules = zlib.crc32(Path(address.__file__).read_bytes())
+            sources = Path(address.__file__).read_bytes(), Path(note_address.__file__).read_bytes()
+            _rules = zlib.crc32(b"\0".join(sources))
         except (OSError, TypeError):
             _rules = 0  # unknown rules: a cache is then never reused across processes
     return _rules

@@ -23,10 +23,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from pi_context.bindings.notes.note_address import SCOPES as SCOPES
 from pi_context.digest import sha1_hex
-from pi_context.frozen import frozen
+from pi_context.frozen import frozen, replace
 
-SCOPES: tuple[str, ...] = ("session", "project", "human", "agent", "model")
 ENV_VAR = "PI_NOTES_HOME"
 AGENT_ENV_VAR = "PI_NOTES_AGENT"
 DEFAULT_MODEL_SLUG = "default"
@@ -60,16 +60,21 @@ def slugify(value: str) -> str:
 
 
 def model_slug(model_id: str | None) -> str:
-    """The model home's name: the id after its last ``/`` (the provider prefix goes)."""
+    """The model home's name: the id after its last ``/`` (the provider prefix goes), slugged
+    as the extension does (so ``vendor/`` is ``root``); no model id is ``default``."""
     if not model_id:
         return DEFAULT_MODEL_SLUG
-    return slugify(model_id.rsplit("/", 1)[-1] or model_id)
+    return slugify(model_id.rsplit("/", 1)[-1])
 
 
 def agent_slug(agent_name: str, environ: Mapping[str, str] | None = None) -> str:
-    """``PI_NOTES_AGENT`` when set (what the extension reads), else the host's agent name."""
+    """``PI_NOTES_AGENT`` when set (what the extension reads), else the host's agent name.
+
+    Set means present, as the extension's ``??`` reads it: an empty value slugs to ``root``.
+    """
     env = os.environ if environ is None else environ
-    return slugify(env.get(AGENT_ENV_VAR) or agent_name)
+    chosen = env.get(AGENT_ENV_VAR)
+    return slugify(agent_name if chosen is None else chosen)
 
 
 def _repository_root(directory: Path) -> Path:
@@ -159,6 +164,32 @@ class NotesHomes:
     model_id: str | None
     session_error: str | None = None
     """Why the session id could not be read, when a session file was given but is unusable."""
+    agent_home: str | None = None
+    """A named agent home (``@agents/<slug>/``) to use instead of the running agent's."""
+    model_home: str | None = None
+    """A named model home (``@models/<slug>/``) to use instead of the running model's."""
+
+    def slug(self, scope: str) -> str | None:
+        """The name of the agent or model home this identity addresses (else ``None``)."""
+        if scope == "agent":
+            return self.agent_home or agent_slug(self.agent_name)
+        if scope == "model":
+            return self.model_home or model_slug(self.model_id)
+        return None
+
+    def running_slug(self, scope: str) -> str | None:
+        """The running agent's or model's slug, whatever home this identity names."""
+        return replace(self, agent_home=None, model_home=None).slug(scope)
+
+    def named(self, scope: str, who: str | None) -> NotesHomes:
+        """This identity with ``scope``'s home replaced by the home named ``who``."""
+        if who is None:
+            return self
+        if scope == "agent":
+            return replace(self, agent_home=who)
+        if scope == "model":
+            return replace(self, model_home=who)
+        raise HomeUnavailableError(f"the {scope} home has no named variants")
 
     def parts(self, scope: str) -> tuple[str, ...]:
         """The home's folders below the root (each one plain name)."""
@@ -183,10 +214,8 @@ class NotesHomes:
             return ("project", project_key(self.project_root))
         if scope == "human":
             return ("human",)
-        if scope == "agent":
-            return ("agents", agent_slug(self.agent_name))
-        if scope == "model":
-            return ("models", model_slug(self.model_id))
+        if scope in ("agent", "model"):
+            return ("agents" if scope == "agent" else "models", str(self.slug(scope)))
         raise HomeUnavailableError(f"unknown scope {scope!r}; expected one of {', '.join(SCOPES)}")
 
     def home(self, scope: str) -> Path:

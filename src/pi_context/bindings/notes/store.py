@@ -29,7 +29,6 @@ from pi_context.bindings.notes.address import (
     NOTE_SUFFIX,
     RESERVED_PREFIX,
     NoteAddressError,
-    note_path,
 )
 from pi_context.bindings.notes.cache import (
     CACHE,
@@ -61,6 +60,7 @@ from pi_context.bindings.notes.frontmatter import (
     yaml_scalar,
 )
 from pi_context.bindings.notes.homes import NotesHomes, project_key
+from pi_context.bindings.notes.note_address import address_path
 from pi_context.clock import now_ms
 from pi_context.digest import sha256_hex
 from pi_context.frozen import frozen, replace
@@ -234,7 +234,7 @@ def _mtime_ms(info: os.stat_result) -> int:
 def _path_problem(path: str) -> str | None:
     """Why a listed path is not addressable (pure, so a listing of 50k notes asks once each)."""
     try:
-        note_path(path)
+        address_path(path)
     except NoteAddressError as exc:
         return str(exc)
     return None
@@ -466,7 +466,7 @@ class NoteStore:
 
     def _canonical(self, path: str) -> str:
         try:
-            return note_path(path)
+            return address_path(path)
         except NoteAddressError as exc:
             raise InvalidPathError(str(exc), path=path) from exc
 

@@ -2,6 +2,9 @@
 ``notes_list`` and ``notes_search``.
 
 Each is a plain function from (context, arguments) to a ``ToolResult`` plus a JSON Schema.
+A note is named by its address (``note_address``: ``checkpoint.md``, ``@project/plan.md``…)
+in the ``path`` argument; ``scope`` stays as an alias that must agree with it. Every result
+and listing row carries the note's ``address``, which the tools take back verbatim.
 A malformed argument raises ``ToolError`` with a ``{"error", <argument>}`` payload (the
 toolkit's dispatcher, ``Tool.run``, delivers it and checks the argument names for every
 tool); a well-formed request that cannot be served (``note not found``, an offset past the
@@ -12,10 +15,11 @@ end, a legacy note…) returns the same envelope as an error result. Every respo
 from __future__ import annotations
 
 import json
+import os
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 
-from pi_context.bindings.notes.address import NoteAddressError, compile_glob, note_path
+from pi_context.bindings.notes.address import NoteAddressError, compile_glob
 from pi_context.bindings.notes.frontmatter import local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
@@ -23,6 +27,17 @@ from pi_context.bindings.notes.homes import (
     NotesHomes,
     notes_root,
     session_id_from_file,
+)
+from pi_context.bindings.notes.note_address import (
+    ADDRESS_HELP,
+    NAMED_HEAD_OF_SCOPE,
+    SLUG,
+    NoteAddress,
+    PatternTarget,
+    format_address,
+    parse_address,
+    parse_pattern,
+    with_scope_alias,
 )
 from pi_context.bindings.notes.query import LineMatch, match_lines
 from pi_context.bindings.notes.store import (
@@ -97,14 +112,6 @@ def _fail(message: str, **echo: JSONValue) -> ToolError:
     return ToolError(message, **echo)
 
 
-def _path(args: Args) -> str:
-    value = args.get("path")
-    try:
-        return note_path(value)
-    except NoteAddressError as exc:
-        raise _fail(str(exc), path=value) from exc
-
-
 def _scope(args: Args, default: str | None) -> str | None:
     value = args.get("scope")
     if value is None:
@@ -112,6 +119,45 @@ def _scope(args: Args, default: str | None) -> str | None:
     if not isinstance(value, str) or value not in SCOPES:
         raise _fail(f"scope must be one of {', '.join(SCOPES)}", scope=value)
     return value
+
+
+def _address(args: Args) -> NoteAddress:
+    """The note ``path`` names (an address), with the ``scope`` alias applied."""
+    value = args.get("path")
+    scope = _scope(args, None)
+    try:
+        address = parse_address(value)
+        assert isinstance(value, str)  # parse_address refuses anything else
+        return with_scope_alias(address, value, scope)
+    except NoteAddressError as exc:
+        raise _fail(str(exc), path=value, **_echo(args, ("scope",))) from exc
+
+
+def _target(ctx: ToolContext, args: Args, *, writing: bool) -> tuple[NoteStore, NoteAddress]:
+    """The store holding the addressed note's home, and the address.
+
+    A named agent or model home (``@agents/<slug>/``) other than the running one can be read
+    but not written, as in the extension.
+    """
+    address = _address(args)
+    homes = homes_for(ctx)
+    if address.who is not None:
+        if writing and address.who != homes.running_slug(address.scope):
+            named = f"@{NAMED_HEAD_OF_SCOPE[address.scope]}/{address.who}/"
+            raise _fail(
+                f"{named} is not your home: writable homes are this session, @project/, "
+                "@human/, @self/ and the running @model/ home",
+                **_echo(args, ("path", "scope")),
+            )
+        homes = homes.named(address.scope, address.who)
+    store = NoteStore(homes)
+    _home_scope(store, address.scope)
+    return store, address
+
+
+def address_in(store: NoteStore, scope: str, path: str) -> str:
+    """The address listings show for ``path`` in ``scope`` of ``store``'s homes."""
+    return format_address(scope, path, store.homes.slug(scope))
 
 
 def _int(args: Args, name: str, default: int, low: int, high: int | None) -> int:
@@ -152,14 +198,21 @@ def _queries(args: Args) -> list[str]:
     return queries
 
 
-def _pattern(args: Args) -> Callable[[str], bool] | None:
+def _pattern(args: Args) -> tuple[PatternTarget | None, Callable[[str], bool] | None]:
+    """The homes a pattern names (None: every home) and the glob over paths inside them."""
     value = args.get("pattern")
     if value is None or value == "":
-        return None  # no filter
+        return None, None  # no filter
     try:
-        return compile_glob(value).matches
+        if not isinstance(value, str):
+            return None, compile_glob(value).matches  # names the wrong type
+        target = parse_pattern(value)
+        glob = compile_glob(target.glob).matches
+        if target.who is not None and target.who != "**":
+            compile_glob(target.who)  # a malformed name glob is named here
     except NoteAddressError as exc:
         raise _fail(str(exc), pattern=value) from exc
+    return (target if target.scope is not None else None), glob
 
 
 def _home_scope(store: NoteStore, scope: str) -> str:
@@ -170,11 +223,45 @@ def _home_scope(store: NoteStore, scope: str) -> str:
     return scope
 
 
-def _scopes(args: Args, store: NoteStore) -> list[str]:
+def _named_homes(homes: NotesHomes, scope: str, pattern: str) -> list[str]:
+    """Slugs of the existing ``agents/`` or ``models/`` homes whose name matches ``pattern``."""
+    accept = compile_glob(pattern).matches
+    folder = homes.root / NAMED_HEAD_OF_SCOPE[scope]
+    try:
+        with os.scandir(folder) as found:
+            names = [e.name for e in found if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []  # no such namespace yet: no homes in it
+    return sorted(name for name in names if SLUG.match(name) and accept(name))
+
+
+def _selection(
+    ctx: ToolContext, args: Args, target: PatternTarget | None
+) -> list[tuple[NoteStore, str]]:
+    """The (store, scope) pairs a listing walks: the ``scope`` alias, the pattern's home, or
+    every home of this identity; they must agree when both name one."""
+    homes = homes_for(ctx)
     scope = _scope(args, None)
-    if scope is not None:
-        return [_home_scope(store, scope)]
-    return list(store.homes.available())
+    if target is None:
+        store = NoteStore(homes)
+        if scope is not None:
+            return [(store, _home_scope(store, scope))]
+        return [(store, each) for each in homes.available()]
+    assert target.scope is not None
+    if scope is not None and scope != target.scope:
+        raise _fail(
+            f"the pattern names the {target.scope} home but scope is {scope!r}; pass one of "
+            "them, or both naming the same home",
+            **_echo(args, ("pattern", "scope")),
+        )
+    if target.who is None:
+        store = NoteStore(homes)
+        return [(store, _home_scope(store, target.scope))]
+    if SLUG.match(target.who):
+        names = [target.who]
+    else:
+        names = _named_homes(homes, target.scope, target.who)
+    return [(NoteStore(homes.named(target.scope, name)), target.scope) for name in names]
 
 
 def _echo(args: Args, names: Sequence[str]) -> dict[str, JSONValue]:
@@ -206,8 +293,9 @@ def _meta_json(note: Note) -> dict[str, JSONValue]:
     return note.meta.to_json()
 
 
-def _record_json(record: NoteRecord) -> dict[str, JSONValue]:
+def _record_json(record: NoteRecord, address: str) -> dict[str, JSONValue]:
     return {
+        "address": address,
         "path": record.path,
         "scope": record.scope,
         "stale": record.meta.stale,
@@ -245,12 +333,11 @@ def _problems(
 
 
 def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
-    store = store_for(ctx)
-    path = _path(args)
+    store, address = _target(ctx, args, writing=True)
+    scope, path = address.scope, address.path
     content = args.get("content")
     if not isinstance(content, str):
         raise _fail("content must be a string", path=path)
-    scope = _home_scope(store, _scope(args, "session") or "session")
     stale = _bool(args, "stale")
     try:
         outcome = store.write(scope, path, content, stale=bool(stale))
@@ -258,6 +345,7 @@ def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
         return _note_error(exc, args, ("path", "scope"))
     note = outcome.note
     result = {
+        "address": address_in(store, scope, path),
         "path": path,
         "scope": scope,
         "created": outcome.created,
@@ -293,19 +381,19 @@ def _edits(args: Args) -> list[tuple[str, str]]:
 
 
 def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
-    store = store_for(ctx)
-    path = _path(args)
+    store, address = _target(ctx, args, writing=True)
+    scope, path = address.scope, address.path
     edits = _edits(args)
     stale = _bool(args, "stale")
     if not edits and stale is None:
         raise _fail("nothing to edit: pass edits, stale, or both", path=path)
-    scope = _home_scope(store, _scope(args, "session") or "session")
     try:
         outcome = store.edit(scope, path, edits, stale=stale)
     except NoteError as exc:
         return _note_error(exc, args, ("path", "scope"))
     note = outcome.note
     result = {
+        "address": address_in(store, scope, path),
         "path": path,
         "scope": scope,
         "applied": outcome.applied,
@@ -319,19 +407,19 @@ def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
 
 
 def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
-    store = store_for(ctx)
-    path = _path(args)
-    scope = _home_scope(store, _scope(args, "session") or "session")
+    store, address = _target(ctx, args, writing=False)
+    scope, path = address.scope, address.path
     try:
         note = store.read(scope, path)
     except NoteError as exc:
         return _note_error(exc, args, ("path", "scope"))
     created = local_iso(note.meta.created_at)
     updated = local_iso(note.meta.updated_at)
+    shown = address_in(store, scope, path)
     try:
         window = read_window(
             note.text,
-            name=path,
+            name=shown,
             offset_chars=args.get("offset_chars"),
             limit_chars=args.get("limit_chars"),
             suffix=(scope, f"created {created}", f"updated {updated}"),
@@ -343,6 +431,7 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
     except ValueError as exc:
         raise _fail(str(exc), **_echo(args, ("offset_chars", "limit_chars"))) from exc
     details = {
+        "address": shown,
         "path": path,
         "scope": scope,
         "offset_chars": window.offset_chars,
@@ -362,7 +451,12 @@ class _LazyRows(Sequence["JSONValue"]):
     """Rows rendered on access: a page touches a few dozen of 10,000 notes, so only those
     are built into records (the order needs only each note's time, path and scope)."""
 
-    def __init__(self, reads: list[HomeRead], order: list[int], starts: list[int]) -> None:
+    def __init__(
+        self,
+        reads: list[tuple[NoteStore, HomeRead]],
+        order: list[int],
+        starts: list[int],
+    ) -> None:
         self._reads = reads
         self._order = order
         self._starts = starts
@@ -373,7 +467,9 @@ class _LazyRows(Sequence["JSONValue"]):
     def _row(self, position: int) -> JSONValue:
         index = self._order[position]
         home = bisect_right(self._starts, index) - 1
-        return _record_json(self._reads[home].record(index - self._starts[home]))
+        store, read = self._reads[home]
+        record = read.record(index - self._starts[home])
+        return _record_json(record, address_in(store, record.scope, record.path))
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
@@ -381,13 +477,15 @@ class _LazyRows(Sequence["JSONValue"]):
         return self._row(range(len(self._order))[index])
 
 
-def _listing(reads: list[HomeRead], accept: Callable[[str], bool] | None) -> _LazyRows:
+def _listing(
+    reads: list[tuple[NoteStore, HomeRead]], accept: Callable[[str], bool] | None
+) -> _LazyRows:
     """Every note of ``reads`` in ``list_order``: newest first, then path, then scope."""
-    reads = sorted(reads, key=lambda read: read.scope)  # concatenated in scope order
+    reads = sorted(reads, key=lambda pair: pair[1].scope)  # concatenated in scope order
     paths: list[str] = []
     updated: list[int] = []
     starts: list[int] = []
-    for read in reads:
+    for _store, read in reads:
         starts.append(len(paths))
         paths.extend(read.paths())
         updated.extend(read.updated_at())
@@ -401,21 +499,20 @@ def _listing(reads: list[HomeRead], accept: Callable[[str], bool] | None) -> _La
 
 
 def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
-    store = store_for(ctx)
-    accept = _pattern(args)
-    scopes = _scopes(args, store)
+    target, accept = _pattern(args)
+    selection = _selection(ctx, args, target)
     limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
-    reads: list[HomeRead] = []
+    reads: list[tuple[NoteStore, HomeRead]] = []
     failures: list[HomeReadError] = []
     refused: list[Refused] = []
-    for scope in scopes:
+    for store, scope in selection:
         try:
             read = store.read_home(scope, bodies=False)
         except HomeReadError as exc:
             failures.append(exc)
             continue
-        reads.append(read)
+        reads.append((store, read))
         home_refused = sorted(read.refused, key=lambda r: r.path)
         refused.extend(r for r in home_refused if accept is None or accept(r.path))
     with gc_paused():
@@ -426,7 +523,7 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
         "files",
         limit=limit,
         extra=_problems(failures, refused),
-        protect=frozenset({"path", "scope"}),
+        protect=frozenset({"address", "path", "scope"}),
     )
     return ToolResult(text=encode_json(result), details={"total": len(rows)})
 
@@ -447,10 +544,16 @@ def _match_json(match: LineMatch, header_chars: int, max_chars: int) -> dict[str
 
 
 def _file_row(
-    note: Note, matches: list[LineMatch], per_file: int, max_chars: int, fits: Callable[[Any], bool]
+    note: Note,
+    address: str,
+    matches: list[LineMatch],
+    per_file: int,
+    max_chars: int,
+    fits: Callable[[Any], bool],
 ) -> dict[str, JSONValue]:
     """One file's row, cut (plain prefixes, then fewer matches) until it fits a page alone."""
     head = {
+        "address": address,
         "path": note.path,
         "scope": note.scope,
         "stale": note.meta.stale,
@@ -486,26 +589,28 @@ def _file_row(
 
 
 def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
-    store = store_for(ctx)
     queries = _queries(args)
-    accept = _pattern(args)
-    scopes = _scopes(args, store)
+    target, accept = _pattern(args)
+    selection = _selection(ctx, args, target)
     per_file = _int(args, "max_matches_per_file", MATCHES_DEFAULT, 1, MATCHES_MAX)
     max_files = _int(args, "max_files", FILES_DEFAULT, 1, FILES_MAX)
     max_chars = _int(args, "max_chars_per_match", MATCH_CHARS_DEFAULT, 1, MATCH_CHARS_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
     failures: list[HomeReadError] = []
     refused: list[Refused] = []
-    found: list[tuple[Note, list[LineMatch]]] = []
-    for scope in scopes:
+    found: list[tuple[Note, str, list[LineMatch]]] = []
+    for store, scope in selection:
         try:
             loaded = store.load(scope, accept, contains=queries)
         except HomeReadError as exc:
             failures.append(exc)
             continue
         refused.extend(loaded.refused)
-        found.extend((note, match_lines(note.body, queries)) for note in loaded.notes)
-    found.sort(key=lambda pair: (pair[0].path, pair[0].scope))
+        found.extend(
+            (note, address_in(store, scope, note.path), match_lines(note.body, queries))
+            for note in loaded.notes
+        )
+    found.sort(key=lambda row: (row[0].path, row[0].scope, row[1]))
     extra = _problems(failures, refused)
     widest_cursor = len(str(len(found)))
     # Only the rows a page can reach are rendered; each is cut to fit a page on its own.
@@ -516,8 +621,8 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
         return json_bytes(envelope) <= TOOL_OUTPUT_MAX_BYTES
 
     rows: list[JSONValue] = [None] * len(found)
-    for index, (note, matches) in enumerate(window, start=cursor):
-        rows[index] = _file_row(note, matches, per_file, max_chars, fits)
+    for index, (note, address, matches) in enumerate(window, start=cursor):
+        rows[index] = _file_row(note, address, matches, per_file, max_chars, fits)
     result = page(rows, cursor, "files", limit=max_files, extra=extra)
     return ToolResult(text=encode_json(result), details={"total_files": len(found)})
 
@@ -525,13 +630,27 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
 # --- registry -------------------------------------------------------------------------------
 
 _SCOPE = {"type": "string", "enum": list(SCOPES)}
+_SCOPE_ALIAS = {
+    **_SCOPE,
+    "description": (
+        "Alias kept for older callers: the home of a bare path. With an @ address it must "
+        "name the same home."
+    ),
+}
 _PATH = {
     "type": "string",
-    "description": "Virtual note path relative to its home, e.g. checkpoint/progress.md.",
+    "description": (
+        "The note's address: checkpoint/progress.md (this session), @project/<path>, "
+        "@human/<path>, @self/<path>, @model/<path>, or an address exactly as a listing "
+        "shows it."
+    ),
 }
 _PATTERN = {
     "type": "string",
-    "description": "Glob over note paths: * and ? stay within one segment, ** crosses folders.",
+    "description": (
+        "Glob over note paths: * and ? stay within one segment, ** crosses folders. Start it "
+        "with a home (@project/**, @self/plans/*, @agents/*/MAP.md) to list only that home."
+    ),
 }
 _CURSOR = {
     "type": "integer",
@@ -573,16 +692,15 @@ TOOLS: tuple[Tool, ...] = (
         name="notes_write",
         description=(
             "Create or replace a note with exactly this content. Notes are Markdown files that "
-            "persist across context windows and sessions. scope picks the home: session "
-            "(default), project, human, agent or model. stale: true closes the note (it leaves "
-            "the boot index but stays readable); writing without stale reopens it. "
-            f"Content is limited to {NOTE_MAX_BYTES} UTF-8 bytes."
+            f"persist across context windows and sessions. {ADDRESS_HELP} stale: true closes "
+            "the note (it leaves the boot index but stays readable); writing without stale "
+            f"reopens it. Content is limited to {NOTE_MAX_BYTES} UTF-8 bytes."
         ),
         parameters=_schema(
             {
                 "path": _PATH,
                 "content": {"type": "string", "description": "The complete new note body."},
-                "scope": {**_SCOPE, "description": "Home of the note. Defaults to session."},
+                "scope": _SCOPE_ALIAS,
                 "stale": {"type": "boolean", "description": "Close the note. Defaults to false."},
             },
             ("path", "content"),
@@ -595,7 +713,8 @@ TOOLS: tuple[Tool, ...] = (
         description=(
             "Edit an existing note in place: each oldText must occur exactly once and is "
             "replaced by newText, in order, all or nothing. Pass only stale to close (true) or "
-            "reopen (false) a note without touching its content. Reports how many edits applied."
+            "reopen (false) a note without touching its content. Reports how many edits "
+            f"applied. {ADDRESS_HELP}"
         ),
         parameters=_schema(
             {
@@ -614,7 +733,7 @@ TOOLS: tuple[Tool, ...] = (
                     "description": "Exact-text replacements; optional for metadata-only edits.",
                 },
                 "stale": {"type": "boolean", "description": "Set or clear the stale flag."},
-                "scope": {**_SCOPE, "description": "Home of the note. Defaults to session."},
+                "scope": _SCOPE_ALIAS,
             },
             ("path",),
         ),
@@ -627,12 +746,12 @@ TOOLS: tuple[Tool, ...] = (
             "Read a character window of a note file, metadata block first. The first line is a "
             "bracketed header naming the delivered range, the total length and where to "
             "continue; the window follows verbatim. A negative offset_chars counts back from "
-            "the end, so -200 reads the last 200 characters."
+            f"the end, so -200 reads the last 200 characters. {ADDRESS_HELP}"
         ),
         parameters=_schema(
             {
                 "path": _PATH,
-                "scope": {**_SCOPE, "description": "Home of the note. Defaults to session."},
+                "scope": _SCOPE_ALIAS,
                 "offset_chars": {
                     "type": "integer",
                     "description": "Window start; negative counts from the end. Defaults to 0.",
@@ -651,13 +770,14 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         name="notes_list",
         description=(
-            "List notes across the homes (or one scope), most recently updated first, with "
-            "their stale flag, size and timestamps. Page with cursor."
+            "List notes across the homes (or one home), most recently updated first, each with "
+            "its address (pass it back as given), stale flag, size and timestamps. Page with "
+            "cursor."
         ),
         parameters=_schema(
             {
                 "pattern": _PATTERN,
-                "scope": {**_SCOPE, "description": "Only this home. Defaults to every home."},
+                "scope": {**_SCOPE, "description": "Only this home (an alias of an @ pattern)."},
                 "max_results": {
                     "type": "integer",
                     "minimum": 1,
@@ -675,8 +795,8 @@ TOOLS: tuple[Tool, ...] = (
         description=(
             "Case-sensitive literal search of note bodies, line by line. query is a string or "
             "an array of strings matched as OR. Files come in path order; each match names its "
-            "line, its offset_chars in the body and read_offset_chars to pass to notes_read. "
-            "Page with cursor."
+            "line, its offset_chars in the body and read_offset_chars to pass to notes_read "
+            "with the file's address. Page with cursor."
         ),
         parameters=_schema(
             {
@@ -692,7 +812,7 @@ TOOLS: tuple[Tool, ...] = (
                     "description": "Literal text, or several literals of which any may match.",
                 },
                 "pattern": _PATTERN,
-                "scope": {**_SCOPE, "description": "Only this home. Defaults to every home."},
+                "scope": {**_SCOPE, "description": "Only this home (an alias of an @ pattern)."},
                 "max_matches_per_file": {
                     "type": "integer",
                     "minimum": 1,

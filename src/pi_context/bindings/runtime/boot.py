@@ -3,9 +3,11 @@
 Layout (pi-context 0.25/0.26):
 
 1. the reset line, only after a reset;
-2. the ``<context_window>`` identity block: agent and model name, first, current and (after a
-   reset) previous window ids;
-3. how notes are addressed (the five homes);
+2. the ``<context_window>`` identity block: the agent's and the model's home names (their
+   slugs, as the extension derives them), first, current and (after a reset) previous window
+   ids;
+3. how notes are addressed (the five homes, and which named homes are ``@self`` and
+   ``@model`` now);
 4. the ``notes_list`` retry notice, only when a home could not be read;
 5. the maps: the body of each fresh ``MAP.md`` of the human, project, agent and model homes,
    broadest first (a session ``MAP.md`` is an ordinary note);
@@ -18,6 +20,9 @@ Everything comes from one ``NotesSnapshot`` (each home read once), so a boot can
 reads of the filesystem; rendering reads no file and no clock (the snapshot's opening time is an
 input). The text stays within ``BOOT_MAX_BYTES``: maps give way first (cut with a pointer to the
 rest), then pocket lines (with a pointer to ``notes_list``).
+
+Every note the boot names (pocket lines, map headings, pointers to a cut map) is written as
+its address (``note_address.format_address``), exactly the string ``notes_read`` takes.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ from dataclasses import dataclass
 
 from pi_context.bindings.addresses import described
 from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes.homes import DEFAULT_MODEL_SLUG
+from pi_context.bindings.notes.note_address import format_address
 from pi_context.bindings.notes.snapshot import NotesSnapshot, SnapshotNote
 
 from .protocol import (
@@ -49,7 +56,6 @@ POCKET_QUOTAS: tuple[tuple[str, int], ...] = (
     ("model", 1),
 )
 """Pocket seats per home, in the order the pocket lists them."""
-UNKNOWN_MODEL = "unknown model"
 
 
 @dataclass(frozen=True)
@@ -57,13 +63,15 @@ class BootInput:
     """Everything a boot shows; nothing else is consulted."""
 
     agent_name: str
+    """The running agent's home name (its slug): shown as the agent, and ``@self``'s home."""
     first_window_id: str
     current_window_id: str
     previous_window_id: str | None = None
     """Set only for a reset: it adds the reset line and the previous-id line."""
     notes: NotesSnapshot | None = None
-    model_name: str | None = None
-    """The model running this window (its id); ``None`` when the host does not know it."""
+    model_name: str = DEFAULT_MODEL_SLUG
+    """The running model's home name (its slug, ``default`` when the host does not know it):
+    shown as the model, and ``@model``'s home."""
     opened_ms: int | None = None
     """When the snapshot was taken: pocket times are shown relative to it (else as local time)."""
 
@@ -73,10 +81,9 @@ def _utf8(text: str) -> int:
 
 
 def identity_block(data: BootInput) -> str:
-    model = data.model_name or UNKNOWN_MODEL
     # Ids come whole or not at all: one read from a hand-edited marker may be unaddressable.
     lines = [
-        f"Agent name: {data.agent_name} (model: {model})",
+        f"Agent name: {data.agent_name} (model: {data.model_name})",
         f"First context window id: {described(data.first_window_id, 'window id')}",
         f"Current context window id: {described(data.current_window_id, 'window id')}",
     ]
@@ -119,13 +126,24 @@ def pocket(snapshot: NotesSnapshot) -> list[SnapshotNote]:
     return chosen
 
 
-def pocket_line(note: SnapshotNote, opened_ms: int | None) -> str:
+def address(data: BootInput, note: SnapshotNote) -> str:
+    """The address ``notes_read`` takes for ``note``."""
+    who = {"agent": data.agent_name, "model": data.model_name}.get(note.scope)
+    return format_address(note.scope, note.path, who)
+
+
+def notes_homes_text(data: BootInput) -> str:
+    """How notes are addressed, naming the homes ``@self`` and ``@model`` stand for now."""
+    mine = format_address("agent", "", data.agent_name)
+    model = format_address("model", "", data.model_name)
+    return f"{NOTES_HOMES_TEXT} Now @self/ is {mine} (yours) and @model/ is {model} (your model's)."
+
+
+def pocket_line(data: BootInput, note: SnapshotNote) -> str:
     lines = note.body.count("\n") + 1
-    updated = note.updated_at
+    updated, opened_ms = note.updated_at, data.opened_ms
     when = local_iso(updated) if opened_ms is None else relative_time(updated, opened_ms)
-    return (
-        f"- {note.scope}:{note.path} ({lines} lines, {note.size_bytes} UTF-8 bytes, updated {when})"
-    )
+    return f"- {address(data, note)} ({lines} lines, {note.size_bytes} UTF-8 bytes, updated {when})"
 
 
 def _pocket_header(count: int) -> str:
@@ -137,13 +155,13 @@ def _pocket_header(count: int) -> str:
     )
 
 
-def _map_section(note: SnapshotNote, budget: int) -> str | None:
+def _map_section(data: BootInput, note: SnapshotNote, budget: int) -> str | None:
     """A map with its heading, cut to ``budget`` bytes (None when not even a stub fits)."""
-    heading = f"Map of the {note.scope} home ({note.scope}:{MAP_PATH}):"
+    heading = f"Map of the {note.scope} home ({address(data, note)}):"
     whole = f"{heading}\n{note.body}"
     if _utf8(whole) <= budget:
         return whole
-    pointer = f"\n… (cut here; notes_read {note.scope}:{MAP_PATH} for the rest)"
+    pointer = f"\n… (cut here; notes_read {address(data, note)} for the rest)"
     room = budget - _utf8(heading) - 1 - _utf8(pointer)
     if room < 64:
         return None
@@ -151,8 +169,8 @@ def _map_section(note: SnapshotNote, budget: int) -> str | None:
     return f"{heading}\n{body}{pointer}"
 
 
-def _map_stub(note: SnapshotNote) -> str:
-    return f"(The {note.scope} map did not fit here: notes_read {note.scope}:{MAP_PATH}.)"
+def _map_stub(data: BootInput, note: SnapshotNote) -> str:
+    return f"(The {note.scope} map did not fit here: notes_read {address(data, note)}.)"
 
 
 def notes_sections(data: BootInput, budget: int) -> list[str]:
@@ -168,7 +186,7 @@ def notes_sections(data: BootInput, budget: int) -> list[str]:
 
     # The pocket is small and points at every durable home: it is sized first.
     seats = pocket(snapshot)
-    lines = [pocket_line(note, data.opened_ms) for note in seats]
+    lines = [pocket_line(data, note) for note in seats]
     pocket_text = "\n".join([_pocket_header(len(seats)), *lines]) if seats else ""
     while pocket_text and used + _utf8(pocket_text) + 2 > budget:
         if not lines:
@@ -181,11 +199,11 @@ def notes_sections(data: BootInput, budget: int) -> list[str]:
     pocket_bytes = _utf8(pocket_text) + 2 if pocket_text else 0
 
     resident = maps(snapshot)
-    stubs = [_map_stub(note) for note in resident]
+    stubs = [_map_stub(data, note) for note in resident]
     for position, note in enumerate(resident):
         # Keep room for a pointer to every later map, so a big map never hides the others.
         later = sum(_utf8(stub) + 2 for stub in stubs[position + 1 :])
-        section = _map_section(note, budget - used - pocket_bytes - later - 2)
+        section = _map_section(data, note, budget - used - pocket_bytes - later - 2)
         if section is None:
             section = stubs[position]
             if used + pocket_bytes + _utf8(section) + 2 > budget:
@@ -200,7 +218,7 @@ def notes_sections(data: BootInput, budget: int) -> list[str]:
 def render_boot(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
     """The boot text for one window (a pure function of ``data``)."""
     head = [RESET_LINE] if data.previous_window_id is not None else []
-    head += [identity_block(data), NOTES_HOMES_TEXT]
+    head += [identity_block(data), notes_homes_text(data)]
     fixed = _utf8("\n\n".join([*head, PROTOCOL_TEXT]))
     notes = notes_sections(data, max_bytes - fixed - 2)
     text = "\n\n".join([*head, *notes, PROTOCOL_TEXT])

@@ -55,16 +55,19 @@ class Boundaries:
         self._rng: random.Random = config.rng or random.SystemRandom()
         self._notes_notified: set[str] = set()
 
-    def notes_snapshot(self) -> NotesSnapshot:
+    def notes_homes(self) -> NotesHomes:
+        """The five notes homes of this runtime's identity (session, cwd, agent, model)."""
         model = self._lifecycle.model
-        homes = NotesHomes(
+        return NotesHomes(
             root=notes_root(self._config.notes_home),
             session_id=self._lifecycle.session.session_id,
             project_root=self._cwd(),
             agent_name=self._config.agent_name,
             model_id=model.id if model else None,
         )
-        return load_snapshot(NoteStore(homes))
+
+    def notes_snapshot(self) -> NotesSnapshot:
+        return load_snapshot(NoteStore(self.notes_homes()))
 
     def boot_text(self, window_id: str, previous: str | None) -> str:
         """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
@@ -74,17 +77,19 @@ class Boundaries:
         if notice and window_id not in self._notes_notified:
             self._notes_notified.add(window_id)
             self._notify("warning", notice)
-        model = self._lifecycle.model
+        homes = self.notes_homes()
         return render_boot(
             BootInput(
-                agent_name=self._config.agent_name,
+                agent_name=str(homes.slug("agent")),
                 first_window_id=root_window_id(
-                    self._lifecycle.session.session_id, self._window.branch()
+                    self._lifecycle.session.session_id,
+                    self._window.branch(),
+                    fork_safe=self._window.fork_safe,
                 ),
                 current_window_id=window_id,
                 previous_window_id=previous,
                 notes=snapshot,
-                model_name=model.id if model else None,
+                model_name=str(homes.slug("model")),
                 opened_ms=opened,
             )
         )
@@ -93,8 +98,9 @@ class Boundaries:
         """The default boundary: checkpoint, marker (fresh id), boot, continuation."""
         branch = self._window.branch()
         session_id = self._lifecycle.session.session_id
-        new_id = mint_window_id(branch, session_id, self._rng)
-        previous = current_window_id(branch, session_id)
+        fork_safe = self._window.fork_safe
+        new_id = mint_window_id(branch, session_id, self._rng, fork_safe=fork_safe)
+        previous = current_window_id(branch, session_id, fork_safe=fork_safe)
         return reset_drafts(
             branch,
             session_id,
@@ -120,9 +126,10 @@ class Boundaries:
             if self._lifecycle.refuse_while_off("a new root boot") is not None:
                 return StartResult("disabled")
             messages = self._window.messages()
-            if not needs_root_boot(branch, messages, session.session_id):
+            fork_safe = self._window.fork_safe
+            if not needs_root_boot(branch, messages, session.session_id, fork_safe=fork_safe):
                 return StartResult("present")
-            root = root_window_id(session.session_id, branch)
+            root = root_window_id(session.session_id, branch, fork_safe=fork_safe)
             entry_id = session.append_custom_message(
                 BOOT_TYPE, self.boot_text(root, None), False, {"windowId": root}
             )
@@ -137,7 +144,9 @@ class Boundaries:
             )
             return StartResult("refused", reason=plan.reason)
         assert plan.window_id is not None and plan.marker_id is not None
-        previous = previous_window_id(branch, session.session_id, plan.marker_id)
+        previous = previous_window_id(
+            branch, session.session_id, plan.marker_id, fork_safe=self._window.fork_safe
+        )
         drafts = plan.drafts(self.boot_text(plan.window_id, previous), CONTINUATION_TEXT)
         ids = session.append_drafts(drafts)
         return StartResult("repaired", tuple(ids), reason=", ".join(plan.missing))

@@ -70,3 +70,11 @@ class RuntimeConfig:
     build_reset: ResetBuilder | None = None
     """Replaces the boundary builder (it may be async); default: ``Runtime.reset_drafts``."""
     notify: Callable[[Notice], None] | None = None
+    fork_safe_window_ids: bool = False
+    """Name a new session's windows after its whole id (``pcw:<session id>:root``) instead of
+    the extension's first 8 characters (``pcw:<8 chars>:root``). A fork made within a minute of
+    its source shares those 8 characters, so under the extension's rule it takes the source's
+    copied root boot (with the source session's notes index) for its own; this option gives it
+    its own. Trade-off: the TypeScript extension does not know such a root id and writes a
+    second root boot when it opens the session. Off by default. Either way a session keeps
+    the naming its boots and markers were written with."""

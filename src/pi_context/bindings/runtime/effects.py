@@ -172,7 +172,8 @@ class Effects:
     def announce_committed(self, *, final: bool) -> None:
         """Tell the user about reminders and resets that are now durable in the active window."""
         branch = self._window.branch()
-        window = current_window_id(branch, self._lifecycle.session.session_id)
+        session_id = self._lifecycle.session.session_id
+        window = current_window_id(branch, session_id, fork_safe=self._window.fork_safe)
         self._budget.notify_committed(branch, window, final=final)
         if self._announce is None:
             return

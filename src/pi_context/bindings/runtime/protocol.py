@@ -6,6 +6,7 @@ the sentences are this implementation's own.
 
 from __future__ import annotations
 
+from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 __all__ = [
@@ -82,12 +83,12 @@ RESET_LINE = (
 )
 
 NOTES_HOMES_TEXT = (
-    "Notes live in five homes, chosen with the notes tools' scope argument (default: "
-    "session): session is this session's own trip (the goal, progress, loose ends); project "
-    "holds facts about this project for whoever works on it next; human holds the human's "
-    "standing preferences and lessons across projects; agent is your own, as the agent "
-    "running now; model is the current model's (how it behaves, its quirks). Below, a note is "
-    "named scope:path. Each home's MAP.md, when fresh, is shown in full as that home's map."
+    "Notes live in five homes: this session's own trip (the goal, progress, loose ends); "
+    "@project for facts about this project, for whoever works on it next; @human for the "
+    "human's standing preferences and lessons across projects; @self for your own, as the "
+    "agent running now; @model for the current model's (how it behaves, its quirks). "
+    f"{ADDRESS_HELP} Below, every note is named by its address, exactly as the notes tools "
+    "take it. Each home's MAP.md, when fresh, is shown in full as that home's map."
 )
 
 _PROTOCOL_LINES = (

@@ -104,7 +104,9 @@ class Runtime:
         self.lifecycle = Lifecycle(
             session, self.config.model, self.config.enabled, lambda: self.window.window_id
         )
-        self.window = WindowView(self.lifecycle, self.config.usage)
+        self.window = WindowView(
+            self.lifecycle, self.config.usage, self.config.fork_safe_window_ids
+        )
         self._notices = Notices(self.config.notify)
         self.budget = Budget(
             self._load_policy, self._notices.notify, live=self.config.policy is not None
@@ -327,7 +329,9 @@ class Runtime:
                 [head] if head is not None else [], abort=True, cancelled=True, step=step
             )
         try:
-            provider = provider_projection(branch, source, self.session_id)
+            provider = provider_projection(
+                branch, source, self.session_id, fork_safe=self.window.fork_safe
+            )
         except MissingBootError:
             head = current_system_message(source)
             self.notify(
@@ -338,7 +342,7 @@ class Runtime:
             return ContextResult([head] if head is not None else [], abort=True, step=step)
         if self.lifecycle.refuse_while_off("the budget") is not None:
             return ContextResult(provider, step=step)
-        window = current_window_id(branch, self.session_id)
+        window = current_window_id(branch, self.session_id, fork_safe=self.window.fork_safe)
         usage = self.window.usage_of(branch, source)
         decision = self.budget.on_context(branch, window, usage.remaining if usage else None)
         if decision.inject_warning:

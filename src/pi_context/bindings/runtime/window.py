@@ -33,8 +33,11 @@ class WindowView:
         self,
         lifecycle: Lifecycle,
         host_usage: Callable[[], Usage | None] | None,
+        fork_safe: bool = False,
     ) -> None:
         self._lifecycle = lifecycle
+        self.fork_safe = fork_safe
+        """``RuntimeConfig.fork_safe_window_ids``: how a new session's windows are named."""
         self._host_usage = host_usage
         self._branch_key: tuple[int, str | None] | None = None
         self._branch: list[Entry] = []
@@ -66,7 +69,9 @@ class WindowView:
 
     @property
     def window_id(self) -> str:
-        return current_window_id(self.branch(), self._lifecycle.session.session_id)
+        return current_window_id(
+            self.branch(), self._lifecycle.session.session_id, fork_safe=self.fork_safe
+        )
 
     def host_usage(self) -> Usage | None:
         return self._host_usage() if self._host_usage is not None else None
@@ -109,7 +114,7 @@ class WindowView:
         marker, after = self._after_marker()
         if marker is None:
             return False
-        window = current_window_id(self.branch(), self._lifecycle.session.session_id)
+        window = self.window_id
         boot = False
         for entry in after:
             kind = artifact_kind(entry)

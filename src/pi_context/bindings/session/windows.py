@@ -66,23 +66,34 @@ def marker_window_id(entry: Entry) -> str:
 
 # --- window ids -------------------------------------------------------------------------------
 #
-# The seeds name windows after the first 8 characters of the session id. Pi's session ids are
-# UUIDv7, whose first 8 characters are a timestamp prefix shared by every session created in the
-# same ~65 seconds, so a quick fork would reuse its source's ids. Windows are therefore named after
-# the whole session id (``pcw:<session id>:root`` / ``pcw:<session id>:<8 hex>``); a session that
-# already wrote windows in the seed format (``pcw:<sid8>:...``) keeps reading them.
+# The extension names a session's windows after the first 8 characters of its id: the root is
+# ``pcw:<sid8>:root`` and every reset mints ``pcw:<sid8>:<8 lowercase hex>`` (upstream
+# ``src/pi/window.ts`` rootWindowId, ``src/pi/reset/artifacts.ts``); it finds a window's boot by
+# that id. That is the default here too, so either side can open a session the other wrote.
+#
+# Pi's session ids are UUIDv7, whose first 8 characters are a timestamp prefix shared by every
+# session created in the same ~65 seconds: a fork made that quickly names its root window as
+# its source did, so the source's copied root boot (whose notes index is the source session's)
+# passes for the fork's own. The ``fork_safe`` naming (``RuntimeConfig.fork_safe_window_ids``)
+# uses the whole session id instead (``pcw:<session id>:root``); the extension does not know
+# that root id and writes a second root boot when it opens such a session.
+#
+# A session keeps the naming it was written with: a boot or marker the session itself wrote in
+# the extension's form decides for that form, else one in the whole-id form (sessions written
+# between the two rules) decides for the whole-id form; only a session that has written
+# neither takes the configured naming. Entries a fork copied from its source never decide.
 
 _UUIDV7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$", re.I)
 
 
-def window_prefix(session_id: str) -> str:
-    """The prefix of every window id a session mints (collision-free across forks)."""
-    return f"{WINDOW_PREFIX}{session_id}:"
-
-
-def legacy_window_prefix(session_id: str) -> str:
-    """The seed format's prefix, ``pcw:<first 8 characters>:``, read for older sessions."""
+def upstream_prefix(session_id: str) -> str:
+    """The extension's prefix of a session's window ids: ``pcw:<first 8 characters>:``."""
     return f"{WINDOW_PREFIX}{session_id[:8]}:"
+
+
+def fork_safe_prefix(session_id: str) -> str:
+    """The fork-safe prefix: ``pcw:<whole session id>:`` (collision-free across forks)."""
+    return f"{WINDOW_PREFIX}{session_id}:"
 
 
 def session_created_ms(session_id: str) -> int | None:
@@ -113,31 +124,70 @@ def _window_entry_id(entry: Entry) -> str | None:
     return None
 
 
-def names_legacy_window(entry: Entry, session_id: str) -> bool:
-    """Is this entry a boot or marker the session itself wrote with a seed-format window id?
+def names_upstream_window(entry: Entry, session_id: str) -> bool:
+    """Is this a boot or marker the session itself wrote with an id in the extension's form?
 
-    Ids copied from a fork's source do not count, so a fork never inherits the seed format.
+    Ids copied from a fork's source do not count, so a fork never inherits its source's
+    naming. For a session id of at most 8 characters both forms are one and nothing counts.
     """
-    legacy = legacy_window_prefix(session_id)
-    if legacy == window_prefix(session_id):
-        return False  # an id of at most 8 characters: both formats agree
+    short, whole = upstream_prefix(session_id), fork_safe_prefix(session_id)
+    if short == whole:
+        return False
     window_id = _window_entry_id(entry)
-    return window_id is not None and window_id.startswith(legacy) and _written_by(entry, session_id)
+    if window_id is None or not window_id.startswith(short) or window_id.startswith(whole):
+        return False  # (an id like "abcdefgh:x" has a whole-id prefix that starts the same)
+    return _written_by(entry, session_id)
 
 
-def uses_legacy_ids(branch: Sequence[Entry], session_id: str) -> bool:
-    """The session already named its own windows in the seed format (written before the change)."""
-    return any(names_legacy_window(entry, session_id) for entry in branch)
+def names_fork_safe_window(entry: Entry, session_id: str) -> bool:
+    """Is this a boot or marker naming a window in the whole-id form of this session?
+
+    Only the session itself can have written one: a fork's source had another id.
+    """
+    if upstream_prefix(session_id) == fork_safe_prefix(session_id):
+        return False
+    window_id = _window_entry_id(entry)
+    return window_id is not None and window_id.startswith(fork_safe_prefix(session_id))
 
 
-def root_window_id(session_id: str, branch: Sequence[Entry] = ()) -> str:
-    """The root window's id: ``pcw:<session id>:root``, or the seed's id for an older session."""
-    return root_id_in_format(session_id, legacy=uses_legacy_ids(branch, session_id))
+def naming_on_branch(branch: Sequence[Entry], session_id: str) -> bool | None:
+    """The naming the session's own entries on ``branch`` use: ``True`` for the fork-safe
+    (whole-id) form, ``False`` for the extension's, ``None`` when they use neither."""
+    fork_safe = False
+    for entry in branch:
+        if names_upstream_window(entry, session_id):
+            return False
+        fork_safe = fork_safe or names_fork_safe_window(entry, session_id)
+    return True if fork_safe else None
 
 
-def root_id_in_format(session_id: str, *, legacy: bool) -> str:
-    """The root window's id in the current format, or in the seed format (``legacy``)."""
-    prefix = legacy_window_prefix(session_id) if legacy else window_prefix(session_id)
+def uses_fork_safe_ids(
+    session_id: str, branch: Sequence[Entry] = (), *, fork_safe: bool = False
+) -> bool:
+    """Does the session name its windows after its whole id? The naming its own entries use
+    decides; a session that has written neither form takes ``fork_safe`` (the option)."""
+    found = naming_on_branch(branch, session_id)
+    return fork_safe if found is None else found
+
+
+def window_prefix(session_id: str, branch: Sequence[Entry] = (), *, fork_safe: bool = False) -> str:
+    """The prefix of the session's window ids (see ``uses_fork_safe_ids``)."""
+    if uses_fork_safe_ids(session_id, branch, fork_safe=fork_safe):
+        return fork_safe_prefix(session_id)
+    return upstream_prefix(session_id)
+
+
+def root_window_id(
+    session_id: str, branch: Sequence[Entry] = (), *, fork_safe: bool = False
+) -> str:
+    """The root window's id: ``pcw:<first 8 characters>:root`` (the extension's), or the
+    whole-id form for a fork-safe session (see ``uses_fork_safe_ids``)."""
+    return f"{window_prefix(session_id, branch, fork_safe=fork_safe)}root"
+
+
+def root_id_in_format(session_id: str, *, fork_safe: bool) -> str:
+    """The root window's id in the fork-safe (whole-id) form or in the extension's."""
+    prefix = fork_safe_prefix(session_id) if fork_safe else upstream_prefix(session_id)
     return f"{prefix}root"
 
 
@@ -149,13 +199,19 @@ def current_reset(branch: Sequence[Entry]) -> Entry | None:
     return None
 
 
-def current_window_id(branch: Sequence[Entry], session_id: str) -> str:
+def current_window_id(branch: Sequence[Entry], session_id: str, *, fork_safe: bool = False) -> str:
     marker = current_reset(branch)
-    return marker_window_id(marker) if marker is not None else root_window_id(session_id, branch)
+    if marker is not None:
+        return marker_window_id(marker)
+    return root_window_id(session_id, branch, fork_safe=fork_safe)
 
 
 def previous_window_id(
-    branch: Sequence[Entry], session_id: str, marker_id: str | None = None
+    branch: Sequence[Entry],
+    session_id: str,
+    marker_id: str | None = None,
+    *,
+    fork_safe: bool = False,
 ) -> str | None:
     """The window active just before a marker (default: the current one); None in the root."""
     if marker_id is None:
@@ -163,7 +219,7 @@ def previous_window_id(
         if marker is None:
             return None
         marker_id = marker["id"]
-    previous = root_window_id(session_id, branch)
+    previous = root_window_id(session_id, branch, fork_safe=fork_safe)
     for entry in branch:
         if entry.get("id") == marker_id:
             return previous
@@ -172,9 +228,11 @@ def previous_window_id(
     return None  # the marker is not on this branch
 
 
-def window_ids_on_branch(branch: Sequence[Entry], session_id: str) -> set[str]:
+def window_ids_on_branch(
+    branch: Sequence[Entry], session_id: str, *, fork_safe: bool = False
+) -> set[str]:
     """Every window id the branch names: root, markers, and boot ``details.windowId``."""
-    ids = {root_window_id(session_id, branch)}
+    ids = {root_window_id(session_id, branch, fork_safe=fork_safe)}
     for entry in branch:
         window_id = _window_entry_id(entry)
         if window_id is not None:
@@ -192,26 +250,30 @@ def check_session_id(session_id: str) -> None:
     if len(session_id) > SESSION_ID_MAX_CHARS:
         raise WindowIdError(
             f"session id is {len(session_id)} characters; pi-context works with session ids "
-            f"of at most {SESSION_ID_MAX_CHARS} (its window ids embed the whole id)"
+            f"of at most {SESSION_ID_MAX_CHARS} (fork-safe window ids embed the whole id)"
         )
-    problem = address_problem(f"{window_prefix(session_id)}00000000", "window id")
+    problem = address_problem(f"{fork_safe_prefix(session_id)}00000000", "window id")
     if problem is not None:
         raise WindowIdError(f"session id {session_id!r} cannot name windows: {problem}")
 
 
 def mint_window_id(
-    branch: Sequence[Entry], session_id: str, rng: random.Random | None = None
+    branch: Sequence[Entry],
+    session_id: str,
+    rng: random.Random | None = None,
+    *,
+    fork_safe: bool = False,
 ) -> str:
-    """A fresh ``pcw:<session id>:<8 hex>`` that no window on the branch already uses.
+    """A fresh ``<prefix><8 lowercase hex>`` that no window on the branch already uses, with
+    the session's prefix (``window_prefix``), as the extension mints them.
 
-    Older sessions mint in this format too: their seed-format ids stay readable, and the whole
-    session id keeps new windows apart from any fork's. Raises ``WindowIdError`` when the
-    session id is too long (or malformed) for the id to be an address.
+    Raises ``WindowIdError`` when the session id is too long (or malformed) for the id to be
+    an address.
     """
     check_session_id(session_id)
     source = rng or random.SystemRandom()
-    taken = window_ids_on_branch(branch, session_id)
-    prefix = window_prefix(session_id)
+    taken = window_ids_on_branch(branch, session_id, fork_safe=fork_safe)
+    prefix = window_prefix(session_id, branch, fork_safe=fork_safe)
     while True:
         candidate = f"{prefix}{source.getrandbits(32):08x}"
         if candidate not in taken:
@@ -231,10 +293,13 @@ class WindowSpan:
         return iter((self.window_id, range(self.start, self.end), self.marker_id))
 
 
-def window_spans(branch: Sequence[Entry], session_id: str) -> list[WindowSpan]:
+def window_spans(
+    branch: Sequence[Entry], session_id: str, *, fork_safe: bool = False
+) -> list[WindowSpan]:
     """The windows of a branch in order; each marker opens a window that includes it."""
     spans: list[WindowSpan] = []
-    start, window_id, marker_id = 0, root_window_id(session_id, branch), None
+    root = root_window_id(session_id, branch, fork_safe=fork_safe)
+    start, window_id, marker_id = 0, root, None
     for index, entry in enumerate(branch):
         if is_reset_marker(entry):
             spans.append(WindowSpan(window_id, start, index, marker_id))
@@ -313,23 +378,35 @@ def project_root_window(messages: Sequence[Message], window_id: str) -> list[Mes
 
 
 def provider_projection(
-    branch: Sequence[Entry], messages: Sequence[Message], session_id: str
+    branch: Sequence[Entry],
+    messages: Sequence[Message],
+    session_id: str,
+    *,
+    fork_safe: bool = False,
 ) -> list[Message]:
     """The messages pi-context lets reach the provider for the active window."""
     marker = current_reset(branch)
     if marker is None:
-        return project_root_window(messages, root_window_id(session_id, branch))
+        root = root_window_id(session_id, branch, fork_safe=fork_safe)
+        return project_root_window(messages, root)
     return project_window(messages, marker_window_id(marker))
 
 
-def needs_root_boot(branch: Sequence[Entry], messages: Sequence[Message], session_id: str) -> bool:
+def needs_root_boot(
+    branch: Sequence[Entry],
+    messages: Sequence[Message],
+    session_id: str,
+    *,
+    fork_safe: bool = False,
+) -> bool:
     """Startup check outside any reset: is this session's own root boot missing?
 
-    A boot copied by a fork names the source session's root window and does not count.
+    A boot copied by a fork names the source session's root window and does not count, unless
+    the fork's root id is the source's (the extension's naming, a fork within a minute).
     """
     if current_reset(branch) is not None:
         return False
-    root = root_window_id(session_id, branch)
+    root = root_window_id(session_id, branch, fork_safe=fork_safe)
     return not any(is_window_boot(m, root) for m in messages)
 
 

@@ -257,7 +257,7 @@ def _mutants() -> tuple[Mutant, ...]:
             _patch(
                 window,
                 "current_window_id",
-                lambda orig: lambda branch, session_id: windows.root_window_id(session_id),
+                lambda orig: lambda branch, session_id, **_: windows.root_window_id(session_id),
             ),
             equivalent={
                 "reset-control@0.25": (
