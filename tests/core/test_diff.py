@@ -177,13 +177,15 @@ def test_the_proposal_documents_the_invariants_it_restores() -> None:
 
 def test_a_spec_with_other_events_is_compared_through_its_embedding() -> None:
     """0.26 reads 0.25's cases as its embed says: the explicit request as a tool request of
-    w1, the threshold as the hard reserve; what differs is where 0.25 keeps its request at
-    settle and 0.26 drops an uncommitted tool request."""
+    w1, the threshold as the hard reserve, its /wipe-memory (committed at once) as w1's manual
+    close-out (armed); what differs is where 0.25 keeps its request at settle and 0.26 drops an
+    uncommitted tool request, and that 0.26 arms the close-out 0.25 commits."""
     v25, v26 = load(SPECS_DIR / "reset-control@0.25.yaml"), load(V26)
     d = diff_specs(v25, v26)
-    assert d.enumerated is v25 and d.cases == 1184 and "embed" in d.projection
+    assert d.enumerated is v25 and d.cases == 1192 and "embed" in d.projection
     rows = {(g.row_a, g.row_b) for g in d.groups}
     assert ("settled.end-chain", "settled.clear") in rows
+    assert ("manual_reset.commit", "close_out.arm") in rows
     assert not any(g.row_a.startswith(("turn_end", "request")) for g in d.groups)
     settled = next(g for g in d.groups if g.row_b == "settled.clear")
     assert settled.example is not None
