@@ -424,17 +424,17 @@ def test_a_crashing_generator_is_operation_failed(world: World) -> None:
 
 def test_a_torn_destination_write_is_removed(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """Fault injection: the disk fails half-way through writing the destination."""
-    from pi_context.bindings.session import store
+    import os
 
-    real = store._write_all
+    from pi_context import writes
 
-    def torn(fd: int, data: bytes) -> None:
-        if b"context-memory-handoff-in" in data:
-            real(fd, data[: len(data) // 2])
+    def torn(fd: int, data: memoryview) -> int:
+        if b"context-memory-handoff-in" in bytes(data):
+            os.write(fd, data[: len(data) // 2])
             raise OSError(28, "No space left on device")
-        real(fd, data)
+        return os.write(fd, data)
 
-    monkeypatch.setattr(store, "_write_all", torn)
+    monkeypatch.setattr(writes, "WRITE", torn)  # the session write layer's fault seam
     result = world.run()
     assert result.outcome == "failed" and result.code == "storage_failed"
     assert result.stages[-1] == "switching"

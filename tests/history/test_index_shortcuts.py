@@ -4,7 +4,7 @@
 ``entry_items`` projection gives, on any entry a file can hold, whether the line was decoded
 typed (``DECODE_ENTRY``) or parsed as the loader parses it (``entry_line``). ``_branch``
 skips the parent walk when the file is one chain; it must give the walk's answer on any table.
-``_chunks`` reads the file in small pieces; they must be the file's lines, whole, however long
+``scan.chunks`` reads the file in small pieces; they must be the file's lines, whole, however long
 a line is.
 """
 
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.history import index
-from pi_context.bindings.history.index import _branch, _chunks, _Entries, _walk
+from pi_context.bindings.history import scan
+from pi_context.bindings.history.index import _branch, _Entries, _walk
 from pi_context.bindings.history.items import ROLES, _text_of, entry_items
 from pi_context.bindings.history.lines import DECODE_ENTRY, entry_line, entry_rows
 
@@ -237,16 +237,20 @@ def test_chunks_are_the_files_lines_whole(data: bytes, start: int, size: int) ->
         fd = os.open(path, os.O_RDONLY)
         try:
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(index, "READ_CHUNK", size)
-                chunks = list(_chunks(fd, start))
+                patch.setattr(scan, "READ_CHUNK", size)
+                chunks = list(scan.chunks(fd, start))
         finally:
             os.close(fd)
-    assert b"".join(chunk for chunk, _ in chunks) == data[start:]
-    for position, (chunk, at) in enumerate(chunks):
+    # a long line comes alone, without its newline
+    whole = [chunk + b"\n" if single else chunk for chunk, _, single in chunks]
+    assert b"".join(whole) == data[start:]
+    for position, (chunk, at, single) in enumerate(chunks):
         assert chunk and data[at : at + len(chunk)] == chunk
-        if position < len(chunks) - 1:
+        if single:
+            assert b"\n" not in chunk and len(chunk) >= size and data[at + len(chunk)] == 10
+        elif position < len(chunks) - 1:
             assert chunk.endswith(b"\n")  # only the last may end mid-line
-    starts = [at for _, at in chunks]
+    starts = [at for _, at, _ in chunks]
     assert starts == sorted(starts)
 
 

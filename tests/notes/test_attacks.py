@@ -159,6 +159,7 @@ SWAPPER = textwrap.dedent(
     """
     import os, sys, time
     home, outside, rounds, seconds = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+    hold = float(sys.argv[5]) if len(sys.argv) > 5 else 0.0005  # how long the link stands
     folder, parked = os.path.join(home, "d"), os.path.join(home, "d.parked")
     end = time.monotonic() + seconds
     done = 0
@@ -166,7 +167,7 @@ SWAPPER = textwrap.dedent(
         try:
             os.rename(folder, parked)          # the real folder steps aside ...
             os.symlink(outside, folder)        # ... and a link to the outside takes its name
-            time.sleep(0.0005)
+            time.sleep(hold)
             os.unlink(folder)
             os.rename(parked, folder)          # then the real folder comes back
         except OSError:
@@ -221,11 +222,13 @@ def test_a_rename_race_never_reads_or_writes_outside_the_home(tmp_path: Path) ->
         thread.start()
     swaps = 0
     try:
-        # Under a loaded machine one burst of swaps may land between the tools' calls; more
-        # bursts run (a bounded number) until the race has shown both outcomes.
-        for _burst in range(6):
+        # Under a loaded machine a burst of tight swaps may land between the tools' calls; more
+        # bursts run (a bounded number), each leaving the link standing four times longer than
+        # the last (0.5 ms up to 0.5 s), until the race has shown both outcomes.
+        for burst in range(6):
+            hold = str(0.0005 * 4**burst)
             swapper = subprocess.Popen(
-                [sys.executable, "-c", SWAPPER, str(home), str(outside), "1500", "8"],
+                [sys.executable, "-c", SWAPPER, str(home), str(outside), "1500", "8", hold],
                 stdout=subprocess.PIPE,
                 text=True,
             )

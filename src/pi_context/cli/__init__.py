@@ -149,6 +149,14 @@ def _handled(handler: Any, args: Any) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a named failure is one line; a bug keeps its traceback
+        from pi_context.cli._failures import describe
+
+        line = describe(exc)
+        if line is None:
+            raise
+        print(f"pi-context {getattr(args, 'command', None) or 'tool'}: {line}", file=sys.stderr)
+        return 1
     return int(code or 0)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
+from pi_context.surrogates import escape
 
 
 def add_report(sub: Any) -> None:
@@ -38,5 +39,7 @@ def run_report(args: argparse.Namespace) -> int:
     except SessionError as exc:
         print(f"pi-context session report: {exc}", file=sys.stderr)
         return 2
-    sys.stdout.write(encode(report) + "\n" if args.json else render_report(report))
+    # Text from the file may hold lone surrogates (half an emoji, as Node writes it): escaped,
+    # since no UTF-8 output can carry them (the JSON encoder escapes them itself).
+    sys.stdout.write(encode(report) + "\n" if args.json else escape(render_report(report)))
     return report_exit_code(report)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -124,12 +124,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"pi-context conformance: --impl: {err}", file=sys.stderr)
         return 2
     print(rep.render_text(report))
+    # Every output is attempted, whatever happened to the others: a report is worth most
+    # when the implementation was at its worst.
     if args.json:
-        _write(args.json, json.dumps(rep.to_json(report), indent=2, ensure_ascii=False) + "\n")
+        _write(args.json, lambda: rep.dumps(rep.to_json(report)))
     if args.junit:
-        _write(args.junit, rep.to_junit(report))
+        _write(args.junit, lambda: rep.to_junit(report))
     if not report.ok:
-        written = rep.write_bundle(report, args.bundle)
+        try:
+            written = rep.write_bundle(report, args.bundle)
+        except OSError as err:
+            print(f"pi-context conformance: cannot write the bundle: {err}", file=sys.stderr)
+            written = []
         if written:
             print(f"\nfailing traces written to {args.bundle}/ (ITF JSON + Mermaid):")
             for path in written:
@@ -197,6 +203,10 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
     return 0
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def _write(path: Path, render: Callable[[], str]) -> None:
+    try:
+        text = render()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        print(f"pi-context conformance: cannot write {path}: {err}", file=sys.stderr)

@@ -201,8 +201,9 @@ def render(session: Session, view: dict[str, Any], rows: list[OutlineRow]) -> st
 
 
 # Control characters from a file (ids, labels, previews) must not drive the terminal or split a
-# row: C0 and C1 controls, DEL, line/paragraph separators and bidirectional overrides are escaped.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# row: C0 and C1 controls, DEL, line/paragraph separators and bidirectional overrides are escaped;
+# so are lone surrogates (half an emoji, as Node writes it), which no UTF-8 output can carry.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:

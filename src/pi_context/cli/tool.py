@@ -115,8 +115,17 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
         known = ", ".join(sorted(all_tools())) or "none"
         print(f"pi-context tool: unknown tool {args.name!r} (known: {known})", file=sys.stderr)
         return 2
+    from pi_context.jsonlimits import JSONLimitError, check_depth, too_deep_message
+
     try:
+        check_depth(args.args)  # before the parser, which recurses once per level
         arguments = json.loads(args.args)
+    except JSONLimitError as exc:
+        print(f"pi-context tool: --args {exc}", file=sys.stderr)
+        return 2
+    except RecursionError:
+        print(f"pi-context tool: --args {too_deep_message()}", file=sys.stderr)
+        return 2
     except json.JSONDecodeError as exc:
         print(f"pi-context tool: --args is not JSON: {exc}", file=sys.stderr)
         return 2

@@ -1,5 +1,10 @@
 """Conformance reports: the text summary (per event type and per table row, shortest failing
-traces), JSON, JUnit XML, and the replayable bundle of failing traces (ITF JSON + Mermaid)."""
+traces), JSON, JUnit XML, and the replayable bundle of failing traces (ITF JSON + Mermaid).
+
+A report quotes what the implementation answered, which may be anything: every format is
+written through ``surrogates.escape`` (lone surrogates spelt ``\\udXXX``), so each is valid
+UTF-8, and the JUnit XML also drops the characters XML cannot hold.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from pi_context.conformance.results import ConformanceReport, SpecResult, Tally
 from pi_context.conformance.traces import Trace, TraceStep
 from pi_context.spec.interpret import Wire, render_event, render_state
 from pi_context.spec.model import Spec
+from pi_context.surrogates import escape
 
 ITF_DESCRIPTION = "https://apalache-mc.org/docs/adr/015adr-trace.html"
 CASES_SHOWN = 3  # failing cases listed per row in the text report
@@ -57,7 +63,7 @@ def render_text(report: ConformanceReport) -> str:
         failed = [s.spec.id for s in report.specs if not s.ok]
         what = ", ".join(failed) if failed else "handshake"
         out.append(f"DOES NOT CONFORM ({what}); {checked} steps checked in {report.seconds:.1f}s")
-    return "\n".join(out)
+    return escape("\n".join(out))
 
 
 def render_spec(result: SpecResult) -> list[str]:
@@ -113,6 +119,11 @@ def _case(spec: Spec, step: TraceStep) -> str:
 
 
 # ---------------------------------------------------------------- JSON
+
+
+def dumps(value: Any) -> str:
+    """Indented JSON of a report value, valid UTF-8 whatever the implementation answered."""
+    return escape(json.dumps(value, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _step_json(step: TraceStep) -> dict[str, Any]:
@@ -229,7 +240,12 @@ def to_junit(report: ConformanceReport) -> str:
         suite.set("failures", str(failures))
         suite.set("time", f"{result.seconds:.3f}")
     ET.indent(suites)
-    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+    text = ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+    return _NOT_XML.sub("\ufffd", escape(text))
+
+
+# Characters XML 1.0 cannot hold, even escaped (C0 controls but tab and line ends, U+FFFE/F).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
 # ---------------------------------------------------------------- ITF and Mermaid
@@ -294,11 +310,24 @@ def to_itf(spec: Spec, trace: Trace, command: str) -> dict[str, Any]:
     }
 
 
+ITF_MAX_BYTES = 64 << 20
+"""Largest ITF trace ``--replay`` reads (a bundle's traces are a few KB)."""
+
+
 def load_itf(path: Path) -> tuple[str, Wire, list[Wire]]:
     """(spec id, initial state, events) of a bundle trace; ValueError says what is wrong."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    from pi_context.jsonlimits import JSONLimitError, check_depth
+    from pi_context.regular import read_regular
+
+    try:  # a regular file only, bounded, depth checked before the parser recurses
+        raw = read_regular(path, ITF_MAX_BYTES + 1)
+        if len(raw) > ITF_MAX_BYTES:
+            raise ValueError(f"{path}: an ITF trace larger than {ITF_MAX_BYTES} bytes (the limit)")
+        check_depth(raw)
+        data = json.loads(raw.decode("utf-8"))
+    except OSError as err:
+        raise ValueError(f"{path}: cannot read an ITF trace: {err.strerror or err}") from None
+    except (UnicodeDecodeError, JSONLimitError, json.JSONDecodeError) as err:
         raise ValueError(f"{path}: cannot read an ITF trace: {err}") from None
     try:
         spec_id = data["#meta"]["spec"]
@@ -387,12 +416,8 @@ def write_bundle(report: ConformanceReport, directory: Path) -> list[Path]:
             suffix = "--random" if trace is result.random_trace else ""
             stem = _slug(f"{result.spec.id}--{failing.want.row}{suffix}")
             itf = directory / f"{stem}.itf.json"
-            itf.write_text(
-                json.dumps(to_itf(result.spec, trace, report.command), indent=2, ensure_ascii=False)
-                + "\n",
-                encoding="utf-8",
-            )
+            itf.write_text(dumps(to_itf(result.spec, trace, report.command)), encoding="utf-8")
             mmd = directory / f"{stem}.mmd"
-            mmd.write_text(to_mermaid(result.spec, trace), encoding="utf-8")
+            mmd.write_text(escape(to_mermaid(result.spec, trace)), encoding="utf-8")
             written += [itf, mmd]
     return written

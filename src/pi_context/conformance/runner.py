@@ -45,6 +45,7 @@ CRASH_BUDGET = 4  # crashes + hangs tolerated per spec before giving up on it
 TRACE_CRASH_BUDGET = 2  # ... and while replaying minimal traces
 TRACE_CANDIDATES = 3  # failing cases tried per row when building its minimal trace
 SHORTEST = "shortest path to a failing case of the exhaustive set"
+NOT_REPRODUCED = "the failing case alone (replays from the initial state did not fail there)"
 
 
 def run_conformance(
@@ -371,3 +372,8 @@ def minimal_traces(impl: Implementation, gen: ResetControl, result: SpecResult) 
                 return
             if where == row:
                 break
+        if row not in result.traces:
+            # No replay from the initial state failed here (an implementation that answers
+            # differently each time): the failing case itself is the trace to look at.
+            step = failing[0]
+            result.traces[row] = Trace(spec.id, step.pre, [step], NOT_REPRODUCED)

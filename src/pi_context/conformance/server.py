@@ -4,6 +4,10 @@ Steps go through each spec's generated wire reducer (``step_wire``), which decid
 from the JSON values and reports the lazy facts it read as ``consulted``. Every request gets
 exactly one reply; a request that cannot be served gets ``{"ok": false, "error": ...}``
 naming the problem and the server keeps going.
+
+Input is bytes of unknown shape: a line longer than ``MAX_LINE`` is skipped unbuffered (in
+linear time, however long) and answered with an error naming the limit, and every reply is
+valid JSON (``protocol.encode``) or, when it cannot be, an error reply saying why.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from pi_context.conformance.protocol import (
+    MAX_LINE,
     PROTOCOL,
+    LineBuffer,
     ProtocolError,
     Request,
     encode,
@@ -53,6 +59,15 @@ class Server:
             return {"ok": True, "protocol": PROTOCOL, "specs": self.spec_ids}
         return self._step(request)
 
+    def reply(self, line: bytes) -> bytes:
+        """The encoded reply line to one request line; never raises."""
+        try:
+            return encode(self.handle(line))
+        except (ValueError, TypeError, RecursionError) as err:
+            return encode(error_reply(f"the reply cannot be written as JSON: {err}"))
+        except Exception as err:  # a defect here must not stop the server
+            return encode(error_reply(f"internal error: {type(err).__name__}: {err}"))
+
     def _step(self, request: Request) -> dict[str, Any]:
         served = self._served.get(request.spec)
         if served is None:
@@ -76,19 +91,24 @@ class Server:
         and flushed together: pipelined requests are batched, and a lone request is never
         held back waiting for more input.
         """
-        pending = b""
+        lines = LineBuffer(MAX_LINE)
         while True:
             chunk = _read_available(inp)
             if not chunk:
                 break
-            pending += chunk
-            *lines, pending = pending.split(b"\n")
-            if lines:
-                out.write(b"".join(encode(self.handle(line)) for line in lines))
+            replies = [self._answer(line) for line in lines.feed(chunk)]
+            if replies:
+                out.write(b"".join(replies))
                 out.flush()
-        if pending.strip():
-            out.write(encode(self.handle(pending)))
+        last = lines.finish()
+        if last:
+            out.write(b"".join(self._answer(line) for line in last))
             out.flush()
+
+    def _answer(self, line: bytes | None) -> bytes:
+        if line is None:
+            return encode(error_reply(f"request is longer than {MAX_LINE} bytes (the limit)"))
+        return self.reply(line)
 
 
 def _read_available(inp: BinaryIO) -> bytes:

@@ -89,7 +89,11 @@ def judge(
         reply = parse_step_reply(raw)
     except ProtocolError as err:
         return TraceStep(dict(state), dict(event), want, problems=(Problem("protocol", str(err)),))
-    problems = tuple(check_reply(spec, gen, event, want, reply))
+    try:
+        problems = tuple(check_reply(spec, gen, event, want, reply))
+    except Exception as err:  # a reply of a shape nothing expects is this case's failure
+        problem = Problem("ill-typed", f"the reply cannot be judged ({type(err).__name__}: {err})")
+        problems = (problem,)
     got = getattr(reply, "state", None), getattr(reply, "effect", None)
     return TraceStep(
         dict(state),

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from typing import IO
 
-from pi_context.conformance.protocol import MAX_LINE
+from pi_context.conformance.protocol import MAX_LINE, LineBuffer
 
 POLL = 0.1  # how often a wait for a reply also checks whether the leader has exited
 EXIT_GRACE = 1.0  # how long a process may take to exit on end of input before it is killed
@@ -85,7 +85,7 @@ class Implementation:
         self._selector: selectors.BaseSelector | None = None
         self._writing = False
         self._out = bytearray()
-        self._pending = b""
+        self._lines = LineBuffer(MAX_LINE)
         self._ready: collections.deque[bytes] = collections.deque()
         self._err = bytearray()  # the tail of stderr
         self._err_open = False
@@ -117,7 +117,7 @@ class Implementation:
         self.replies = 0
         self._fresh = True
         self._ready.clear()
-        self._pending = b""
+        self._lines = LineBuffer(MAX_LINE)
         self._out = bytearray()
         self._err = bytearray()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
@@ -268,21 +268,17 @@ class Implementation:
                         continue
                     except OSError:
                         chunk = b""
-                    if not chunk:
-                        if self._pending.strip():
-                            self._ready.append(self._pending)
-                            self._pending = b""
-                            break
-                        raise ImplementationFailure("crash", self._exit_message(what))
-                    self._pending += chunk
-                    if b"\n" in chunk:
-                        *complete, self._pending = self._pending.split(b"\n")
-                        self._ready.extend(complete)
-                    if len(self._pending) > MAX_LINE:
+                    lines = self._lines.feed(chunk) if chunk else self._lines.finish()
+                    if None in lines or self._lines.overflowing:
                         self.kill()
                         raise ImplementationFailure(
                             "protocol", f"a reply line is longer than {MAX_LINE} bytes ({what})"
                         )
+                    self._ready.extend(line for line in lines if line is not None)
+                    if not chunk:
+                        if self._ready:
+                            break
+                        raise ImplementationFailure("crash", self._exit_message(what))
         self._fresh = False
         self.replies += 1
         return self._ready.popleft()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from pi_context.regular import read_regular
 from pi_context.spec import expr as ex
 from pi_context.spec import scope as sc
 from pi_context.spec.errors import Diagnostic, SpecError
@@ -48,6 +49,9 @@ from pi_context.spec.model import (
     VariantAxis,
 )
 from pi_context.spec.yamlcompose import compose
+
+SPEC_MAX_BYTES = 4 << 20
+"""Largest spec file read (the published specs are under 100 KB)."""
 
 _Node = yaml.Node
 
@@ -152,12 +156,15 @@ def load(path: str | Path, *, analyse: bool = True) -> Spec:
     """Load and check a spec file. Raises :class:`SpecError` with every diagnostic."""
     path = Path(path)
     file = str(path)
-    try:
-        raw = path.read_bytes()
+    try:  # a regular file only, and only so much of it (a FIFO or /dev/zero never ends)
+        raw = read_regular(path, SPEC_MAX_BYTES + 1)
     except OSError as err:
         raise SpecError(
             [Diagnostic(Loc(file, 1, 1), f"cannot read spec: {err.strerror}")]
         ) from None
+    if len(raw) > SPEC_MAX_BYTES:
+        message = f"spec is larger than {SPEC_MAX_BYTES} bytes (the limit)"
+        raise SpecError([Diagnostic(Loc(file, 1, 1), message)])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

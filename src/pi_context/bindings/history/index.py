@@ -12,9 +12,10 @@ it, or any part of it, only costs a rebuild.
 Every call checks the index against the file before answering (``open_view``):
 
 * the file's identity (device, inode) and real path must match, and its size must not be below
-  the indexed end; a digest of sampled blocks of the indexed prefix (head, tail and evenly spaced
-  blocks) must match. Anything else - a rewrite, truncation, migration, a swapped file - throws
-  the index away and rebuilds it;
+  the indexed end. When its ``stat`` is not exactly the snapshot taken at the last check (or that
+  snapshot is too recent to vouch for it; ``scan.py``), every indexed byte is hashed again and
+  must match the stored digest: an edit anywhere, of any length, is seen. Anything else - a
+  rewrite, truncation, migration, a swapped file - throws the index away and rebuilds it;
 * bytes past the indexed end are indexed incrementally, complete lines only. An unterminated
   last line is treated as the loader treats it: skipped when it does not parse; when it does
   parse, this call is answered without the index (the loader would include it);
@@ -22,7 +23,10 @@ Every call checks the index against the file before answering (``open_view``):
   cache) are answered by the unindexed path, so answers are the loader's in every case.
 
 A call reads the database inside one read transaction, so it sees one consistent state even
-while another process appends. The index never answers with its own copy of an item: delivered
+while another process appends. Updates take the cache directory's lock; a call never waits for
+it longer than ``LOCK_WAIT`` (a stopped or hung holder) and answers unindexed instead. Only a
+regular file is read as the session, and a cache file that is not a regular file (a FIFO, a
+device) discards the cache. The index never answers with its own copy of an item: delivered
 items are re-read from the session file at their recorded byte offset and re-projected
 (``item``); a mismatch means the cache is corrupt, and it is rebuilt. The content file only
 finds search candidates. A branch other than the file's own leaf is projected from the entry
@@ -32,13 +36,13 @@ columns on each call.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import mmap
 import os
 import shutil
 import sqlite3
+import time
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
@@ -68,15 +72,19 @@ from pi_context.bindings.session.windows import (
     root_id_in_format,
 )
 from pi_context.cache_dir import cache_root
+from pi_context.locking import LockTimeout, flock_within
+from pi_context.regular import NotRegularFile, open_regular, special_entry
 
 from .columns import CorruptIndex, Strings, add_part, checksums, pack_strings, put_whole
 from .items import ITEM_ENTRY_TYPES, ROLES, Item, entry_items
 from .lines import DECODE_ENTRY, ROLE_CODES, entry_line, entry_rows
+from .scan import Digest, chunks, snapshot, unchanged
 
-SCHEMA = 6  # 6: both window namings flagged (5: packed columns in checksummed parts)
-SAMPLE_BLOCK = 64 * 1024
-SAMPLE_SPREAD = 8  # evenly spaced 4 KiB blocks between head and tail
-READ_CHUNK = 1 << 20  # the file is indexed in chunks of complete lines (small: fewer cache misses)
+SCHEMA = 7  # 7: a digest of every indexed byte (6: both window namings flagged; 5: packed
+# columns in checksummed parts)
+LOCK_WAIT = 1.0  # seconds a call waits for another process's update before answering unindexed
+BIG_TEXT = 1 << 22  # an item's text longer than this is written to the content file in pieces
+_CACHE_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock")
 _DEVELOPER = ROLE_CODES["developer"]
 _SYSTEM = ROLE_CODES["system"]
 _FLIP, _UPSTREAM, _STAMP, _WHOLE = 1, 2, 4, 8  # entry flag bits (_STAMP: the timestamp is a
@@ -216,7 +224,13 @@ class HistoryIndex:
 
     def _connect(self) -> sqlite3.Connection:
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        db = sqlite3.connect(self.directory / "index.sqlite", timeout=30, isolation_level=None)
+        for name in _CACHE_FILES:  # SQLite would open a FIFO planted here, and wait on it
+            kind = special_entry(self.directory / name)
+            if kind is not None:
+                raise CorruptIndex(f"the cache file {name} is {kind}")
+        db = sqlite3.connect(
+            self.directory / "index.sqlite", timeout=LOCK_WAIT, isolation_level=None
+        )
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a rebuild, never an answer
         return db
@@ -228,11 +242,15 @@ class HistoryIndex:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        """Writers take the directory's lock; readers never wait (see the module docstring)."""
+        """Updates take the directory's lock, waiting at most ``LOCK_WAIT``: a holder that
+        takes longer (stopped, hung) gets this call answered unindexed instead."""
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd, _info = open_regular(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                flock_within(fd, LOCK_WAIT, "the history index's lock")
+            except LockTimeout as exc:
+                raise Unindexable(str(exc)) from None
             yield
         finally:
             os.close(fd)
@@ -244,6 +262,12 @@ class HistoryIndex:
         for attempt in range(3):
             try:
                 return self._open_view(leaf_id)
+            except sqlite3.OperationalError as exc:
+                if "locked" in str(exc) or "busy" in str(exc):  # another process, past the wait
+                    raise Unindexable(f"the history index is busy: {exc}") from exc
+                self.discard()
+                if attempt == 2:
+                    raise Unindexable(f"cannot build the history index: {exc}") from exc
             except (CorruptIndex, sqlite3.DatabaseError, OSError, ValueError, KeyError) as exc:
                 if isinstance(exc, FileNotFoundError) and not self.source.exists():
                     raise Unindexable("the session file is gone") from exc
@@ -253,31 +277,35 @@ class HistoryIndex:
         raise AssertionError("unreachable")
 
     def _open_view(self, leaf_id: str | None) -> View:
-        with open(self.source, "rb") as handle:
-            fd = handle.fileno()
-            stat = os.fstat(fd)
+        try:
+            fd, stat = open_regular(self.source)
+        except NotRegularFile as exc:  # the loader names it (a cache file is discarded)
+            raise Unindexable(f"the session is {exc.kind}") from exc
+        try:
+            taken_ns = time.time_ns()
             db = self.db = self.db or self._connect()
             meta = _meta(db)
-            if meta is None or not self._matches(meta, stat, fd):
+            verdict = self._check(meta, stat, fd)
+            if verdict is not True:
                 with self._locked():
-                    meta = _meta(db)  # another process may have rebuilt it meanwhile
-                    if meta is None or not self._matches(meta, stat, fd):
-                        self._rebuild(db, stat, fd)
-                        meta = _meta(db)
+                    now = _meta(db)  # another process may have updated it meanwhile
+                    if now is None or meta is None or _state(now) != _state(meta):
+                        verdict = self._check(now, stat, fd)
+                    if verdict is None:
+                        self._rebuild(db, stat, fd, taken_ns)
+                    elif verdict is not True:
+                        assert now is not None
+                        self._append(db, now, fd, verdict, snapshot(stat, taken_ns))
+                    meta = _meta(db)
             if meta is None:
                 raise CorruptIndex("no metadata after a rebuild")
-            if stat.st_size > meta["end"]:
-                with self._locked():
-                    meta = _meta(db)
-                    if meta is None or not self._matches(meta, stat, fd):
-                        raise CorruptIndex("the index changed under the lock")
-                    if stat.st_size > meta["end"]:
-                        self._append(db, meta, fd)
             try:
                 meta = self._snapshot(db, meta)
             except CorruptIndex:
                 with self._locked():  # a writer may have been mid-update: look again, alone
                     meta = self._snapshot(db, meta)
+        finally:
+            os.close(fd)
         if meta["pending"]:
             raise Unindexable("an unterminated last line parses: the loader includes it")
         assert self.file_view is not None
@@ -289,6 +317,21 @@ class HistoryIndex:
         if seq == self.file_view.leaf_seq:
             return self.file_view
         return self._build_view(seq, self._entries())
+
+    def _check(self, meta: dict[str, Any] | None, stat: os.stat_result, fd: int) -> Any:
+        """What the index is to the file: None (not its index: rebuild), True (the file is
+        unchanged since the index last checked it), or the ``Digest`` of the indexed prefix,
+        just read and found intact (the bytes past it, if any, are to be indexed)."""
+        if meta is None or meta.get("schema") != SCHEMA or meta.get("source") != str(self.source):
+            return None
+        if (meta["dev"], meta["ino"]) != (stat.st_dev, stat.st_ino) or stat.st_size < meta["end"]:
+            return None
+        if not _content_file(self.directory, meta).exists():
+            return None
+        if unchanged(meta.get("seen"), stat):
+            return True
+        digest = Digest.of(fd, meta["end"])
+        return digest if digest.hexdigest() == meta["digest"] else None
 
     def _snapshot(self, db: sqlite3.Connection, checked: dict[str, Any]) -> dict[str, Any]:
         """Open the read transaction this call answers from; load the file leaf's view."""
@@ -307,17 +350,6 @@ class HistoryIndex:
         self.file_view = View.from_blob(self._blob("view"))
         self._map_content(meta)
         return meta
-
-    def _matches(self, meta: dict[str, Any], stat: os.stat_result, fd: int) -> bool:
-        if meta.get("schema") != SCHEMA or meta.get("source") != str(self.source):
-            return False
-        if (meta["dev"], meta["ino"]) != (stat.st_dev, stat.st_ino) or stat.st_size < meta["end"]:
-            return False
-        if stat.st_size == meta["end"] and stat.st_mtime_ns != meta.get("mtime_ns"):
-            return False  # written in place without growing: nothing cheap can vouch for it
-        if not _content_file(self.directory, meta).exists():
-            return False
-        return bool(_sample(fd, meta["end"]) == meta["sample"])
 
     # -- columns
 
@@ -432,7 +464,9 @@ class HistoryIndex:
 
     # -- building
 
-    def _rebuild(self, db: sqlite3.Connection, stat: os.stat_result, fd: int) -> None:
+    def _rebuild(
+        self, db: sqlite3.Connection, stat: os.stat_result, fd: int, taken_ns: int
+    ) -> None:
         generation = os.urandom(6).hex()
         for old in self.directory.glob("content-*.bin"):
             old.unlink(missing_ok=True)  # readers holding a map keep their (unlinked) copy
@@ -453,7 +487,7 @@ class HistoryIndex:
             "dev": stat.st_dev,
             "ino": stat.st_ino,
             "end": 0,
-            "sample": _sample(fd, 0),
+            "digest": Digest().hexdigest(),
             "generation": generation,
             "committed": 0,
             "entries": 0,
@@ -463,14 +497,27 @@ class HistoryIndex:
             "sizes": {},
             "parts": {},
         }
-        _content_file(self.directory, meta).write_bytes(b"")
+        content, _info = open_regular(
+            _content_file(self.directory, meta), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
+        )
+        os.close(content)
         self.meta = meta
         self._columns = {}
         self.file_view = None
-        self._append(db, meta, fd)
+        self._append(db, meta, fd, Digest(), snapshot(stat, taken_ns))
 
-    def _append(self, db: sqlite3.Connection, meta: dict[str, Any], fd: int) -> None:
-        """Index the complete lines past ``meta['end']``; update the file leaf's view."""
+    def _append(
+        self,
+        db: sqlite3.Connection,
+        meta: dict[str, Any],
+        fd: int,
+        digest: Digest,
+        seen: list[int],
+    ) -> None:
+        """Index the complete lines past ``meta['end']``; update the file leaf's view.
+
+        ``digest`` is that of the indexed prefix, and goes on over the lines read here;
+        ``seen`` is the file's snapshot taken before any of them was read."""
         self.meta = meta
         self._columns = {}
         start = meta["end"]
@@ -498,17 +545,30 @@ class HistoryIndex:
         )
         add_item_id, add_item_seq, add_tool = item_ids.append, item_seqs.append, tools.append
         add_item_len = item_lens.append
-        with open(content_path, "r+b") as out:
+        content_fd, held = open_regular(content_path, os.O_RDWR)
+        stamp = meta.get("content_stamp")
+        if stamp is not None and [held.st_size, held.st_mtime_ns, held.st_ino] != stamp:
+            os.close(content_fd)  # written behind the index's back: never stamp it as ours
+            raise CorruptIndex("the content file was changed behind the index's back")
+        with os.fdopen(content_fd, "r+b") as out:
             out.seek(committed)
-            for chunk, chunk_start in _chunks(fd, start):
-                cut = chunk.rfind(b"\n") + 1
-                if cut == 0:
-                    tail = chunk
-                    break
+            for chunk, chunk_start, single in chunks(fd, start):
+                if single:  # one long line, without its newline
+                    lines = [chunk]
+                    digest.update(chunk)
+                    digest.update(b"\n")
+                else:
+                    cut = chunk.rfind(b"\n") + 1
+                    if cut == 0:
+                        tail = chunk
+                        break
+                    lines = chunk.split(b"\n")
+                    lines.pop()  # after the last newline: nothing (chunks end at one)
+                    digest.update(chunk)
                 texts: list[bytes] = []
                 add_text = texts.append
                 offset = chunk_start
-                for line in chunk[:cut].split(b"\n")[:-1]:
+                for line in lines:
                     line_start = offset
                     offset += len(line) + 1
                     if session_id is None:
@@ -532,11 +592,16 @@ class HistoryIndex:
                         continue
                     flags = 0
                     add_item0(num)
-                    if kind in ITEM_ENTRY_TYPES:
+                    if type(kind) is str and kind in ITEM_ENTRY_TYPES:
                         for code, item_id, content, name in entry_rows(entry):
-                            text = content.encode("utf-8", "surrogatepass")
-                            add_text(text)
-                            add_item_len(len(text))
+                            if len(content) > BIG_TEXT:  # in pieces: one copy, not two
+                                out.writelines(texts)
+                                texts.clear()
+                                add_item_len(_write_text(out, content))
+                            else:
+                                text = content.encode("utf-8", "surrogatepass")
+                                add_text(text)
+                                add_item_len(len(text))
                             add_role(code)
                             add_chars(len(content))
                             add_item_id(item_id)
@@ -581,18 +646,17 @@ class HistoryIndex:
                     add_off(line_start)
                     add_len(len(line))
                     seq += 1
-                out.write(b"".join(texts))  # past the committed length: unseen until the commit
-                tail = chunk[cut:]
+                out.writelines(texts)  # past the committed length: unseen until the commit
+                del lines, texts
             out.truncate()
             out.flush()
             written = os.fstat(out.fileno())
         if session_id is None:
             raise Unindexable("no complete header line yet: the loader decides")
         committed += sum(item_lens)
-        after = os.fstat(fd)
         end = offset
-        # The file's mtime as of the bytes read; unknown (-1) if it moved on meanwhile.
-        mtime_ns = after.st_mtime_ns if after.st_size == end + len(tail) else -1
+        if digest.length != end:
+            raise CorruptIndex("the digest does not cover the indexed bytes")
         pending = _pending(tail)
         self.session_id = session_id
         new.item0.append(num)
@@ -646,10 +710,10 @@ class HistoryIndex:
                 entries=meta["entries"] + len(new),
                 items=num,
                 pending=pending,
-                mtime_ns=mtime_ns,
                 session_id=session_id,
+                digest=digest.hexdigest(),
+                seen=seen,
             )
-            meta["sample"] = _sample(fd, end)
             _store_meta(db, meta)
             db.execute("COMMIT")
         except BaseException:
@@ -713,14 +777,14 @@ class HistoryIndex:
             self._content.close()
             self._content = None
         path = _content_file(self.directory, meta)
-        with open(path, "rb") as handle:
-            stat = os.fstat(handle.fileno())
+        fd, stat = open_regular(path)  # a FIFO planted here: refused, never waited on
+        try:
             if [stat.st_size, stat.st_mtime_ns, stat.st_ino] != meta.get("content_stamp"):
                 raise CorruptIndex("the content file was changed behind the index's back")
             if meta["committed"]:
-                self._content = mmap.mmap(
-                    handle.fileno(), meta["committed"], access=mmap.ACCESS_READ
-                )
+                self._content = mmap.mmap(fd, meta["committed"], access=mmap.ACCESS_READ)
+        finally:
+            os.close(fd)
 
     def _entries(self, new: _Entries | None = None) -> _Entries:
         """Every indexed entry (plus ``new``, not yet stored) as lists."""
@@ -917,8 +981,11 @@ class HistoryIndex:
         entry_id = self._string("e_id", seq)
         if sub < 0 or off < 0 or length < 0:
             raise CorruptIndex(f"item {num} has bad offsets")
-        with open(self.source, "rb") as handle:
-            line = os.pread(handle.fileno(), length, off)
+        fd, _info = open_regular(self.source)  # swapped for a FIFO meanwhile: refused
+        try:
+            line = os.pread(fd, length, off)
+        finally:
+            os.close(fd)
         entry = _parse(line)
         if type(entry) is not dict or entry.get("id") != entry_id:
             raise CorruptIndex(f"entry {entry_id} is not at its recorded offset")
@@ -1058,40 +1125,15 @@ def _pending(tail: bytes) -> bool:
     return js_truthy(value)
 
 
-def _chunks(fd: int, start: int) -> Iterator[tuple[bytes, int]]:
-    """The bytes from ``start`` to the end, in chunks that end at a line end (the last may
-    not), each with its offset."""
-    offset = start
-    pieces: list[bytes] = []  # the start of a line not yet ended (a long line: many reads)
-    while True:
-        chunk = os.pread(fd, READ_CHUNK, offset)
-        if not chunk:
-            if pieces:
-                data = b"".join(pieces)
-                yield data, offset - len(data)
-            return
-        offset += len(chunk)
-        cut = chunk.rfind(b"\n") + 1
-        if cut == 0:
-            pieces.append(chunk)
-            continue
-        pieces.append(chunk[:cut])
-        data = b"".join(pieces)  # one piece: that piece itself, not a copy
-        yield data, offset - len(chunk) + cut - len(data)
-        pieces = [chunk[cut:]] if cut < len(chunk) else []
-
-
-def _sample(fd: int, end: int) -> str:
-    """A digest of the indexed prefix's head, tail and evenly spaced blocks between them."""
-    digest = hashlib.blake2b(end.to_bytes(8, "little"), digest_size=16)
-    digest.update(os.pread(fd, min(end, SAMPLE_BLOCK), 0))
-    if end > SAMPLE_BLOCK:
-        tail = max(SAMPLE_BLOCK, end - SAMPLE_BLOCK)
-        digest.update(os.pread(fd, end - tail, tail))
-        for k in range(1, SAMPLE_SPREAD + 1):
-            at = end * k // (SAMPLE_SPREAD + 1)
-            digest.update(os.pread(fd, min(4096, end - at), at))
-    return digest.hexdigest()
+def _write_text(out: Any, content: str) -> int:
+    """Write a long item's text in pieces (a piece of a surrogate pair encodes alike apart);
+    its length in bytes."""
+    size = 0
+    for at in range(0, len(content), BIG_TEXT):
+        piece = content[at : at + BIG_TEXT].encode("utf-8", "surrogatepass")
+        out.write(piece)
+        size += len(piece)
+    return size
 
 
 def _content_file(directory: Path, meta: dict[str, Any]) -> Path:
@@ -1099,6 +1141,11 @@ def _content_file(directory: Path, meta: dict[str, Any]) -> Path:
     if not generation.isalnum():
         raise CorruptIndex("bad content generation")
     return directory / f"content-{generation}.bin"
+
+
+def _state(meta: dict[str, Any]) -> tuple[Any, ...]:
+    """What changes when the index does: its generation, indexed end and digest."""
+    return meta.get("generation"), meta.get("end"), meta.get("digest"), meta.get("seen")
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, Any] | None:
@@ -1121,7 +1168,7 @@ _META_TYPES: dict[str, type] = {
     "dev": int,
     "ino": int,
     "end": int,
-    "sample": str,
+    "digest": str,
     "generation": str,
     "committed": int,
     "entries": int,

@@ -348,7 +348,10 @@ def project_history(branch: Sequence[Entry], session_id: str) -> History:
             entry = branch[index]
             # Most entries are messages; state entries (custom, label, model...) are skipped
             # without a call, which matters on a 100k-entry branch projected on every call.
-            if type(entry) is not dict or entry.get("type") not in ITEM_ENTRY_TYPES:
+            if type(entry) is not dict:
+                continue
+            kind = entry.get("type")
+            if type(kind) is not str or kind not in ITEM_ENTRY_TYPES:
                 continue
             following = branch[index + 1] if index < last else None
             items.extend(entry_items(entry, following, window_id))

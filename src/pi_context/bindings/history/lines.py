@@ -15,6 +15,8 @@ from typing import Any
 
 import msgspec
 
+from pi_context.bindings.session.jsonl import bounded
+
 from .items import (
     ROLES,
     _str_or_empty,
@@ -57,9 +59,10 @@ class EntryLine(msgspec.Struct):
     message: Message | None = None  # None too when the loader's value is not an object
 
 
-DECODE_ENTRY = msgspec.json.Decoder(EntryLine).decode
+DECODE_ENTRY = bounded(msgspec.json.Decoder(EntryLine).decode)
 """A line as an ``EntryLine``; raises ``msgspec.DecodeError`` (or ``ValidationError``, a
-subclass) where the caller must fall back to ``entry_line`` of the loader's value."""
+subclass, or ``JSONLimitError`` for a line nested past the limit) where the caller must fall
+back to ``entry_line`` of the loader's value."""
 
 
 def entry_line(value: dict[str, Any]) -> EntryLine:

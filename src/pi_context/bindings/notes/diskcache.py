@@ -56,6 +56,7 @@ from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.cache_dir import cache_root
 from pi_context.digest import sha256_hex
+from pi_context.regular import open_regular
 
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
@@ -435,12 +436,11 @@ def loaded_before(file: Path) -> bool:
 def load(file: Path, *, bodies: bool) -> Rows | None:
     """The cache's rows, or ``None`` when it is absent, foreign or damaged in any way."""
     try:
-        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd, info = open_regular(file, os.O_RDONLY | os.O_NOFOLLOW)  # never a FIFO or device
     except OSError:
         return None
     rows: Rows | None = None
     try:
-        info = os.fstat(fd)
         identity = (
             info.st_dev,
             info.st_ino,

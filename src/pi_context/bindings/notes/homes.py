@@ -20,12 +20,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
 from pi_context.bindings.notes.note_address import SCOPES as SCOPES
 from pi_context.digest import sha1_hex
 from pi_context.frozen import frozen, replace
+from pi_context.jsonlimits import JSONLimitError, check_depth
+from pi_context.regular import NotRegularFile, open_regular, read_bounded, read_regular
+from pi_context.surrogates import SURROGATE
 
 ENV_VAR = "PI_NOTES_HOME"
 AGENT_ENV_VAR = "PI_NOTES_AGENT"
@@ -33,6 +37,9 @@ DEFAULT_MODEL_SLUG = "default"
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _BAD_COMPONENT = re.compile(r"[\\/\0:]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+POINTER_LIMIT = 64 * 1024  # a ``.git`` file holds one ``gitdir:`` line
+HEADER_LIMIT = 1 << 20  # a session header line is far smaller
 
 
 class HomeUnavailableError(ValueError):
@@ -78,12 +85,19 @@ def agent_slug(agent_name: str, environ: Mapping[str, str] | None = None) -> str
 
 
 def _repository_root(directory: Path) -> Path:
-    """The main checkout behind ``directory/.git`` (a linked worktree resolves to it)."""
+    """The main checkout behind ``directory/.git`` (a linked worktree resolves to it).
+
+    Only a regular ``.git`` file is read as a pointer, and only its first ``POINTER_LIMIT``
+    bytes: a FIFO, a device or a link to one is never opened (``directory`` is the root)."""
     marker = directory / ".git"
-    if marker.is_dir():
+    try:
+        info = os.stat(marker)
+    except OSError:
+        return directory
+    if not stat.S_ISREG(info.st_mode):
         return directory
     try:
-        pointer = marker.read_text(encoding="utf-8", errors="replace")
+        pointer = read_regular(marker, POINTER_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return directory
     found = re.search(r"^gitdir:\s*(.+)$", pointer, re.M)
@@ -117,27 +131,45 @@ def project_key(cwd: Path) -> str:
 
 
 def session_id_from_file(path: Path) -> str:
-    """The session id from a Pi session file's header (its first parseable JSONL line)."""
+    """The session id from a Pi session file's header (its first non-empty JSONL line).
+
+    Only a regular file is read (a FIFO or a device is refused at once), and only its first
+    ``HEADER_LIMIT`` bytes; a header nesting deeper than ``MAX_DEPTH`` is refused by name."""
     try:
-        with path.open("rb") as handle:
-            for raw in handle:
-                line = raw.decode("utf-8", "replace").strip()
-                if not line:
-                    continue
-                try:
-                    header = json.loads(line)
-                except json.JSONDecodeError:
-                    break
-                if (
-                    isinstance(header, dict)
-                    and header.get("type") == "session"
-                    and isinstance(header.get("id"), str)
-                    and header["id"]
-                ):
-                    return str(header["id"])
-                break
+        fd, _info = open_regular(path)
+        try:
+            data = read_bounded(fd, HEADER_LIMIT)
+        finally:
+            os.close(fd)
+    except NotRegularFile as exc:
+        raise HomeUnavailableError(f"{path} is {exc.kind}, not a session file") from exc
     except OSError as exc:
         raise HomeUnavailableError(f"cannot read session file {path}: {exc.strerror}") from exc
+    lines = data.split(b"\n")
+    for position, raw in enumerate(lines):
+        line = raw.decode("utf-8", "replace").strip()
+        if not line:
+            continue
+        if len(data) == HEADER_LIMIT and position == len(lines) - 1:
+            raise HomeUnavailableError(
+                f"{path}: its first line is longer than {HEADER_LIMIT:,} bytes (the limit "
+                "for a session header)"
+            )
+        try:
+            check_depth(line)
+            header = json.loads(line)
+        except JSONLimitError as exc:
+            raise HomeUnavailableError(f"{path}: its first line {exc}") from exc
+        except (json.JSONDecodeError, RecursionError):
+            break
+        if (
+            isinstance(header, dict)
+            and header.get("type") == "session"
+            and isinstance(header.get("id"), str)
+            and header["id"]
+        ):
+            return str(header["id"])
+        break
     raise HomeUnavailableError(
         f"{path} is not a Pi session file: its first line is not a "
         '{"type":"session","id":...} header'
@@ -145,9 +177,15 @@ def session_id_from_file(path: Path) -> str:
 
 
 def _session_component(session_id: str) -> str | None:
-    """Why ``session_id`` cannot be a directory name, or ``None`` when it can."""
+    """Why ``session_id`` cannot be a directory name, or ``None`` when it can: a separator,
+    ``.``/``..``, a control character (a newline in a folder name) or a lone surrogate (no
+    file name encodes it as text) is refused, never turned into a name."""
     if session_id in (".", "..") or _BAD_COMPONENT.search(session_id):
         return "it is not one plain directory name"
+    if _CONTROL.search(session_id):
+        return "it holds a control character"
+    if SURROGATE.search(session_id):
+        return "it holds a lone UTF-16 surrogate"
     if len(session_id.encode("utf-8", "surrogatepass")) > 255:
         return "it is longer than 255 bytes"
     return None

@@ -19,7 +19,6 @@ functions except ``FileNotFoundError`` where documented.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import stat
 import time
@@ -28,11 +27,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+from pi_context.locking import flock_within
+
 TEMP_PREFIX = ".pi-notes-tmp."
 LOCK_DIR = ".pi-notes-locks"
 STALE_TEMP_SECONDS = 3600
 """A temp file this old is swept even if its writer's pid looks alive (pid reuse)."""
 
+LOCK_WAIT = 10.0  # seconds a note write waits for another writer's lock
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _DIR_FLAGS = DIR_FLAGS
 # O_NONBLOCK: opening a FIFO planted in a home must not hang the reader.
@@ -117,10 +119,13 @@ def open_root(root: Path, *, create: bool) -> int | None:
         raise _io(exc, f"cannot open the notes root {root}") from exc
 
 
-def open_dir(parent_fd: int, name: str, *, create: bool, shown: str) -> int | None:
+def open_dir(
+    parent_fd: int, name: str, *, create: bool, shown: str, made: list[str] | None = None
+) -> int | None:
     """An fd of folder ``name`` inside ``parent_fd`` (never through a link); ``None`` if absent.
 
-    ``shown`` names the folder in messages (a home-relative path).
+    ``shown`` names the folder in messages (a home-relative path); a folder this call
+    creates is added to ``made`` (by its on-disk name).
     """
     actual = _actual_name(parent_fd, name)
     for _attempt in range(3):
@@ -135,6 +140,8 @@ def open_dir(parent_fd: int, name: str, *, create: bool, shown: str) -> int | No
                 continue  # someone made it meanwhile: open it (or report what it is)
             except OSError as exc:
                 raise _io(exc, f"cannot create folder {shown}") from exc
+            if made is not None:
+                made.append(actual)
             with suppress(OSError):
                 os.fsync(parent_fd)
         except OSError as exc:
@@ -149,6 +156,30 @@ def open_dir(parent_fd: int, name: str, *, create: bool, shown: str) -> int | No
     raise JailError("io", f"folder {shown} keeps changing; try again")
 
 
+def prune_made(root_fd: int, parts: list[str], made: list[str]) -> None:
+    """After a failed write: remove the folders of ``parts`` (below ``root_fd``) that the
+    write made (``made``, from ``walk_dirs``), innermost first, each only while it is empty
+    (a concurrent writer's note keeps its folder). Never through a link."""
+    if not made:
+        return
+    first = len(parts) - len(made)  # a made folder's sub-folders were made too
+    fds = [root_fd]
+    try:
+        for part in parts:
+            fd = open_dir(fds[-1], part, create=False, shown=part)
+            if fd is None:
+                break
+            fds.append(fd)
+        for depth in range(len(fds) - 1, first, -1):  # fds[depth] is folder parts[depth - 1]
+            try:
+                os.rmdir(made[depth - 1 - first], dir_fd=fds[depth - 1])
+            except OSError:
+                return  # not empty (another writer), or gone: leave it and its parents
+    finally:
+        for fd in fds[1:]:
+            os.close(fd)
+
+
 def _entry_kind(dir_fd: int, name: str) -> str:
     try:
         info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
@@ -161,8 +192,11 @@ def _entry_kind(dir_fd: int, name: str) -> str:
     return "file" if stat.S_ISREG(info.st_mode) else "special"
 
 
-def walk_dirs(root_fd: int, parts: list[str], *, create: bool, shown: str) -> int | None:
-    """Open ``parts`` one folder at a time below ``root_fd``; ``None`` if one is absent."""
+def walk_dirs(
+    root_fd: int, parts: list[str], *, create: bool, shown: str, made: list[str] | None = None
+) -> int | None:
+    """Open ``parts`` one folder at a time below ``root_fd``; ``None`` if one is absent.
+    The folders created are added to ``made`` (see ``prune_made``)."""
     current = root_fd
     opened: list[int] = []
     try:
@@ -170,7 +204,7 @@ def walk_dirs(root_fd: int, parts: list[str], *, create: bool, shown: str) -> in
             label = (
                 "/".join([shown, *parts[: index + 1]]) if shown else "/".join(parts[: index + 1])
             )
-            fd = open_dir(current, part, create=create, shown=label)
+            fd = open_dir(current, part, create=create, shown=label, made=made)
             if fd is None:
                 return None
             opened.append(fd)
@@ -399,8 +433,9 @@ def file_lock(home_fd: int, lock_name: str, *, shown: str) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``.pi-notes-locks/<lock_name>`` inside the home.
 
     Lock files are never deleted (deleting them reopens the race they close). The kernel drops
-    a killed holder's lock. A lock folder or file that is a link is refused, so a planted
-    ``.pi-notes-locks`` symlink cannot move locks outside the home.
+    a killed holder's lock; a stopped or hung holder makes the wait end after ``LOCK_WAIT``
+    seconds with an ``io`` error naming the lock. A lock folder or file that is a link is
+    refused, so a planted ``.pi-notes-locks`` symlink cannot move locks outside the home.
     """
     lock_dir = open_dir(home_fd, LOCK_DIR, create=True, shown=f"{shown}/{LOCK_DIR}")
     assert lock_dir is not None
@@ -418,7 +453,7 @@ def file_lock(home_fd: int, lock_name: str, *, shown: str) -> Iterator[None]:
             raise JailError(
                 "conflict", f"the lock file in {shown}/{LOCK_DIR} is not a regular file"
             )
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        flock_within(fd, LOCK_WAIT, f"the lock of a note in {shown}")
     except OSError as exc:
         os.close(fd)
         raise _io(exc, f"cannot lock a note in {shown}") from exc

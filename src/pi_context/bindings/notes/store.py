@@ -20,7 +20,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from functools import lru_cache
 from pathlib import Path
 
@@ -246,7 +246,8 @@ def lock_name(path: str) -> str:
 
 
 MAX_WALK_DEPTH = 128
-"""Folders nested deeper than this are not listed (a hostile tree cannot exhaust descriptors)."""
+"""Folders nested deeper than this are not listed (a hostile tree cannot exhaust descriptors),
+and a write deeper than this is refused, so every note the tools write is listed."""
 
 
 def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
@@ -501,9 +502,10 @@ class NoteStore:
             yield None
             return
         parts = path.split("/")
+        made: list[str] = []
         try:
             try:
-                dir_fd = jail.walk_dirs(home_fd, parts[:-1], create=create, shown="")
+                dir_fd = jail.walk_dirs(home_fd, parts[:-1], create=create, shown="", made=made)
             except jail.JailError as exc:
                 if exc.kind == "conflict":
                     raise NoteConflictError(
@@ -517,8 +519,20 @@ class NoteStore:
             return
         try:
             yield dir_fd, parts[-1]
+        except BaseException:  # a failed write (a full disk) takes back the folders it made
+            with suppress(NoteError, jail.JailError, OSError):
+                self._prune(scope, parts[:-1], made)
+            raise
         finally:
             os.close(dir_fd)
+
+    def _prune(self, scope: str, parts: list[str], made: list[str]) -> None:
+        home_fd = self._home_fd(scope, create=False) if made else None
+        if home_fd is not None:
+            try:
+                jail.prune_made(home_fd, parts, made)
+            finally:
+                os.close(home_fd)
 
     # --- reads --------------------------------------------------------------------------
 
@@ -907,8 +921,17 @@ class NoteStore:
         """Hold ``path``'s cross-process lock, creating the home and parents.
 
         Yields (open folder of the note, file name). Stale temp files of killed writers in
-        that folder are swept first. Filesystem failures surface as a ``NoteError``.
+        that folder are swept first. Filesystem failures surface as a ``NoteError``; a path
+        deeper than the walk lists is refused (``MAX_WALK_DEPTH``).
         """
+        folders = path.count("/")
+        if folders > MAX_WALK_DEPTH:
+            raise InvalidPathError(
+                f"path is nested {folders} folders deep; the limit is {MAX_WALK_DEPTH} "
+                "(deeper notes could be read but never listed or searched)",
+                path=path,
+                scope=scope,
+            )
         with ExitStack() as stack:
             try:
                 home_fd = self._home_fd(scope, create=True)

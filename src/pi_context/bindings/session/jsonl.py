@@ -12,17 +12,24 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
 
+from pi_context.jsonlimits import (
+    JSONLimitError,
+    check_depth,
+    deeper_than,
+    depth_error,
+    too_deep_message,
+)
+from pi_context.surrogates import escape
+
 _MAX_SAFE_INT = 2**53
 _MAX_DEPTH = 100_000
 _ESCAPE = json.encoder.encode_basestring
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 class JSONLineError(ValueError):
@@ -93,18 +100,8 @@ def _reject_constant(name: str) -> Any:
 
 
 def _quote(text: str) -> str:
-    out: str = _ESCAPE(text)
-    if _SURROGATE.search(out) is None:
-        return out
-    return _fix_surrogates(out)
-
-
-def _fix_surrogates(out: str) -> str:
     # JS keeps a well-formed pair as one code point and escapes a lone surrogate.
-    out = _SURROGATE_PAIR.sub(
-        lambda m: chr(0x10000 + ((ord(m[0][0]) - 0xD800) << 10) + (ord(m[0][1]) - 0xDC00)), out
-    )
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m[0]):04x}", out)
+    return escape(_ESCAPE(text))
 
 
 def _is_array_index(key: str) -> bool:
@@ -162,9 +159,7 @@ def encode(value: Any) -> str:
             out: str = _C_DUMPS(value)
         except RecursionError:
             return _encode_js(value)
-        if _SURROGATE.search(out) is None:
-            return out
-        return _fix_surrogates(out)
+        return escape(out)
     return _encode_js(value)
 
 
@@ -229,13 +224,15 @@ def encode_line(value: Any) -> bytes:
 
 
 def parse(text: str) -> Any:
-    """``JSON.parse(text)``; raises JSONLineError where JS would throw.
+    """``JSON.parse(text)``; raises JSONLineError where JS would throw, or where the text
+    nests deeper than ``jsonlimits.MAX_DEPTH`` (JS would parse it; we refuse, naming the limit).
 
     Integers beyond 2**53 stay exact in memory but encode exactly as JS prints the rounded
     double, so bytes round-trip either way; only digit strings too long for ``int`` (and the
     JS-invalid constants Python would accept) need the slow, hooked parse.
     """
     try:
+        check_depth(text)
         if "NaN" in text or "Infinity" in text:
             return json.loads(text, parse_int=_js_int, parse_constant=_reject_constant)
         body = text.strip(_JSON_WS)
@@ -252,13 +249,30 @@ def parse(text: str) -> Any:
         return value
     except JSONLineError:
         raise
+    except JSONLimitError as exc:
+        raise JSONLineError(str(exc)) from None
     except RecursionError as exc:
-        raise JSONLineError("nesting too deep to parse") from exc
+        raise JSONLineError(too_deep_message()) from exc
     except ValueError as exc:  # JSONDecodeError is a ValueError
         raise JSONLineError(str(exc)) from exc
 
 
-FAST_DECODE = msgspec.json.Decoder().decode
+Decode = Callable[[bytes], Any]
+
+
+def bounded(decode: Decode) -> Decode:
+    """``decode`` refusing a line that nests deeper than the limit (``JSONLimitError``, a
+    ``ValueError``: callers fall back to ``parse``, which names the limit) before it runs."""
+
+    def decode_bounded(line: bytes) -> Any:
+        if deeper_than(line):
+            raise depth_error()
+        return decode(line)
+
+    return decode_bounded
+
+
+FAST_DECODE = bounded(msgspec.json.Decoder().decode)
 FAST_DECODE_ERRORS = (msgspec.DecodeError, RecursionError, ValueError, TypeError)
 
 

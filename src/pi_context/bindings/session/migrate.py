@@ -1,6 +1,6 @@
 """Bring session files of older versions to version 3, exactly as Pi does (in place).
 
-v1 -> v2: every entry gets a fresh id and a parent chain in file order; a compaction's
+v1 -> v2: every entry gets a new id and a parent chain in file order; a compaction's
 ``firstKeptEntryIndex`` (an index into the parsed values, header at 0) becomes
 ``firstKeptEntryId``. v2 -> v3: message role ``hookMessage`` becomes ``custom``.
 """
@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from pi_context.digest import sha256_hex
 
 CURRENT_VERSION = 3
 
@@ -42,6 +44,30 @@ def header_version(values: list[Any]) -> Any:
 def needs_migration(values: list[Any]) -> bool:
     version = js_number_of(header_version(values))
     return not version >= CURRENT_VERSION
+
+
+def derived_ids(values: list[Any]) -> Callable[[], str]:
+    """Ids for a migration that depend only on the file: the n-th id minted is a digest of the
+    header's id and n (8 hex digits, as Pi's), so every read of one v1 file, in any process,
+    gives its entries the same ids, and an id listed by one call resolves in the next. (Pi
+    mints random ids, then writes them back; a read-only reader cannot write them back.)"""
+    header = next((v for v in values if isinstance(v, dict) and v.get("type") == "session"), {})
+    seed = header.get("id")
+    base = seed if isinstance(seed, str) else ""
+    taken: set[str] = set()
+    minted = 0
+
+    def new_id() -> str:
+        nonlocal minted
+        while True:
+            minted += 1
+            text = f"{base}\n{minted}".encode("utf-8", "surrogatepass")
+            candidate = sha256_hex(text)[:8]
+            if candidate not in taken:
+                taken.add(candidate)
+                return candidate
+
+    return new_id
 
 
 def migrate(values: list[Any], new_id: Callable[[], str]) -> bool:

@@ -23,12 +23,13 @@ from typing import Any
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS
 from pi_context.clock import now_ms
 from pi_context.gc_pause import gc_paused
+from pi_context.regular import open_regular
 
 from . import context as ctx
 from . import tree as tr
 from .errors import Problem, SessionError
 from .jsonl import encode_line, iso_from_ms
-from .migrate import CURRENT_VERSION, header_version, migrate, needs_migration
+from .migrate import CURRENT_VERSION, derived_ids, header_version, migrate, needs_migration
 from .outline import OutlineRow, outline
 from .store import (
     Durability,
@@ -280,7 +281,7 @@ class Session:
         self.problems = list(problems)
         if needs_migration(values):
             old = header_version(values)
-            migrate(values, self._fresh_entry_id_unchecked)
+            migrate(values, derived_ids(values))
             self._needs_rewrite = True
             self.problems.append(
                 Problem(
@@ -480,9 +481,6 @@ class Session:
     # -----------------------------------------------------------------------------------------
     # ids, time, persistence
 
-    def _fresh_entry_id_unchecked(self) -> str:
-        return self._uuids()[:8]
-
     def _new_entry_id(self) -> str:
         for _ in range(100):
             candidate = self._uuids()[:8]
@@ -566,7 +564,7 @@ class Session:
     def sync(self) -> None:
         """Force the file to stable storage (a checkpoint; see the durability policy)."""
         if self._persist and self._flushed and self._path is not None and self._path.exists():
-            fd = os.open(self._path, os.O_RDONLY)
+            fd, _info = open_regular(self._path)
             try:
                 os.fsync(fd)
             finally:

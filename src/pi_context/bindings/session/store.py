@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.gc_pause import gc_paused
+from pi_context.jsonlimits import deeper_than, depth_error
+from pi_context.regular import NotRegularFile, bounded_reader, open_regular, read_regular
+from pi_context.writes import append_whole, create_whole
 
 from .errors import Problem, SessionError
 from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
@@ -51,15 +54,23 @@ class RawFile:
 def read_raw(path: Path) -> RawFile:
     """Parse a file as Pi does (decode with replacement, split on "\\n", skip what fails).
 
-    The file is streamed line by line: its bytes are never all held at once next to the values
-    parsed from them (that doubled the peak memory of a load)."""
+    Only a regular file is read (a FIFO or a device is refused before any read), and only the
+    bytes it held when it was opened. The file is streamed line by line: its bytes are never
+    all held at once next to the values parsed from them (that doubled the peak memory of a
+    load)."""
     try:
-        with path.open("rb", buffering=1 << 20) as handle, gc_paused():
-            return _parse_lines(handle)
+        fd, info = open_regular(path)
     except FileNotFoundError:
         raise
     except IsADirectoryError as exc:
         raise SessionError("is a directory, not a session file", path) from exc
+    except NotRegularFile as exc:
+        raise SessionError(f"is {exc.kind}, not a session file", path) from exc
+    except OSError as exc:
+        raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
+    try:
+        with bounded_reader(fd, info.st_size) as handle, gc_paused():
+            return _parse_lines(handle)
     except OSError as exc:
         raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
 
@@ -170,56 +181,53 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        view = view[written:]
-
-
 def create_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
-    """Create ``path`` (it must not exist) holding ``data``."""
+    """Create ``path`` (it must not exist) holding ``data``: all of it, or no file at all."""
+    _readable(data, path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        create_whole(path, data, sync=sync)
     except FileExistsError as exc:
         raise SessionError("session file already exists; refusing to overwrite it", path) from exc
     except OSError as exc:
         raise SessionError(f"cannot create session file: {exc.strerror or exc}", path) from exc
-    try:
-        _write_all(fd, data)
-        if sync:
-            os.fsync(fd)
-    except OSError as exc:
-        raise SessionError(f"cannot write session file: {exc.strerror or exc}", path) from exc
-    finally:
-        os.close(fd)
     if sync:
         _fsync_dir(path.parent)
 
 
+def _readable(data: bytes, path: Path) -> None:
+    """Refuse to write a line that no reader here would read back."""
+    if deeper_than(data):
+        raise SessionError(f"an entry {depth_error()}; it would not be read back", path)
+
+
+def _open_existing(path: Path, flags: int) -> tuple[int, os.stat_result]:
+    try:
+        return open_regular(path, flags)
+    except FileNotFoundError as exc:
+        raise SessionError("session file disappeared; refusing to append", path) from exc
+    except NotRegularFile as exc:
+        raise SessionError(f"is {exc.kind}, not a session file", path) from exc
+    except OSError as exc:
+        raise SessionError(f"cannot open session file: {exc.strerror or exc}", path) from exc
+
+
 def ends_with_newline(path: Path) -> bool:
     """Whether the file is empty or its last byte is "\\n" (false: a torn line to terminate)."""
-    with path.open("rb") as handle:
-        handle.seek(0, os.SEEK_END)
-        if handle.tell() == 0:
-            return True
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
+    fd, info = _open_existing(path, os.O_RDONLY)
+    try:
+        return info.st_size == 0 or os.pread(fd, 1, info.st_size - 1) == b"\n"
+    finally:
+        os.close(fd)
 
 
 def append(path: Path, data: bytes, *, sync: bool) -> None:
-    """Append ``data`` with one write call (the file must exist: Pi never re-creates it)."""
+    """Append ``data`` whole, or not at all (the file must exist: Pi never re-creates it).
+
+    A failed write (a full disk) is taken back before the error is raised, so the file never
+    keeps part of a line."""
+    fd, _info = _open_existing(path, os.O_WRONLY | os.O_APPEND)
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-    except FileNotFoundError as exc:
-        raise SessionError("session file disappeared; refusing to append", path) from exc
-    except OSError as exc:
-        raise SessionError(f"cannot open session file: {exc.strerror or exc}", path) from exc
-    try:
-        _write_all(fd, data)
-        if sync:
-            os.fsync(fd)
+        append_whole(fd, data, sync=sync)
     except OSError as exc:
         raise SessionError(f"cannot append to session file: {exc.strerror or exc}", path) from exc
     finally:
@@ -237,7 +245,7 @@ def rewrite(
     if backup_suffix is not None and path.exists():
         backup = _free_name(path.with_name(path.name + backup_suffix))
         try:
-            create_exclusive(backup, path.read_bytes(), sync=sync)
+            create_exclusive(backup, read_regular(path), sync=sync)
         except OSError as exc:
             raise SessionError(f"cannot back up session file: {exc.strerror or exc}", path) from exc
     temp = _free_name(path.with_name(f".{path.name}.tmp"))
