@@ -66,7 +66,7 @@ async function ownSpecs() {
       stale = true;
     }
     if (stale) {
-      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with tsc -p bindings-ts\n`);
+      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with python -m pi_context.statemachine.codegen.tsbuild\n`);
     }
   }
   try {
@@ -74,7 +74,7 @@ async function ownSpecs() {
   } catch (err) {
     process.stderr.write(
       `adapter: cannot load dist/index.js; run the TypeScript build first ` +
-        `(tsc -p bindings-ts): ${err.message}\n`,
+        `(python -m pi_context.statemachine.codegen.tsbuild): ${err.message}\n`,
     );
     process.exit(2);
   }

@@ -18,9 +18,10 @@ Other hosts: ``pi-context mcp`` serves the notes and history tools over MCP
 (``pi_context.mcp``, extra ``[mcp]``); ``pi_context.integrations.pydantic_ai.RuntimeAgent``
 drives a pydantic-ai agent through the runtime (extra ``[pydantic-ai]``).
 
-Names are imported on first use, so ``import pi_context`` stays cheap; the sub-packages
-(``pi_context.spec``, ``pi_context.statemachine``, ``pi_context.bindings``,
-``pi_context.conformance``) hold the rest.
+Names are imported on first use, so ``import pi_context`` stays cheap and this page stays an
+overview: ``help(pi_context.Runtime)`` (or any name above) documents one name in full, and
+``__all__`` lists them all. The sub-packages (``pi_context.spec``, ``pi_context.statemachine``,
+``pi_context.bindings``, ``pi_context.conformance``) hold the rest.
 """
 
 from __future__ import annotations
@@ -152,6 +153,3 @@ else:
         value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
         globals()[name] = value  # later lookups skip this hook
         return value
-
-    def __dir__():
-        return sorted({*globals(), *__all__})

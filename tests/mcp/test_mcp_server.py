@@ -7,6 +7,7 @@ Every answer is compared with what the shared tool registry gives in-process for
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -23,8 +24,10 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from pi_context import Session, ToolContext, all_tools, run_tool  # noqa: E402
+from pi_context.bindings.error_format import error_text  # noqa: E402
+from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES  # noqa: E402
 from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, utf8_len  # noqa: E402
-from pi_context.mcp.server import served_tools  # noqa: E402
+from pi_context.mcp.server import call, served_tools  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "pi-sessions" / "s0005.jsonl"
@@ -49,7 +52,10 @@ class Home:
 
 def with_client(home: Home, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
     """Start the real server subprocess, connect the SDK client, run ``body``."""
-    params = StdioServerParameters(command=sys.executable, args=home.argv(), cwd=home.root)
+    # The SDK passes a server only a few variables unless told: give it ours (its cache).
+    params = StdioServerParameters(
+        command=sys.executable, args=home.argv(), cwd=home.root, env=dict(os.environ)
+    )
 
     async def main() -> Any:
         with anyio.fail_after(60):
@@ -138,19 +144,50 @@ BAD_CALLS: list[tuple[str, Any]] = [
 ]
 
 
-def test_errors_have_the_registry_texts(home: Home) -> None:
-    async def body(c: ClientSession) -> list[Any]:
-        return [await c.call_tool(name, args) for name, args in BAD_CALLS]
+def test_every_error_has_one_format_and_names_only_served_tools(home: Home) -> None:
+    calls = [*BAD_CALLS, ("notes_list", {"limit": 0})]
 
+    async def body(c: ClientSession) -> list[Any]:
+        return [await c.call_tool(name, args) for name, args in calls]
+
+    (home.root / "not-a-session.md").write_text("# a README\n")
     results = with_client(home, body)
     ctx = home.context()
-    for (name, args), result in zip(BAD_CALLS, results, strict=True):
+    served = served_tools()
+    for (name, args), result in zip(calls, results, strict=True):
+        expected = call(name, args, ctx, served)
         # the shared dispatcher over the served tools (an unknown name lists only those)
-        expected = run_tool(name, args, ctx, served_tools())
+        if name not in RUNTIME_TOOL_NAMES:  # those are named as needing a live runtime
+            dispatched = run_tool(name, args, ctx, served)
+            assert expected.text == error_text(dispatched.text), (name, args)
         assert expected.is_error, (name, args)
         assert result.is_error, (name, args)
         assert text_of(result) == expected.text, (name, args)
-        assert "error" in json.loads(text_of(result))
+        body_json = json.loads(text_of(result))
+        assert isinstance(body_json["error"], str) and body_json["error"], (name, args)
+        # the registry's own texts, where they are JSON already, are kept as they are
+        registry = run_tool(name, args, ctx)
+        if name in served and registry.text.startswith("{"):
+            assert text_of(result) == registry.text, (name, args)
+    for name in ("no_such_tool", "wipe_memory", "get_context_remaining"):
+        text = call(name, {}, ctx, served).text
+        offered = json.loads(text)["error"].split("known tools: ")[1].split(", ")
+        assert offered == sorted(served), name
+    assert "live pi-context runtime" in call("wipe_memory", {}, ctx, served).text
+    # a history call on a file that is not a session: the same JSON form, not plain text
+    bad = ToolContext(session_path=home.root / "not-a-session.md", cwd=home.project)
+    text = call("history_list", {}, bad, served).text
+    assert json.loads(text)["error"].startswith("history: cannot read the session: ")
+
+
+def test_non_finite_echoes_become_json() -> None:
+    assert error_text('{"error":"limit must be an integer","limit":-Infinity}') == (
+        '{"error":"limit must be an integer","limit":"-Infinity"}'
+    )
+    assert json.loads(error_text('{"error":"x","a":[NaN,Infinity,1.5]}'))["a"] == [
+        "NaN", "Infinity", 1.5]  # fmt: skip
+    assert error_text("plain words") == '{"error":"plain words"}'
+    assert error_text('{"error":"ok","n":1}') == '{"error":"ok","n":1}'
 
 
 def test_byte_budget_is_the_registry_budget(home: Home) -> None:
@@ -181,6 +218,17 @@ def test_byte_budget_is_the_registry_budget(home: Home) -> None:
     [
         (["--session", "missing.jsonl"], "--session missing.jsonl: no such session file"),
         (["--session", "project"], "--session project: is a directory, not a session file"),
+        (
+            ["--session", "README.md"],
+            "--session README.md: not a Pi session file: its first line is not a "
+            '{"type":"session",...} header',
+        ),
+        (
+            ["--session", "empty.jsonl"],
+            "--session empty.jsonl: the file is empty, not a Pi session file (Pi writes a "
+            "header line first)",
+        ),
+        (["--session", "fifo"], "--session fifo: not a regular file, so not a Pi session file"),
         (["--session", "session.jsonl", "--cwd", "nowhere"], "--cwd nowhere: not a directory"),
         (
             ["--session", "session.jsonl", "--notes-home", "session.jsonl"],
@@ -189,6 +237,9 @@ def test_byte_budget_is_the_registry_budget(home: Home) -> None:
     ],
 )
 def test_bad_command_lines_are_named(home: Home, extra: list[str], message: str) -> None:
+    shutil.copy(REPO / "README.md", home.root / "README.md")
+    (home.root / "empty.jsonl").write_bytes(b"")
+    os.mkfifo(home.root / "fifo")
     result = subprocess.run(
         [sys.executable, "-m", "pi_context", "mcp", *extra],
         capture_output=True, text=True, cwd=home.root, timeout=60,

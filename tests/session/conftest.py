@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -47,35 +45,9 @@ def fixtures_dir(request: pytest.FixtureRequest) -> Path:
 
 
 @pytest.fixture(scope="session")
-def pi_session_manager() -> Path:
+def pi_session_manager(npm_install: Callable[[str, Path, Path], Path]) -> Path:
     """Path of Pi's session-manager.js, npm-installed into the git-ignored .cache/ once."""
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if node is None or npm is None:
-        pytest.skip("node/npm not installed: cannot run the real Pi SessionManager")
-    if not SESSION_MANAGER.exists():
-        PI_CACHE.mkdir(parents=True, exist_ok=True)
-        manifest = PI_CACHE / "package.json"
-        if not manifest.exists():
-            manifest.write_text('{"name": "pi-npm-cache", "private": true}\n')
-        print(f"installing {PI_PACKAGE} into {PI_CACHE} ...", file=sys.stderr)
-        result = subprocess.run(
-            [
-                npm,
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--ignore-scripts",
-                "--loglevel=error",
-                PI_PACKAGE,
-            ],
-            cwd=PI_CACHE,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if result.returncode != 0 or not SESSION_MANAGER.exists():
-            pytest.fail(f"npm install {PI_PACKAGE} failed:\n{result.stdout}\n{result.stderr}")
-    return SESSION_MANAGER
+    return npm_install(PI_PACKAGE, PI_CACHE, SESSION_MANAGER)
 
 
 PiRunner = Callable[[list[dict[str, Any]]], list[dict[str, Any]]]

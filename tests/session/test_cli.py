@@ -55,9 +55,12 @@ def test_json_view_for_another_leaf(tmp_path: Path, capsys: pytest.CaptureFixtur
         "contextEntryIds",
         "projection",
         "sessionName",
+        "windows",
         "tree",
     ]
     assert view["leaf"] == first and view["branchIds"] == [first]
+    [window] = view["windows"]  # the branch ends before the reset: one window, from the start
+    assert window["start"] == 0 and window["end"] == 1
     assert view["projection"]["messages"] == [
         {"role": "user", "content": "before the reset", "timestamp": 1}
     ]

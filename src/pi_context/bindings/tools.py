@@ -49,6 +49,9 @@ class ToolContext:
     model_id: str | None = None
     leaf_id: str | None = None
     runtime: LiveRuntime | None = None
+    # The host's clock (ms since the epoch) for the times tools write, e.g. a note's times;
+    # None: the wall clock (``pi_context.clock.now_ms``). A runtime passes its session's.
+    clock: Callable[[], int] | None = None
 
 
 @frozen

@@ -88,9 +88,14 @@ def build_parser(
     others are listed by name and help."""
     import argparse
 
+    from pi_context import __version__
+
     parser = argparse.ArgumentParser(
         prog="pi-context",
         description="Verified reset-control core for LLM context windows.",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"pi-context {__version__}", help="print the version"
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True

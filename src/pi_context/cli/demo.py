@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -46,7 +47,6 @@ def run(args: argparse.Namespace) -> int:
     if args.windows < 1 or args.windows > 500:
         print("pi-context demo: --windows must be between 1 and 500", file=sys.stderr)
         return 2
-    directory = args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
 
     def progress(line: str) -> None:
         if not args.quiet:
@@ -60,11 +60,20 @@ def run(args: argparse.Namespace) -> int:
             f"pi-context demo: unknown spec {spec!r} (known: {', '.join(specs())})", file=sys.stderr
         )
         return 2
+    # Only a run that starts gets a folder; one it made for a run that fails is removed.
+    temporary = args.dir is None
+    directory = args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
     try:
         report = run_demo(args.windows, directory, progress, spec)
     except DemoError as exc:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
         print(f"pi-context demo: {exc}", file=sys.stderr)
         return 1
+    except BaseException:
+        if temporary:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0

@@ -4,12 +4,15 @@ specs produce."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from pi_context.spec import SpecError
+from pi_context.spec import SpecError, load, spec_paths
 from pi_context.statemachine.codegen import outputs
-from pi_context.statemachine.reset_control import committed_specs
 
 
 def register(subparsers: Any) -> None:
@@ -25,6 +28,7 @@ def register(subparsers: Any) -> None:
         help="what to generate (repeatable; default: everything)",
     )
     gen.add_argument("--check", action="store_true", help="fail if committed files are stale")
+    gen.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     gen.set_defaults(handler=run)
     docs = subparsers.add_parser(
         "docs",
@@ -32,6 +36,7 @@ def register(subparsers: Any) -> None:
         description="Regenerate the reference pages from the specs (same as --target docs).",
     )
     docs.add_argument("--check", action="store_true", help="fail if the docs are stale")
+    docs.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     docs.set_defaults(handler=run, target=["docs"])
 
 
@@ -43,9 +48,19 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    say = _progress(args.quiet, args.command)
     try:
-        specs = committed_specs()
-        files = outputs.render_outputs(specs, names)
+        specs = []
+        for path in spec_paths():
+            say(f"loading {path.stem}")
+            specs.append(load(path))
+        files: dict[str, str] = {}
+        for name in names:
+            started = time.monotonic()
+            say(f"generating {name} for {len(specs)} specs")
+            with _ticking(say, name, args.quiet):
+                files.update(outputs.render_outputs(specs, [name]))
+            say(f"generated {name} in {time.monotonic() - started:.1f}s")
     except SpecError as err:
         print(err, file=sys.stderr)
         return 1
@@ -69,3 +84,37 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {rel}")
     print(f"{len(changed)} of {len(files)} files changed")
     return 0
+
+
+def _progress(quiet: bool, command: str = "generate") -> Callable[[str], None]:
+    """A progress line on stderr per step (loading a spec, each target), unless ``quiet``."""
+
+    def say(line: str) -> None:
+        if not quiet:
+            print(f"pi-context {command}: {line}", file=sys.stderr, flush=True)
+
+    return say
+
+
+@contextlib.contextmanager
+def _ticking(say: Callable[[str], None], name: str, quiet: bool) -> Iterator[None]:
+    """While a target renders, a line every ``TICK`` seconds saying it still does."""
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        while not stop.wait(TICK):
+            say(f"still generating {name} ({time.monotonic() - started:.0f}s)")
+
+    ticker = threading.Thread(target=tick, daemon=True)
+    if not quiet:
+        ticker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        if ticker.is_alive():
+            ticker.join()
+
+
+TICK = 3.0

@@ -30,6 +30,43 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run)
 
 
+HEADER_LIMIT = 1 << 20
+"""Bytes read to find a session's first line (a Pi header is a few hundred)."""
+
+
+def session_problem(path: Path) -> str | None:
+    """Why ``path`` is not a Pi session file, or ``None``: a regular file whose first line is
+    a ``{"type":"session",...}`` header. Never blocks (a FIFO is refused, not opened for
+    reading) and reads at most ``HEADER_LIMIT`` bytes."""
+    import json
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"cannot open it: {exc.strerror}"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file, so not a Pi session file"
+        head = os.read(fd, HEADER_LIMIT)
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror}"
+    finally:
+        os.close(fd)
+    if not head.strip():
+        return "the file is empty, not a Pi session file (Pi writes a header line first)"
+    line = head.split(b"\n", 1)[0]
+    try:
+        header = json.loads(line)
+    except (ValueError, RecursionError):
+        header = None
+    if not (isinstance(header, dict) and header.get("type") == "session" and header.get("id")):
+        return 'not a Pi session file: its first line is not a {"type":"session",...} header'
+    return None
+
+
 def _problem(message: str) -> int:
     print(f"pi-context mcp: {message}", file=sys.stderr)
     return 2
@@ -43,8 +80,11 @@ def run(args: argparse.Namespace) -> int:
     session: Path = args.session.expanduser().absolute()
     if session.is_dir():
         return _problem(f"--session {args.session}: is a directory, not a session file")
-    if not session.is_file():
+    if not session.exists():
         return _problem(f"--session {args.session}: no such session file")
+    problem = session_problem(session)
+    if problem is not None:
+        return _problem(f"--session {args.session}: {problem}")
     cwd = (args.cwd or Path.cwd()).expanduser().absolute()
     if not cwd.is_dir():
         return _problem(f"--cwd {args.cwd}: not a directory")

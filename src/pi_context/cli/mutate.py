@@ -69,6 +69,14 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+        committed = {s.id: s for s in committed_specs()}
+        if committed.get(spec.id) is None or committed[spec.id].sha256 != spec.sha256:
+            print(
+                f"pi-context mutate: --docs documents committed specs only; {args.spec} is not "
+                "one (or differs from it)",
+                file=sys.stderr,
+            )
+            return 2
     report = mutation_report(spec, show=not args.quiet)
     total = len(report.outcomes)
     print(
@@ -84,14 +92,6 @@ def run(args: argparse.Namespace) -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
     if args.docs:
-        committed = {s.id: s for s in committed_specs()}
-        if committed.get(spec.id) is None or committed[spec.id].sha256 != spec.sha256:
-            print(
-                f"pi-context mutate: --docs documents committed specs only; {args.spec} is not "
-                "one (or differs from it)",
-                file=sys.stderr,
-            )
-            return 2
         assert root is not None
         rel = docs_path(spec.version, spec.name)
         page = root / rel

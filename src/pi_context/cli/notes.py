@@ -9,6 +9,7 @@ home is for a given identity. ``pi-context notes sweep`` removes temp files of k
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,8 +17,16 @@ from typing import Any
 
 from pi_context.bindings.notes.homes import SCOPES, HomeUnavailableError, notes_root
 from pi_context.bindings.notes.jail import JailError, sweep_home
-from pi_context.bindings.notes.migrate import apply, homes_under, plan
-from pi_context.bindings.notes.relayout import apply_move, legacy_root, plan_layout
+from pi_context.bindings.notes.migrate import (
+    Plan,
+    Rewrite,
+    apply,
+    homes_under,
+    plan,
+    preview,
+    remove_emptied,
+)
+from pi_context.bindings.notes.relayout import LayoutPlan, apply_move, legacy_root, plan_layout
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 
@@ -33,11 +42,13 @@ def register(subparsers: Any) -> None:
 
     migrate = actions.add_parser(
         "migrate",
-        help="rename legacy snake_case note metadata to camelCase (dry run unless --apply)",
+        help="move notes out of the earlier layout, rename legacy metadata (dry run by default)",
         description=(
-            "Find notes whose metadata uses the legacy snake_case keys (created_at, updated_at, "
-            "last_accessed, access_count) and rename them to camelCase. Without --apply nothing "
-            "is written."
+            "Move notes from the earlier ~/.pi/agent/notes layout into the shared layout, "
+            "removing the folders that empties, and rename the legacy snake_case metadata keys "
+            "(created_at, updated_at, last_accessed, access_count) to camelCase, in the notes "
+            "already there and in those moved. Without --apply nothing is written: the dry run "
+            "lists every move and every rename --apply would make."
         ),
     )
     migrate.add_argument("--notes-home", type=Path, help="notes root (default: PI_NOTES_HOME)")
@@ -77,11 +88,14 @@ def register(subparsers: Any) -> None:
     sweep.set_defaults(handler=run_sweep)
 
 
-def run_layout(args: argparse.Namespace, root: Path, progress: Callable[[str], None]) -> int:
-    """Move notes out of the earlier layout; returns how many moves failed."""
+def run_layout(
+    args: argparse.Namespace, root: Path, progress: Callable[[str], None]
+) -> tuple[int, LayoutPlan | None]:
+    """Move notes out of the earlier layout: how many moves failed, and the plan (``None``
+    when there is no earlier layout)."""
     old_root = (args.old_root or legacy_root()).absolute()
     if not old_root.is_dir():
-        return 0
+        return 0, None
     projects = [*args.project, Path.cwd()]
     found = plan_layout(old_root, root, projects, args.model, progress)
     verb = "moving" if args.apply else "would move"
@@ -105,9 +119,21 @@ def run_layout(args: argparse.Namespace, root: Path, progress: Callable[[str], N
     moved = len(found.files) - failed
     if args.apply:
         print(f"moved {moved} of {len(found.files)} notes from {old_root} to {root}")
+        if not _overlap(old_root, root):
+            emptied = remove_emptied(old_root)
+            if emptied.removed:
+                print(f"removed {len(emptied.removed)} emptied folders of the earlier layout")
+            if emptied.left and found.files:
+                print(f"{old_root} keeps what could not move (listed above)")
     else:
         print(f"{len(found.files)} notes under {old_root} would move to {root}")
-    return failed + (1 if args.apply and found.left else 0)
+    return failed + (1 if args.apply and found.left else 0), found
+
+
+def _overlap(a: Path, b: Path) -> bool:
+    """Whether one folder is, or holds, the other (then nothing of either is removed)."""
+    real_a, real_b = os.path.realpath(a), os.path.realpath(b)
+    return os.path.commonpath([real_a, real_b]) in (real_a, real_b)
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -118,19 +144,27 @@ def run_migrate(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
 
     try:
-        layout_failed = run_layout(args, root, progress)
+        layout_failed, layout = run_layout(args, root, progress)
     except JailError as exc:
         print(f"pi-context notes migrate: {exc.message}", file=sys.stderr)
         return 1
-    status = run_metadata(args, root, progress)
+    pending = layout if layout is not None and not args.apply else None
+    status = run_metadata(args, root, progress, pending)
     return 1 if layout_failed or status else 0
 
 
-def run_metadata(args: argparse.Namespace, root: Path, progress: Callable[[str], None]) -> int:
-    if not root.is_dir():
+def run_metadata(
+    args: argparse.Namespace,
+    root: Path,
+    progress: Callable[[str], None],
+    moving: LayoutPlan | None = None,
+) -> int:
+    """Rename legacy metadata under ``root``; in a dry run, also preview it for the notes
+    ``moving`` would place there (as --apply renames them right after moving them)."""
+    if not root.is_dir() and not (moving and moving.files):
         print(f"pi-context notes migrate: no notes root at {root}; nothing to migrate")
         return 0
-    found = plan(root, progress)
+    found = plan(root, progress) if root.is_dir() else Plan(root, [], 0, [])
     verb = "migrating" if args.apply else "would migrate"
     failed = 0
     for item in found.items:
@@ -146,18 +180,33 @@ def run_metadata(args: argparse.Namespace, root: Path, progress: Callable[[str],
             if done is None:
                 continue  # someone migrated it meanwhile
             rewrite = done
-        changes = [f"{old} -> {new}" for old, new in rewrite.renamed]
-        changes += [f"dropped {key}" for key in rewrite.dropped]
-        print(f"{verb} {shown}: {', '.join(changes)}")
+        print(f"{verb} {shown}: {_changes(rewrite)}")
+    scanned, count = found.scanned, len(found.items)
+    for move in moving.files if moving is not None else ():
+        assert moving is not None and move.move.new is not None
+        source = moving.old_root.joinpath(*move.move.old, *move.old_path.split("/"))
+        shown = "/".join((*move.move.new, move.new_path))
+        scanned += 1
+        previewed = preview(source)
+        if isinstance(previewed, str):
+            print(f"skipped {source}: {previewed}", file=sys.stderr)
+        elif previewed is not None:
+            count += 1
+            print(f"would migrate {shown} (once moved): {_changes(previewed)}")
     for file, error in found.errors:
         print(f"skipped {file}: {error}", file=sys.stderr)
-    count = len(found.items) - failed
     if args.apply:
-        print(f"migrated {count} of {found.scanned} notes under {root}")
+        print(f"migrated {count - failed} of {scanned} notes under {root}")
     else:
-        print(f"{len(found.items)} of {found.scanned} notes under {root} need migrating", end="")
-        print("; run again with --apply to rewrite them" if found.items else "")
+        print(f"{count} of {scanned} notes under {root} need migrating", end="")
+        print("; run again with --apply to rewrite them" if count else "")
     return 1 if failed else 0
+
+
+def _changes(rewrite: Rewrite) -> str:
+    changes = [f"{old} -> {new}" for old, new in rewrite.renamed]
+    changes += [f"dropped {key}" for key in rewrite.dropped]
+    return ", ".join(changes)
 
 
 def run_homes(args: argparse.Namespace) -> int:

@@ -29,10 +29,11 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="session_command", required=True)
     show = sub.add_parser(
         "show",
-        help="print branch, context, projection, name and tree of a session",
+        help="print branch, windows, context, projection, name and tree of a session",
         description=(
-            "Print, for the file's own leaf or --leaf, the branch ids, context entry ids, "
-            "projection (messages, thinking level, model), session name and tree."
+            "Print, for the file's own leaf or --leaf, the branch (entry by entry, in sections "
+            "per context window), which entries are in context, the projection (messages, "
+            "thinking level, model), the session name and the whole entry tree."
         ),
     )
     show.add_argument("file", type=Path, help="Pi session JSONL file")
@@ -71,6 +72,11 @@ def _show(args: argparse.Namespace) -> int:
         print(f"warning: {_CONTROL.sub(_escape, warning)}", file=sys.stderr)
     rows = session.outline()
     if args.json:
+        branch = session.branch(view["leafId"]) if view["leafId"] else []
+        view["windows"] = [
+            {"windowId": s.window_id, "markerId": s.marker_id, "start": s.start, "end": s.end}
+            for s in window_spans(branch, session.session_id)
+        ]
         view["tree"] = outline_json(rows)
         sys.stdout.write(encode(view) + "\n")
     else:
@@ -213,8 +219,9 @@ def _escape(match: re.Match[str]) -> str:
 
 def _tree_lines(rows: list[OutlineRow], on_branch: set[str]) -> list[str]:
     # A chain without forks stays at one indent, however long; the children of a fork are
-    # indented and marked "├". Past _MAX_INDENT nested forks the indent stops growing and the
-    # nesting is written as a number, so a deep file cannot make the output quadratic.
+    # indented and marked "├", the last of them "└". Past _MAX_INDENT nested forks the indent
+    # stops growing and the nesting is written as a number, so a deep file cannot make the
+    # output quadratic.
     out: list[str] = []
     in_cycles = False
     for row in rows:
@@ -225,7 +232,7 @@ def _tree_lines(rows: list[OutlineRow], on_branch: set[str]) -> list[str]:
             )
         label = f" [{row.node.label}]" if row.node.label is not None else ""
         mark = "●" if row.id in on_branch else "○"
-        branch = "├ " if row.forked else "  " if row.forks else ""
+        branch = ("└ " if row.last else "├ ") if row.forked else "  " if row.forks else ""
         if row.forks <= _MAX_INDENT:
             lead = "  " * row.forks + branch
         else:

@@ -132,6 +132,10 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
     if not isinstance(arguments, dict):
         print("pi-context tool: --args must be a JSON object", file=sys.stderr)
         return 2
+    notes_home = args.notes_home
+    if notes_home is not None and notes_home.exists() and not notes_home.is_dir():
+        print(f"pi-context tool: --notes-home {notes_home}: not a directory", file=sys.stderr)
+        return 2
     cwd = args.cwd
     if cwd is None:
         from pathlib import Path
@@ -145,8 +149,10 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
         model_id=args.model,
         leaf_id=args.leaf,
     )
+    from pi_context.bindings.error_format import error_text
+
     result = tool.run(context, arguments)  # the shared dispatcher: never raises a named error
-    print(result.text)
+    print(error_text(result.text) if result.is_error else result.text)  # the one error format
     if args.details and result.details is not None:
         print(json.dumps(result.details, indent=2, ensure_ascii=False))
     return 1 if result.is_error else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -46,9 +47,6 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 0:
         print("pi-context verify: --examples must be >= 0", file=sys.stderr)
         return 2
-    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
-
-    keep_out_of_cwd()
     # imported here so other commands start without loading hypothesis
     from pi_context.spec import SpecError
     from pi_context.statemachine.reset_control import committed_specs, resolve_spec
@@ -66,6 +64,9 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as err:
         print(err, file=sys.stderr)
         return 1
+    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
+
+    keep_out_of_cwd([Path(spec.path) for spec in specs])
     reports = [
         verify_spec(
             spec,

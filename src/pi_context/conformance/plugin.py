@@ -51,17 +51,20 @@ class _Runs:
 
     def report(self, spec: Spec) -> Any:
         from pi_context.conformance.runner import run_conformance
+        from pi_context.statemachine.verify.hypothesis_home import elsewhere
 
         if spec.id not in self.results:
             option = self.config.getoption
-            self.results[spec.id] = run_conformance(
-                option("pi_context_impl"),
-                [spec],
-                examples=option("pi_context_examples"),
-                seed=option("pi_context_seed"),
-                timeout=option("pi_context_timeout"),
-                show=False,
-            )
+            # hypothesis' files go to our cache, not into the host project's .hypothesis/
+            with elsewhere([Path(spec.path)]):
+                self.results[spec.id] = run_conformance(
+                    option("pi_context_impl"),
+                    [spec],
+                    examples=option("pi_context_examples"),
+                    seed=option("pi_context_seed"),
+                    timeout=option("pi_context_timeout"),
+                    show=False,
+                )
         return self.results[spec.id]
 
 

@@ -52,6 +52,21 @@ class SpecResult:
             and self.random_trace is None
         )
 
+    @property
+    def reasons(self) -> list[str]:
+        """Why this spec does not conform, one line each (empty when it does)."""
+        if not self.served:
+            return self.problems or [f"{self.spec.id} is not served"]
+        found = [f"{self.spec.id}: {problem}" for problem in self.problems]
+        found += [
+            f"{self.spec.id} row {row}: {tally.failed} of {tally.checked} steps do not conform"
+            for row, tally in self.rows.items()
+            if tally.failed
+        ]
+        if self.random_trace is not None:
+            found.append(f"{self.spec.id}: a random trace fails ({len(self.random_trace)} steps)")
+        return found
+
     def record(self, step: TraceStep) -> None:
         row = self.rows.setdefault(step.want.row, Tally())
         event = self.events.setdefault(str(step.event["type"]), Tally())
@@ -90,3 +105,24 @@ class ConformanceReport:
     @property
     def steps(self) -> int:
         return sum(s.exhaustive_checked + s.stateful_steps for s in self.specs)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why the run does not conform, one line each (empty when it does): ``ok`` is a
+        verdict, this is what it rests on."""
+        found = [error.splitlines()[0] for error in self.errors]
+        for result in self.specs:
+            found += result.reasons
+        if not self.errors and not self.specs:
+            found.append("no spec was checked")
+        return found
+
+    def __str__(self) -> str:
+        ids = ", ".join(s.spec.id for s in self.specs) or "no spec"
+        if self.ok:
+            return f"{self.command}: conforms to {ids} ({self.steps} steps checked)"
+        return f"{self.command}: DOES NOT CONFORM\n" + "\n".join(f"  {r}" for r in self.reasons)
+
+    def __repr__(self) -> str:
+        verdict = "ok" if self.ok else f"not ok: {'; '.join(self.reasons)[:300]}"
+        return f"<ConformanceReport {self.command!r}: {len(self.specs)} specs, {verdict}>"

@@ -77,7 +77,7 @@ def run_handoff_demo(demo: DemoReport, project: Path) -> HandoffDemo:
     if shutil.which("git") is not None and not (project / ".git").exists():
         # A real repository, so the relay carries a real `git status --short --branch`.
         subprocess.run(["git", "init", "-q", str(project)], check=False, timeout=30)
-    session = Session.open(demo.session_path)
+    session = Session.open(demo.session_path, now=demo.clock)  # the demo's one clock
     runtime = Runtime(
         session,
         RuntimeConfig(

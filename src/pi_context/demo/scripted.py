@@ -479,6 +479,8 @@ class DemoReport:
     entries: int
     thresholds: tuple[int, int, int]
     extra: dict[str, Any] = field(default_factory=dict)
+    clock: Clock | None = None
+    """The demo's one clock (session entries, messages, note times), which a handoff continues."""
 
 
 def _prepare(directory: Path) -> tuple[Path, Path, Path, Path]:
@@ -591,6 +593,7 @@ def run_demo(
         seconds=time.perf_counter() - started,
         counters=host.counters,
         entries=len(session.entries),
+        clock=clock,
         thresholds=(
             runtime.budget.thresholds.reminder,
             runtime.budget.thresholds.warning,

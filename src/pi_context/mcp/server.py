@@ -1,10 +1,14 @@
 """An MCP server that serves pi-context's notes and history tools for one Pi session.
 
-Names, JSON Schemas, byte budgets and error texts are the shared tool registry's: the server
-lists each tool's declaration as is and answers every call through the shared dispatcher
-(``run_tool`` over the served tools), so an MCP client sees exactly what our own runtime's
-model sees. The runtime tools (``wipe_memory``, ``get_context_remaining``) need a live
-runtime in the same process and are not served.
+Names, JSON Schemas and byte budgets are the shared tool registry's: the server lists each
+served tool's declaration as is and answers every call through the shared dispatcher
+(``tool_registry.run_tool`` over the served tools, i.e. ``Tool.run``), so an MCP client sees
+what our own runtime's model sees. Every error result has one format, a JSON object
+``{"error": message, ...}`` with finite numbers (``bindings.error_format``), and an unknown
+tool's error names only the tools served here. The runtime tools (``wipe_memory``,
+``get_context_remaining``) need a live runtime in the same process and are not served. The
+wire is ``transport.stdio_transport``, which answers every line the SDK's own stdio transport
+drops.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import mcp_types as types
 from anyio import to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 
 from pi_context import __version__
+from pi_context.bindings.error_format import error_text
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
 from pi_context.bindings.tool_registry import all_tools, run_tool
-from pi_context.bindings.tools import Tool, ToolContext
+from pi_context.bindings.tools import Tool, ToolContext, ToolResult, error_result
+from pi_context.mcp.transport import stdio_transport
 
 SERVER_NAME = "pi-context"
 INSTRUCTIONS = (
@@ -36,6 +41,25 @@ INSTRUCTIONS = (
 def served_tools() -> dict[str, Tool]:
     """The tools this server offers: every registered tool but the runtime's own."""
     return {name: tool for name, tool in all_tools().items() if name not in RUNTIME_TOOL_NAMES}
+
+
+def call(
+    name: str, arguments: Mapping[str, Any], context: ToolContext, tools: Mapping[str, Tool]
+) -> ToolResult:
+    """One tool call as this server answers it (the same in-process, for tests and hosts):
+    the shared dispatcher over the served tools, its errors in the one format."""
+    if name in RUNTIME_TOOL_NAMES and name not in tools:
+        known = ", ".join(sorted(tools)) or "none"
+        return error_result(
+            {
+                "error": f"{name} needs a live pi-context runtime in the same process, which an "
+                f"MCP server for a stored session is not; known tools: {known}"
+            }
+        )
+    result = run_tool(name, arguments, context, tools)
+    if result.is_error:
+        return ToolResult(text=error_text(result.text), details=result.details, is_error=True)
+    return result
 
 
 def build_server(context: ToolContext) -> Server[Any]:
@@ -64,13 +88,12 @@ def build_server(context: ToolContext) -> Server[Any]:
         arguments: Mapping[str, Any] = params.arguments or {}
         tool = tools.get(name)
         if tool is None:
-            # Unknown here (a runtime tool too): the dispatcher's error, naming served tools.
-            result = run_tool(name, arguments, context, tools)
+            result = call(name, arguments, context, tools)  # unknown here: nothing to run
         elif tool.sequential:
             async with write_lock:
-                result = await to_thread.run_sync(tool.run, context, arguments)
+                result = await to_thread.run_sync(call, name, arguments, context, tools)
         else:
-            result = await to_thread.run_sync(tool.run, context, arguments)
+            result = await to_thread.run_sync(call, name, arguments, context, tools)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.text)],
             is_error=result.is_error,
@@ -86,7 +109,7 @@ def build_server(context: ToolContext) -> Server[Any]:
 
 
 async def serve_stdio(context: ToolContext) -> None:
-    """Serve until the client closes stdin."""
+    """Serve until the client closes stdin (answering the requests already read)."""
     server = build_server(context)
-    async with stdio_server() as (read_stream, write_stream):
+    async with stdio_transport() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())

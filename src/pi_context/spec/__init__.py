@@ -20,18 +20,26 @@ def spec_paths() -> list[Path]:
     return sorted(SPECS_DIR.glob("*.yaml"))
 
 
+class UnknownSpecError(SpecError):
+    """A spec id that names no committed spec. There is no file, so no ``file:line:col``."""
+
+    def __init__(self, spec_id: str, known: list[str]) -> None:
+        super().__init__([])
+        self.spec_id = spec_id
+        near = [k for k in known if k.endswith(f"@{spec_id}") or k.split("@")[0] == spec_id]
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        self.message = f"unknown spec {spec_id!r}{hint} (known: {', '.join(known)})"
+
+    def __str__(self) -> str:
+        return self.message
+
+
 def spec_path(spec_id: str) -> Path:
-    path = SPECS_DIR / f"{spec_id}.yaml"
-    if not path.is_file():
-        known = ", ".join(p.stem for p in spec_paths())
-        raise SpecError([Diagnostic_for(spec_id, known)])
-    return path
-
-
-def Diagnostic_for(spec_id: str, known: str) -> Diagnostic:  # noqa: N802
-    from pi_context.spec.model import Loc
-
-    return Diagnostic(Loc(spec_id, 1, 1), f"unknown spec {spec_id!r} (known: {known})")
+    """The committed spec file of ``spec_id`` (only a committed id: never a path)."""
+    known = [p.stem for p in spec_paths()]
+    if spec_id not in known:
+        raise UnknownSpecError(spec_id, known)
+    return SPECS_DIR / f"{spec_id}.yaml"
 
 
 __all__ = [
@@ -39,6 +47,7 @@ __all__ = [
     "Diagnostic",
     "Spec",
     "SpecError",
+    "UnknownSpecError",
     "load",
     "loads",
     "spec_path",

@@ -450,6 +450,13 @@ class Spec:
     refines: Refinement | None = None
     provenance: Provenance | None = None
 
+    def __repr__(self) -> str:
+        # The generated repr would print every row and guard (100k characters and more).
+        return (
+            f"<Spec {self.id}: {len(self.rows)} rows, {len(self.events)} events, "
+            f"{len(self.axes)} axes ({self.path})>"
+        )
+
     def axis(self, name: str) -> Axis | None:
         return next((a for a in self.axes if a.name == name), None)
 

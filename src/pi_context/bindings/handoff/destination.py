@@ -91,7 +91,7 @@ def create_destination(
         raise HandoffError("storage_failed", f"the destination {path} already exists")
     try:
         create_exclusive(path, data, sync=True)
-        return Session.open(path, durability=Durability.ALWAYS)
+        return Session.open(path, now=now, uuids=uuids, durability=Durability.ALWAYS)
     except (SessionError, OSError) as exc:
         # Never leave a torn destination behind: this call created the file, so remove it.
         remove_destination(path)

@@ -36,7 +36,6 @@ columns on each call.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import mmap
 import os
@@ -52,6 +51,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import pi_context.cache as cache
 from pi_context.bindings.session.jsonl import (
     FAST_DECODE,
     FAST_DECODE_ERRORS,
@@ -117,8 +117,7 @@ def index_enabled() -> bool:
 
 
 def cache_dir_for(source: Path) -> Path:
-    key = hashlib.sha256(os.fsencode(source)).hexdigest()[:32]
-    return cache_root() / "history" / key
+    return cache_root() / "history" / cache.key_of(os.fspath(source))
 
 
 # --- the branch as the index sees it ------------------------------------------------------------
@@ -223,14 +222,17 @@ class HistoryIndex:
         self._blobs = {}
 
     def _connect(self) -> sqlite3.Connection:
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        cache.prune_if_due()
+        cache.private_dir(self.directory)
         for name in _CACHE_FILES:  # SQLite would open a FIFO planted here, and wait on it
             kind = special_entry(self.directory / name)
             if kind is not None:
                 raise CorruptIndex(f"the cache file {name} is {kind}")
-        db = sqlite3.connect(
-            self.directory / "index.sqlite", timeout=LOCK_WAIT, isolation_level=None
-        )
+        path = self.directory / "index.sqlite"
+        # Created 0600 here: SQLite gives its -wal and -shm files the database's mode.
+        fd, _info = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        os.close(fd)
+        db = sqlite3.connect(path, timeout=LOCK_WAIT, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a rebuild, never an answer
         return db
@@ -244,7 +246,7 @@ class HistoryIndex:
     def _locked(self) -> Iterator[None]:
         """Updates take the directory's lock, waiting at most ``LOCK_WAIT``: a holder that
         takes longer (stopped, hung) gets this call answered unindexed instead."""
-        self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        cache.private_dir(self.directory)
         fd, _info = open_regular(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             try:
@@ -270,6 +272,7 @@ class HistoryIndex:
                     raise Unindexable(f"cannot build the history index: {exc}") from exc
             except (CorruptIndex, sqlite3.DatabaseError, OSError, ValueError, KeyError) as exc:
                 if isinstance(exc, FileNotFoundError) and not self.source.exists():
+                    self.discard()  # its text must not outlive it
                     raise Unindexable("the session file is gone") from exc
                 self.discard()
                 if attempt == 2:
@@ -467,6 +470,8 @@ class HistoryIndex:
     def _rebuild(
         self, db: sqlite3.Connection, stat: os.stat_result, fd: int, taken_ns: int
     ) -> None:
+        # Recorded before it holds anything: pruned once this very file is gone.
+        cache.record("history", self.directory, [cache.source_of(self.source, stat)])
         generation = os.urandom(6).hex()
         for old in self.directory.glob("content-*.bin"):
             old.unlink(missing_ok=True)  # readers holding a map keep their (unlinked) copy
@@ -497,9 +502,8 @@ class HistoryIndex:
             "sizes": {},
             "parts": {},
         }
-        content, _info = open_regular(
-            _content_file(self.directory, meta), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600
-        )
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        content, _info = open_regular(_content_file(self.directory, meta), flags, 0o600)
         os.close(content)
         self.meta = meta
         self._columns = {}

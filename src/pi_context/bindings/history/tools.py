@@ -129,23 +129,26 @@ _CURSOR = {
     "description": "Position to resume from: pass the previous page's next_cursor. "
     "next_cursor is null only at the true end.",
 }
+# Optional filters that also take null (as the published extension's Union with Null): one
+# single-type anyOf branch each, never a ``type`` array, so single-type schema dialects (the
+# OpenAPI subset of Gemini's function declarations) accept them.
+_OR_NULL = {"type": "null"}
 _WINDOW_ID = {
-    "type": ["string", "null"],
+    "anyOf": [{"type": "string"}, _OR_NULL],
     "description": "Only items of this context window (ids from history_windows).",
 }
 _ROLE = {
-    "type": ["string", "null"],
-    "enum": [*ROLES, None],
+    "anyOf": [{"type": "string", "enum": list(ROLES)}, _OR_NULL],
     "description": "Only items of this role: user, assistant (visible text of a turn), "
     "tool_call (one per call, JSON arguments as content), tool (results and bash runs), "
     "system (native compaction and branch summaries), developer (pi-context's own entries).",
 }
 _TOOL_NAME = {
-    "type": ["string", "null"],
+    "anyOf": [{"type": "string"}, _OR_NULL],
     "description": "Only tool_call/tool items of this exact tool name.",
 }
 _TOOL_NAMESPACE = {
-    "type": ["string", "null"],
+    "anyOf": [{"type": "string"}, _OR_NULL],
     "description": "Only tool_call/tool items whose tool name starts with this family and "
     "an underscore (notes matches notes_read).",
 }
@@ -227,7 +230,7 @@ HISTORY_READ = Tool(
     parameters=_object(
         {
             "window_id": {
-                "type": ["string", "null"],
+                "anyOf": [{"type": "string"}, _OR_NULL],
                 "description": "The item's window (optional; checked when given).",
             },
             "item_id": {

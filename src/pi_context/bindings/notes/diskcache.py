@@ -40,7 +40,6 @@ in the same folder, then ``rename``), so readers see one whole version.
 
 from __future__ import annotations
 
-import contextlib
 import operator
 import os
 import struct
@@ -52,10 +51,10 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+import pi_context.cache as cache
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.cache_dir import cache_root
-from pi_context.digest import sha256_hex
 from pi_context.regular import open_regular
 
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
@@ -126,8 +125,8 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
         return None
     if inside:
         return None  # a cache file there would sit in a home, or be listed as one
-    key = sha256_hex(os.fsencode(os.path.abspath(home)))[:32]
-    return folder / f"{key}.bin"
+    cache.prune_if_due()
+    return folder / f"{cache.key_of(os.path.abspath(home))}.bin"
 
 
 class Rows:
@@ -579,9 +578,11 @@ def save(
     entries: Iterable[tuple[str, Entry]],
     addressable: Callable[[str], bool],
     listings: Iterable[Listing] = (),
+    source: str | None = None,
 ) -> bool:
     """Replace the cache with ``entries`` and the folder ``listings`` (atomically); ``False``
-    if it could not be written.
+    if it could not be written. ``source`` is the home it caches: recorded beside the file
+    first, so the file is pruned once the home is gone (``pi_context.cache``).
 
     ``addressable`` says whether a path is a valid note address. Entries without a body, or
     holding a NUL in a text column, are left out.
@@ -640,23 +641,10 @@ def save(
     listed = folders, len(listing_data), zlib.crc32(listing_data)
     head = _HEADER.pack(MAGIC, VERSION, rules(), *sizes, *crcs, *listed)
     try:
-        file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        temp = file.with_name(f".{file.name}.{os.getpid()}.{os.urandom(4).hex()}")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-        fd = os.open(temp, flags, 0o600)
-        try:
-            try:
-                for chunk in (head, meta_data, listing_data, body_data):
-                    view = memoryview(chunk)
-                    while view:
-                        view = view[os.write(fd, view) :]
-            finally:
-                os.close(fd)
-            os.replace(temp, file)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        cache.private_dir(file.parent)
+        if source is not None:
+            cache.record("notes", file, [cache.source_of(Path(source))])
+        cache.write_private(file, head, meta_data, listing_data, body_data)
     except OSError:
         return False
     return True

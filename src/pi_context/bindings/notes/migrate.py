@@ -161,3 +161,68 @@ def apply(item: Planned) -> Rewrite | None:
                 os.close(dir_fd)
     finally:
         os.close(home_fd)
+
+
+def preview(file: Path) -> Rewrite | None | str:
+    """What ``plan`` would find for one file not yet in the new layout (a note the layout
+    move will place): its rewrite, ``None`` when nothing is legacy, or why it cannot be read."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    try:
+        return migrate_text(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "not valid UTF-8; left unchanged"
+
+
+@dataclass
+class Emptied:
+    removed: list[Path]
+    """Folders removed (bottom-up), the root last if it emptied too."""
+    left: list[Path]
+    """Folders that still hold something (the files that stayed are reported by the move)."""
+
+
+def remove_emptied(old_root: Path) -> Emptied:
+    """After the layout move: remove the folders of the earlier layout that hold nothing any
+    more but our own lock files. Only empty folders are removed (``rmdir``), links are never
+    followed, and a folder that still holds a note, or anything not ours, stays."""
+    result = Emptied([], [])
+    if old_root.is_symlink() or not old_root.is_dir():
+        return result
+    for directory, folders, _files in os.walk(old_root, topdown=False):
+        here = Path(directory)
+        if here.name == jail.LOCK_DIR:
+            continue  # taken with its parent
+        locks = here / jail.LOCK_DIR
+        if jail.LOCK_DIR in folders and not locks.is_symlink() and _only_locks(locks):
+            for lock in locks.iterdir():
+                lock.unlink(missing_ok=True)
+            _rmdir(locks)
+        if _rmdir(here):
+            result.removed.append(here)
+        else:
+            result.left.append(here)
+    return result
+
+
+def _only_locks(folder: Path) -> bool:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return False
+    return all(e.name.endswith(".lock") and e.is_file(follow_symlinks=False) for e in entries)
+
+
+def _rmdir(folder: Path) -> bool:
+    try:
+        os.rmdir(folder)
+    except OSError:
+        return False
+    return True

@@ -441,6 +441,7 @@ class _HomeCache:
             self.seen,
             lambda path: _path_problem(path) is None,
             () if listings is None else listings.seen,
+            source=self.home,
         )
 
     @staticmethod

@@ -100,8 +100,12 @@ def homes_for(ctx: ToolContext) -> NotesHomes:
     )
 
 
-def store_for(ctx: ToolContext) -> NoteStore:
-    return NoteStore(homes_for(ctx))
+def store_for(ctx: ToolContext, homes: NotesHomes | None = None) -> NoteStore:
+    """The store of ``homes`` (default: this context's), on the host's clock when it has one."""
+    chosen = homes_for(ctx) if homes is None else homes
+    if ctx.clock is None:
+        return NoteStore(chosen)
+    return NoteStore(chosen, clock=ctx.clock)
 
 
 # --- arguments -----------------------------------------------------------------------------
@@ -150,7 +154,7 @@ def _target(ctx: ToolContext, args: Args, *, writing: bool) -> tuple[NoteStore, 
                 **_echo(args, ("path", "scope")),
             )
         homes = homes.named(address.scope, address.who)
-    store = NoteStore(homes)
+    store = store_for(ctx, homes)
     _home_scope(store, address.scope)
     return store, address
 
@@ -243,7 +247,7 @@ def _selection(
     homes = homes_for(ctx)
     scope = _scope(args, None)
     if target is None:
-        store = NoteStore(homes)
+        store = store_for(ctx, homes)
         if scope is not None:
             return [(store, _home_scope(store, scope))]
         return [(store, each) for each in homes.available()]
@@ -255,13 +259,28 @@ def _selection(
             **_echo(args, ("pattern", "scope")),
         )
     if target.who is None:
-        store = NoteStore(homes)
+        store = store_for(ctx, homes)
         return [(store, _home_scope(store, target.scope))]
     if SLUG.match(target.who):
         names = [target.who]
     else:
         names = _named_homes(homes, target.scope, target.who)
-    return [(NoteStore(homes.named(target.scope, name)), target.scope) for name in names]
+    return [(store_for(ctx, homes.named(target.scope, name)), target.scope) for name in names]
+
+
+def _unavailable(ctx: ToolContext, args: Args, target: PatternTarget | None) -> list[HomeReadError]:
+    """The homes a listing or search of every scope leaves out, said as such (a host without
+    a session has no session home: the result says so rather than drop it silently)."""
+    if target is not None or _scope(args, None) is not None:
+        return []
+    store = store_for(ctx)
+    missing: list[HomeReadError] = []
+    for scope in SCOPES:
+        try:
+            store.home(scope)
+        except HomeUnavailableError as exc:
+            missing.append(HomeReadError(str(exc), scope=scope))
+    return missing
 
 
 def _echo(args: Args, names: Sequence[str]) -> dict[str, JSONValue]:
@@ -504,7 +523,7 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
     reads: list[tuple[NoteStore, HomeRead]] = []
-    failures: list[HomeReadError] = []
+    failures: list[HomeReadError] = _unavailable(ctx, args, target)
     refused: list[Refused] = []
     for store, scope in selection:
         try:
@@ -596,7 +615,7 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     max_files = _int(args, "max_files", FILES_DEFAULT, 1, FILES_MAX)
     max_chars = _int(args, "max_chars_per_match", MATCH_CHARS_DEFAULT, 1, MATCH_CHARS_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
-    failures: list[HomeReadError] = []
+    failures: list[HomeReadError] = _unavailable(ctx, args, target)
     refused: list[Refused] = []
     found: list[tuple[Note, str, list[LineMatch]]] = []
     for store, scope in selection:

@@ -20,7 +20,6 @@ from pi_context.bindings.session.windows import (
     previous_window_id,
     root_window_id,
 )
-from pi_context.clock import now_ms
 
 from .boot import BootInput, render_boot
 from .composer import ResetBuild
@@ -67,11 +66,12 @@ class Boundaries:
         )
 
     def notes_snapshot(self) -> NotesSnapshot:
-        return load_snapshot(NoteStore(self.notes_homes()))
+        clock = self._lifecycle.session.now_ms  # the session's clock, as its entries
+        return load_snapshot(NoteStore(self.notes_homes(), clock=clock))
 
     def boot_text(self, window_id: str, previous: str | None) -> str:
         """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
-        opened = now_ms()
+        opened = self._lifecycle.session.now_ms()  # the session's clock, as its entries
         snapshot = self.notes_snapshot()
         notice = snapshot.human_notice()
         if notice and window_id not in self._notes_notified:

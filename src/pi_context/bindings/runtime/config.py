@@ -49,7 +49,7 @@ class RuntimeConfig:
     """How the host embeds the runtime. Every field has a working default."""
 
     notes_home: Path | None = None
-    """Notes root (else ``$PI_NOTES_HOME``, else ``~/.pi/agent/notes``)."""
+    """Notes root (else ``$PI_NOTES_HOME``, else ``~/.agents/notes``: ``notes_root()``)."""
     cwd: Path | None = None
     """Project root for the project notes home and ``.pi/settings.json`` (default: session cwd)."""
     agent_dir: Path | None = None

@@ -19,7 +19,6 @@ import uuid
 import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,8 +45,7 @@ from pi_context.bindings.handoff.relay import (
 )
 from pi_context.bindings.handoff.text import byte_cost, checkpoint_budget, notes_budget
 from pi_context.bindings.session import Session
-from pi_context.bindings.session.jsonl import encode
-from pi_context.clock import now_ms
+from pi_context.bindings.session.jsonl import encode, iso_from_ms
 from pi_context.statemachine.generated.handoff_0_6 import reducer as hr
 from pi_context.statemachine.generated.handoff_0_6 import types as ht
 
@@ -345,7 +343,7 @@ class _Run:
         self.assert_current()
         self.packet = make_packet(
             packet_id=str(uuid.uuid4()),
-            created_at=datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            created_at=iso_from_ms(self.source.now_ms()),  # the session's clock, as its entries
             file=self.source_ref["file"],
             session_id=self.source_ref["sessionId"],
             leaf_id=self.source_ref["leafId"],
@@ -389,6 +387,7 @@ class _Run:
             offer=offer,
             body=self.body,
             notes_budget=notes_budget(self.context_window),
+            now=self.source.now_ms,  # one clock: the destination's name and times
         )
         self.created = self.destination.path
         self.result.destination = self.created
@@ -412,7 +411,7 @@ class _Run:
                     {
                         "role": "user",
                         "content": [{"type": "text", "text": CONTINUATION}],
-                        "timestamp": now_ms(),
+                        "timestamp": dest.now_ms(),
                     }
                 )
         except (Cancelled, HandoffError):

@@ -37,7 +37,6 @@ from pi_context.bindings.session.windows import (
     provider_projection,
 )
 from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
-from pi_context.clock import now_ms
 
 from . import tree as tree_nav
 from .budget import Budget, Policy, Usage, resolve_policy
@@ -352,7 +351,7 @@ class Runtime:
                     "customType": WARNING_TYPE,
                     "content": WARNING_TEXT,
                     "display": False,
-                    "timestamp": now_ms(),
+                    "timestamp": self.session.now_ms(),
                 }
             )
             if self.control.has_close_out:

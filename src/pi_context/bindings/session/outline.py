@@ -25,6 +25,7 @@ class OutlineRow:
     forked: bool  # this row is one of several children
     children: list[str]  # child ids, in Pi's order
     cycle: int  # the length of the parent cycle this row cuts; 0 for every other row
+    last: bool = False  # the last of several children (the text view draws it with "└")
 
     @property
     def id(self) -> str:
@@ -64,24 +65,28 @@ def outline(entries: Sequence[Entry], labels: dict[Any, Any]) -> list[OutlineRow
 
 
 def _walk(root: TreeNode, cycle: int, rows: list[OutlineRow], seen: set[int]) -> None:
-    # Frames: node, parent id, depth, forks above, forked. Children already listed (only a
-    # cycle's cut member can be met again) are left out, so each id is listed once.
-    stack: list[tuple[TreeNode, str | None, int, int, bool]] = [(root, None, 0, 0, False)]
+    # Frames: node, parent id, depth, forks above, forked, last. Children already listed (only
+    # a cycle's cut member can be met again) are left out, so each id is listed once.
+    stack: list[tuple[TreeNode, str | None, int, int, bool, bool]] = [
+        (root, None, 0, 0, False, False)
+    ]
     append, push, pop, mark = rows.append, stack.append, stack.pop, seen.add
     while stack:
-        node, parent, depth, forks, forked = pop()
+        node, parent, depth, forks, forked, last = pop()
         mark(id(node))
         children = node.children
         if children and (len(children) > 1 or id(children[0]) in seen):
             children = [child for child in children if id(child) not in seen]
         node_id = node.entry["id"]
         child_ids = [child.entry["id"] for child in children]
-        append(OutlineRow(node, parent, depth, forks, forked, child_ids, 0 if parent else cycle))
+        cut = 0 if parent else cycle
+        append(OutlineRow(node, parent, depth, forks, forked, child_ids, cut, last))
         if len(children) == 1:
-            push((children[0], node_id, depth + 1, forks, False))
+            push((children[0], node_id, depth + 1, forks, False, False))
         elif children:
+            final = children[-1]
             for child in reversed(children):
-                push((child, node_id, depth + 1, forks + 1, True))
+                push((child, node_id, depth + 1, forks + 1, True, child is final))
 
 
 def outline_json(rows: Sequence[OutlineRow]) -> list[dict[str, Any]]:

@@ -488,8 +488,13 @@ class Session:
                 return candidate
         return self._uuids()
 
+    def now_ms(self) -> int:
+        """This session's clock in ms since the epoch: what it stamps entries with. A host that
+        writes times of its own (notes, packets, a handoff's destination) reads this one clock."""
+        return _to_ms(self._now())
+
     def _timestamp(self) -> str:
-        return iso_from_ms(_to_ms(self._now()))
+        return iso_from_ms(self.now_ms())
 
     def _has_conversation(self) -> bool:
         for value in self._file_values:

@@ -1,0 +1,109 @@
+"""``pi-context cache``: what our cache holds (``info``), and removing it (``prune``, ``clear``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "cache",
+        help="show, prune or clear the cache (history indexes, notes caches, hypothesis files)",
+        description=(
+            "The cache ($PI_CONTEXT_CACHE_DIR, else $XDG_CACHE_HOME/pi-context, else "
+            "~/.cache/pi-context) holds one history index per session file (the text of its "
+            "items), one notes cache per notes home (its notes' metadata and bodies) and the "
+            "hypothesis files of verify and conformance runs. Each entry records the file it "
+            "belongs to; an entry whose file is gone is pruned."
+        ),
+    )
+    actions = parser.add_subparsers(dest="cache_command", metavar="ACTION")
+    actions.required = True
+    info = actions.add_parser("info", help="the cache's folder, size and entries")
+    info.add_argument("--json", action="store_true", help="print the entries as JSON")
+    info.set_defaults(handler=run_info)
+    prune = actions.add_parser(
+        "prune", help="remove the entries whose session, home or spec is gone"
+    )
+    prune.set_defaults(handler=run_prune)
+    clear = actions.add_parser("clear", help="remove every entry")
+    clear.set_defaults(handler=run_clear)
+
+
+def _size(count: int) -> str:
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+def _source(entry: Any) -> str:
+    return ", ".join(s.path for s in entry.sources) or "(none recorded)"
+
+
+def run_info(args: argparse.Namespace) -> int:
+    from pi_context.cache import KINDS, entries
+    from pi_context.cache_dir import cache_root
+
+    found = list(entries())
+    if args.json:
+        body = {
+            "root": str(cache_root()),
+            "bytes": sum(e.bytes for e in found),
+            "entries": [
+                {
+                    "kind": e.kind,
+                    "path": str(e.path),
+                    "state": e.state,
+                    "bytes": e.bytes,
+                    "files": e.files,
+                    "sources": [s.path for s in e.sources],
+                }
+                for e in found
+            ],
+        }
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return 0
+    total = sum(e.bytes for e in found)
+    print(f"cache: {cache_root()}  ({_size(total)} in {len(found)} entries)")
+    print()
+    print("| kind | entries | size | to prune | holds |")
+    print("| --- | ---: | ---: | ---: | --- |")
+    for kind in KINDS.values():
+        mine = [e for e in found if e.kind == kind.name]
+        stale = sum(1 for e in mine if not e.live)
+        size = _size(sum(e.bytes for e in mine))
+        print(f"| {kind.name} | {len(mine)} | {size} | {stale} | {kind.holds} |")
+    if found:
+        print()
+        for e in found:
+            print(f"{e.kind:<10} {e.state:<15} {_size(e.bytes):>10}  {e.path.name}  {_source(e)}")
+    if any(not e.live for e in found):
+        print("\n`pi-context cache prune` removes the entries not live")
+    return 0
+
+
+def run_prune(args: argparse.Namespace) -> int:
+    from pi_context.cache import prune
+    from pi_context.cache_dir import cache_root
+
+    removed = prune()
+    for e in removed:
+        print(f"removed {e.kind} {e.path.name} ({e.state}: {_source(e)})")
+    freed = _size(sum(e.bytes for e in removed))
+    print(f"pruned {len(removed)} entries ({freed}) from {cache_root()}")
+    return 0
+
+
+def run_clear(args: argparse.Namespace) -> int:
+    from pi_context.cache import clear
+    from pi_context.cache_dir import cache_root
+
+    removed = clear()
+    freed = _size(sum(e.bytes for e in removed))
+    print(f"removed all {len(removed)} entries ({freed}) from {cache_root()}")
+    return 0
