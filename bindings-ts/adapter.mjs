@@ -1,43 +1,104 @@
 #!/usr/bin/env node
-// Serves the generated TypeScript reducers over the pi-context conformance protocol,
-// version 1 (docs/conformance-protocol.md): one JSON request per stdin line, one JSON reply
-// per stdout line, in order. Build the reducers first (`python -m pi_context.statemachine.codegen.tsbuild` emits
-// bindings-ts/dist); then `pi-context conformance --impl "node bindings-ts/adapter.mjs"`.
+// Serves reset-control reducers over the pi-context conformance protocol, version 1
+// (docs/conformance-protocol.md): one JSON request per stdin line, one JSON reply per stdout
+// line, in order.
 //
-// The adapter is the only hand-written part: it parses requests, hands the reducer facts
-// wrapped in getters (so `consulted` lists the facts the reducer read, in first-read order),
-// freezes its inputs (so a reducer that mutates them fails loudly) and never stops serving.
+//   node adapter.mjs                                  the generated reducers of this package
+//   node adapter.mjs --spec ID --reducer FILE [...]   your own: FILE is a JavaScript module
+//                                                     exporting reduceResetControl(state, event)
+//
+// then `pi-context conformance --impl "node adapter.mjs ..."`. The adapter is the only
+// hand-written part: it parses requests, hands the reducer facts wrapped in getters (so
+// `consulted` lists the facts the reducer read, in first-read order), freezes its inputs (so a
+// reducer that mutates them fails loudly) and never stops serving.
 import { readdirSync, statSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { resolve } from "node:path";
 
 const PROTOCOL = 1;
 const HERE = new URL(".", import.meta.url);
 
-// A build older than the generated sources would be checked instead of them: say so.
-for (const name of readdirSync(new URL("generated/", HERE))) {
-  if (!name.endsWith(".ts")) continue;
-  const built = `dist/${name.replace(/\.ts$/, ".js")}`;
-  let stale;
-  try {
-    stale = statSync(new URL(`generated/${name}`, HERE)).mtimeMs > statSync(new URL(built, HERE)).mtimeMs;
-  } catch {
-    stale = true;
-  }
-  if (stale) {
-    process.stderr.write(`adapter: warning: bindings-ts/${built} is missing or older than generated/${name}; rebuild with python -m pi_context.statemachine.codegen.tsbuild\n`);
-  }
-}
-
-let SPECS;
-try {
-  ({ SPECS } = await import("./dist/index.js"));
-} catch (err) {
+function usage(message) {
   process.stderr.write(
-    `adapter: cannot load bindings-ts/dist/index.js; run the TypeScript build first ` +
-      `(python -m pi_context.statemachine.codegen.tsbuild): ${err.message}\n`,
+    `adapter: ${message}\nusage: node adapter.mjs [--spec ID --reducer FILE]...\n`,
   );
   process.exit(2);
 }
+
+// `--spec ID --reducer FILE` pairs: the reducers to serve instead of this package's own.
+function parsePairs(argv) {
+  const pairs = [];
+  let spec;
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag !== "--spec" && flag !== "--reducer") usage(`unknown argument ${JSON.stringify(flag)}`);
+    if (value === undefined || value.startsWith("--")) usage(`${flag} needs a value`);
+    i++;
+    if (flag === "--spec") {
+      if (spec !== undefined) usage(`--spec ${spec} has no --reducer`);
+      spec = value;
+    } else {
+      if (spec === undefined) usage(`--reducer ${value} has no --spec before it`);
+      pairs.push([spec, value]);
+      spec = undefined;
+    }
+  }
+  if (spec !== undefined) usage(`--spec ${spec} has no --reducer`);
+  return pairs;
+}
+
+async function ownSpecs() {
+  // A build older than the generated sources would be checked instead of them: say so.
+  let sources = [];
+  try {
+    sources = readdirSync(new URL("generated/", HERE)).filter((name) => name.endsWith(".ts"));
+  } catch {
+    // an installed package ships no sources, only its build
+  }
+  for (const name of sources) {
+    const built = `dist/${name.replace(/\.ts$/, ".js")}`;
+    let stale;
+    try {
+      stale = statSync(new URL(`generated/${name}`, HERE)).mtimeMs > statSync(new URL(built, HERE)).mtimeMs;
+    } catch {
+      stale = true;
+    }
+    if (stale) {
+      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with python -m pi_context.statemachine.codegen.tsbuild\n`);
+    }
+  }
+  try {
+    return (await import("./dist/index.js")).SPECS;
+  } catch (err) {
+    process.stderr.write(
+      `adapter: cannot load dist/index.js; run the TypeScript build first ` +
+        `(python -m pi_context.statemachine.codegen.tsbuild): ${err.message}\n`,
+    );
+    process.exit(2);
+  }
+}
+
+async function theirSpecs(pairs) {
+  const specs = {};
+  for (const [id, file] of pairs) {
+    let module;
+    try {
+      module = await import(pathToFileURL(resolve(file)).href);
+    } catch (err) {
+      usage(`cannot load the reducer for ${id} from ${file}: ${err.message}`);
+    }
+    if (typeof module.reduceResetControl !== "function") {
+      usage(`${file} exports no function reduceResetControl`);
+    }
+    specs[id] = { reduce: module.reduceResetControl };
+  }
+  return specs;
+}
+
+const pairs = parsePairs(process.argv.slice(2));
+const SPECS = pairs.length > 0 ? await theirSpecs(pairs) : await ownSpecs();
 
 function isObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);

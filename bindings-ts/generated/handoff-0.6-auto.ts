@@ -272,8 +272,11 @@ export interface HandoffResult {
   readonly effect: HandoffEffect;
 }
 
+/** What a host does for an effect (see the spec's effects table). */
+export type HostAction = "commit-continue" | "commit-stop" | "recover" | "stop" | "cancel" | "acknowledge" | "none";
+
 /** The host action of each effect, as the spec declares it. */
-export const EFFECT_HOST: Readonly<Record<HandoffEffect, string | null>> = {
+export const EFFECT_HOST: Readonly<Record<HandoffEffect, HostAction | null>> = {
   "none": null,
   "busy": null,
   "read-source": null,
@@ -308,6 +311,7 @@ export function initialHandoff(): HandoffState {
  * Rows are tried in table order; the first whose guard holds decides.
  */
 export function reduceHandoff(state: HandoffState, event: HandoffEvent): HandoffResult {
+  checkInput(state, event);
   switch (event.type) {
     case "start":
       return onStart(state, event);
@@ -374,9 +378,9 @@ function onPressure(state: HandoffState, event: PressureEvent): HandoffResult {
   const facts = event.facts;
   // lazy facts: read at most once, only when a guard reaches them
   let cooledValue: boolean | undefined;
-  const readCooled = (): boolean => (cooledValue ??= facts.cooled);
+  const readCooled = (): boolean => (cooledValue ??= checkBoolean(facts.cooled, "event.facts.cooled"));
   let attemptsLeftValue: boolean | undefined;
-  const readAttemptsLeft = (): boolean => (attemptsLeftValue ??= facts.attemptsLeft);
+  const readAttemptsLeft = (): boolean => (attemptsLeftValue ??= checkBoolean(facts.attemptsLeft, "event.facts.attemptsLeft"));
   // pressure.running: A handoff is already running; pressure starts nothing.
   if ((state.handoff.stage === "preparing" || state.handoff.stage === "generating" || state.handoff.stage === "quality" || state.handoff.stage === "saving" || state.handoff.stage === "switching" || state.handoff.stage === "validating" || state.handoff.stage === "continuing")) {
     return { state, effect: "none" };
@@ -614,7 +618,7 @@ function onOfferSaved(state: HandoffState, event: OfferSavedEvent): HandoffResul
   const facts = event.facts;
   // lazy facts: read at most once, only when a guard reaches them
   let readyValue: boolean | undefined;
-  const readReady = (): boolean => (readyValue ??= facts.ready);
+  const readReady = (): boolean => (readyValue ??= checkBoolean(facts.ready, "event.facts.ready"));
   // offer_saved.verified: Only an offer proven on disk, on an unchanged branch (and, automatic, a host still ready), allows the switch.
   if (state.handoff.stage === "saving" && facts.written && facts.verified && (state.trigger === "manual" || readReady())) {
     return {
@@ -812,4 +816,156 @@ function onCancel(state: HandoffState, _event: CancelEvent): HandoffResult {
   }
   // cancel.idle: Nothing is running.
   return { state, effect: "none" };
+}
+
+/** A state or event that is not of this spec's shape; `path` names the field. */
+export class HandoffInputError extends Error {
+  readonly path: string;
+  constructor(path: string, expected: string, got: unknown) {
+    super(`${SPEC_ID}: ${path} must be ${expected}, got ${describe(got)}`);
+    this.name = "HandoffInputError";
+    this.path = path;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "nothing";
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  if (typeof value === "string") return JSON.stringify(value);
+  return typeof value === "function" ? "a function" : String(value);
+}
+
+function checkObject(value: unknown, path: string): Record<string, unknown> {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new HandoffInputError(path, "an object", value);
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkBoolean(value: unknown, path: string): boolean {
+  if (typeof value !== "boolean") throw new HandoffInputError(path, "a boolean", value);
+  return value;
+}
+
+function checkOneOf<T extends string>(value: unknown, values: readonly T[], path: string): T {
+  if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
+    const expected = `one of ${values.map((v) => JSON.stringify(v)).join(", ")}`;
+    throw new HandoffInputError(path, expected, value);
+  }
+  return value as T;
+}
+
+/** Refuse a state or event of the wrong shape before the table runs (lazy facts are
+ * checked when first read). */
+function checkInput(stateValue: unknown, eventValue: unknown): void {
+  const state = checkObject(stateValue, "state");
+  const handoffValue = checkObject(state["handoff"], "state.handoff");
+  const handoffValueTag = handoffValue["stage"];
+  switch (checkOneOf(handoffValueTag, ["idle", "preparing", "generating", "quality", "saving", "switching", "validating", "continuing", "done", "failed", "cancelled"], "state.handoff.stage")) {
+    case "idle":
+      break;
+    case "preparing":
+      break;
+    case "generating":
+      break;
+    case "quality":
+      break;
+    case "saving":
+      break;
+    case "switching":
+      break;
+    case "validating":
+      break;
+    case "continuing":
+      break;
+    case "done":
+      break;
+    case "failed":
+      checkOneOf(handoffValue["offer"], ["none", "unverified", "verified"], "state.handoff.offer");
+      checkOneOf(handoffValue["active"], ["source", "destination"], "state.handoff.active");
+      checkOneOf(handoffValue["code"], ["reported", "handoff_setup_failed", "continuation_failed", "aborted", "switch_cancelled"], "state.handoff.code");
+      break;
+    case "cancelled":
+      checkOneOf(handoffValue["offer"], ["none", "unverified", "verified"], "state.handoff.offer");
+      checkOneOf(handoffValue["active"], ["source", "destination"], "state.handoff.active");
+      checkOneOf(handoffValue["code"], ["reported", "handoff_setup_failed", "continuation_failed", "aborted", "switch_cancelled"], "state.handoff.code");
+      break;
+  }
+  checkOneOf(state["trigger"], ["manual", "automatic"], "state.trigger");
+  checkOneOf(state["automatic"], ["off", "armed", "cooling", "paused", "exhausted"], "state.automatic");
+  const event = checkObject(eventValue, "event");
+  switch (checkOneOf(event["type"], ["start", "pressure", "restore", "enable", "disable", "pause", "resume", "source_read", "notes_generated", "quality_checked", "offer_saved", "destination_created", "destination_verified", "continued", "cancel"], "event.type")) {
+    case "start": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["available"], "event.facts.available");
+      return;
+    }
+    case "pressure": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["due"], "event.facts.due");
+      checkBoolean(facts["available"], "event.facts.available");
+      return;
+    }
+    case "restore": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["enabled"], "event.facts.enabled");
+      checkBoolean(facts["paused"], "event.facts.paused");
+      checkBoolean(facts["cooling"], "event.facts.cooling");
+      checkBoolean(facts["attemptsLeft"], "event.facts.attemptsLeft");
+      return;
+    }
+    case "enable": {
+      return;
+    }
+    case "disable": {
+      return;
+    }
+    case "pause": {
+      return;
+    }
+    case "resume": {
+      return;
+    }
+    case "source_read": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["ok"], "event.facts.ok");
+      return;
+    }
+    case "notes_generated": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["ok"], "event.facts.ok");
+      return;
+    }
+    case "quality_checked": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["ok"], "event.facts.ok");
+      return;
+    }
+    case "offer_saved": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["written"], "event.facts.written");
+      checkBoolean(facts["verified"], "event.facts.verified");
+      return;
+    }
+    case "destination_created": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["created"], "event.facts.created");
+      return;
+    }
+    case "destination_verified": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["ok"], "event.facts.ok");
+      return;
+    }
+    case "continued": {
+      const facts = checkObject(event["facts"], "event.facts");
+      checkBoolean(facts["ok"], "event.facts.ok");
+      return;
+    }
+    case "cancel": {
+      return;
+    }
+  }
 }

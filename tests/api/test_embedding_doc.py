@@ -32,7 +32,8 @@ def test_the_host_loop_imports_only_the_public_api(tmp_path: Path) -> None:
     modules = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     modules |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     assert {m for m in modules if m and m.startswith("pi_context")} == {"pi_context"}
-    assert len(python_blocks(DOC)[0].splitlines()) <= 80
+    # about 80 lines: the loop, its scripted model, and 0.34's cancelled follow-up
+    assert len(python_blocks(DOC)[0].splitlines()) <= 85
 
 
 @pytest.mark.parametrize("spec", spec_ids())

@@ -53,14 +53,15 @@ def test_each_module_exports_the_seeds_api(spec25: Spec, spec26: Spec) -> None:
         '| { readonly phase: "close-out"; readonly windowId: Window; readonly source: Source }'
         in text
     )
-    # lazy facts go through memoised readers, read only where a guard reaches them
-    assert (
-        "const readHardReserveDue = (): boolean => (hardReserveDueValue ??= facts.hardReserveDue);"
-        in text
+    # lazy facts go through memoised, checked readers, read only where a guard reaches them
+    reader = (
+        "const readHardReserveDue = (): boolean => (hardReserveDueValue ??= "
+        'checkBoolean(facts.hardReserveDue, "event.facts.hardReserveDue"));'
     )
-    assert "facts.hardReserveDue)" not in text.replace("??= facts.hardReserveDue)", "")
+    assert reader in text
+    assert "facts.hardReserveDue" not in text.replace(reader, "")
     index = index_module([spec25, spec26])
-    assert 'import * as v0_26 from "./reset-control-0.26.js";' in index
+    assert 'import * as resetControl0_26 from "./reset-control-0.26.js";' in index
 
 
 def test_the_binding_conforms_to_every_spec(ts_adapter: str) -> None:
@@ -154,13 +155,13 @@ def test_the_adapter_keeps_serving_and_reports_reads_in_order(ts_adapter: str) -
     assert replies[1]["error"] == "request is an empty line"
     assert "unknown spec" in str(replies[2]["error"])
     assert "unknown op" in str(replies[3]["error"])
-    # every fact read, in first-read order: the plain abort check, the lazy queued, then the
-    # plain error check that decides whether the (absent) request survives the wait
+    # every fact read, in first-read order: the plain facts, checked on entry (so a mistyped
+    # one is named before anything is decided), then the lazy queued where a guard reaches it
     assert replies[4] == {
         "ok": True,
         "state": pending,
         "effect": "none",
-        "consulted": ["aborted", "queued", "failed"],
+        "consulted": ["windowId", "aborted", "failed", "queued"],
     }
     assert sorted(replies[5]["specs"]) == sorted(s.id for s in committed_specs())
 

@@ -101,9 +101,16 @@ def test_the_newest_generation_needs_its_projection() -> None:
 
 
 def test_specs_without_a_shared_abstraction_are_refused(tmp_path: Path) -> None:
-    v25, v26 = load(SPECS_DIR / "reset-control@0.25.yaml"), load(V26)
+    v25 = load(SPECS_DIR / "reset-control@0.25.yaml")
+    text26 = V26.read_text(encoding="utf-8")
+    unrelated = tmp_path / "unrelated.yaml"
+    unrelated.write_text(
+        text26[: text26.index("refines:")] + text26[text26.index("\ntypes:") + 1 :],
+        encoding="utf-8",
+    )
     with pytest.raises(DiffError, match="different events"):
-        diff_specs(v25, v26)
+        diff_specs(v25, load(unrelated))
+    v26 = load(V26)
     text = (SPECS_DIR / "reset-control@0.27.yaml").read_text(encoding="utf-8")
     start = text.index("refines:")
     end = text.index("\ntypes:")
@@ -134,9 +141,11 @@ def test_cli_markdown_json_and_exit_status() -> None:
     assert as_json.returncode == 1
     report = json.loads(as_json.stdout)
     assert report["differing"] == sum(g["count"] for g in report["groups"]) > 0
-    refused = cli("reset-control@0.25", "reset-control@0.26")
+    refused = cli("reset-control@0.25", "handoff@0.6")
     assert refused.returncode == 2 and "Traceback" not in refused.stderr
     assert "different events" in refused.stderr
+    embedded = cli("reset-control@0.25", "reset-control@0.26")
+    assert embedded.returncode == 1 and "whose cases it reads" in embedded.stdout
     unknown = cli("reset-control@9", "reset-control@0.26")
     assert unknown.returncode == 2 and "unknown spec" in unknown.stderr
 
@@ -164,3 +173,30 @@ def test_the_proposal_documents_the_invariants_it_restores() -> None:
     assert "before_settle.disarm-keeps-request; effect none" in section
     assert restored_invariants(v26, v26) == ""  # no refinement declared
     assert restored_invariants(v26, load(SPECS_DIR / "reset-control@0.27.yaml")) == ""
+
+
+def test_a_spec_with_other_events_is_compared_through_its_embedding() -> None:
+    """0.26 reads 0.25's cases as its embed says: the explicit request as a tool request of
+    w1, the threshold as the hard reserve, its /wipe-memory (committed at once) as w1's manual
+    close-out (armed); what differs is where 0.25 keeps its request at settle and 0.26 drops an
+    uncommitted tool request, and that 0.26 arms the close-out 0.25 commits."""
+    v25, v26 = load(SPECS_DIR / "reset-control@0.25.yaml"), load(V26)
+    d = diff_specs(v25, v26)
+    assert d.enumerated is v25 and d.cases == 1192 and "embed" in d.projection
+    rows = {(g.row_a, g.row_b) for g in d.groups}
+    assert ("settled.end-chain", "settled.clear") in rows
+    assert ("manual_reset.commit", "close_out.arm") in rows
+    assert not any(g.row_a.startswith(("turn_end", "request")) for g in d.groups)
+    settled = next(g for g in d.groups if g.row_b == "settled.clear")
+    assert settled.example is not None
+    assert settled.example.a.state == {
+        "request": {"phase": "tool-requested", "windowId": "w1"},
+        "overflow": "idle",
+    }
+    assert settled.example.b.state == {"request": {"phase": "none"}, "overflow": "idle"}
+    assert settled.trace is not None and [e["type"] for e in settled.trace] == [
+        "request",
+        "settled",
+    ]
+    back = diff_specs(v26, v25)
+    assert back.differing == d.differing

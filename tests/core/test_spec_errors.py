@@ -173,3 +173,115 @@ def test_variant_fields_may_only_widen_an_enum(tmp_path: Path) -> None:
     )
     (message,) = diagnostics(path)
     assert "field 'source' has different types" in message
+
+
+def _with_text(tmp_path: Path, spec_file: str, old: str, new: str) -> Path:
+    text = (SPECS_DIR / spec_file).read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path = tmp_path / "broken.yaml"
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    return path
+
+
+def test_every_committed_spec_names_its_provenance() -> None:
+    """A reader and a tool can tell what "exact" refers to: the upstream commit, or why none."""
+    for file in sorted(SPECS_DIR.glob("*.yaml")):
+        spec = load(file)
+        prov = spec.provenance
+        assert prov is not None, spec.id
+        if prov.source == "ours":
+            assert prov.note and prov.commit == "unknown", spec.id
+            continue
+        assert prov.path and (prov.repository != "unknown" or prov.note), spec.id
+        assert len(prov.commit) == 40 or "no commit" in prov.note or "nor a commit" in prov.note
+    commits = {
+        s: load(SPECS_DIR / f"{s}.yaml").provenance.commit  # type: ignore[union-attr]
+        for s in ("reset-control@0.27", "reset-control@0.33", "reset-control@0.34")
+    }
+    assert commits == {
+        "reset-control@0.27": "2675a0fa4c4b30a97fe18ba1c31fa24c6fe21fd9",
+        "reset-control@0.33": "eb997c0f35d5abc06957b521f732fff05baf04db",
+        "reset-control@0.34": "249d30ebd6bd953a1c68ca3219ecbe511c1558b5",
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        (
+            "  commit: 249d30ebd6bd953a1c68ca3219ecbe511c1558b5\n",
+            "  commit: 249d30eb\n",
+            "provenance commit: '249d30eb' is not a full 40-digit lowercase commit hash",
+        ),
+        (
+            "  release: 0.34.0\n",
+            "  release: latest\n",
+            "provenance release: 'latest' is not a release version",
+        ),
+        (
+            "  repository: astrosheep-zero/pi-context\n",
+            "  repository: pi-context\n",
+            "provenance repository: 'pi-context' is not an owner/name repository",
+        ),
+        ("  path: src/pi/reset/lifecycle.ts\n", "  path: ../lifecycle.ts\n", "is not a path"),
+        ("  path: src/pi/reset/lifecycle.ts\n", "", "provenance: missing key 'path'"),
+        ("  source: published\n", "  source: rumour\n", "'rumour' is not one of: published"),
+        ("  source: published\n", "  source: published\n  url: x\n", "unknown key 'url'"),
+    ],
+)
+def test_provenance_is_validated(tmp_path: Path, old: str, new: str, expected: str) -> None:
+    path = _with_text(tmp_path, "reset-control@0.34.yaml", old, new)
+    (message,) = diagnostics(path)
+    assert expected in message, message
+    assert message.startswith(f"{path}:")
+
+
+def test_an_unknown_commit_needs_a_note(tmp_path: Path) -> None:
+    text = (SPECS_DIR / "reset-control@0.34.yaml").read_text(encoding="utf-8")
+    start = text.index("  note: >-\n", text.index("provenance:"))
+    end = text.index("\n\n", start)
+    path = tmp_path / "no-note.yaml"
+    path.write_text(
+        text[:start].replace(
+            "  commit: 249d30ebd6bd953a1c68ca3219ecbe511c1558b5", "  commit: unknown"
+        )
+        + text[end + 1 :],
+        encoding="utf-8",
+    )
+    (message,) = diagnostics(path)
+    assert "provenance: commit unknown; add a 'note' saying why" in message
+
+
+def test_our_own_spec_names_no_upstream(tmp_path: Path) -> None:
+    path = _with_text(
+        tmp_path,
+        "reset-control@0.26-proposal.yaml",
+        "  source: ours\n",
+        "  source: ours\n  commit: 249d30ebd6bd953a1c68ca3219ecbe511c1558b5\n",
+    )
+    (message,) = diagnostics(path)
+    assert "a spec of our own has no 'commit'" in message
+
+
+def test_refines_map_names_real_variants(tmp_path: Path) -> None:
+    spec = load(SPECS_DIR / "reset-control@0.34.yaml")
+    assert spec.refines is not None
+    assert spec.refines.map == (("request", "stop-pending", "none"),)
+    path = _with_text(
+        tmp_path,
+        "reset-control@0.34.yaml",
+        "      stop-pending: none\n",
+        "      stop-wanted: none\n",
+    )
+    (message,) = diagnostics(path)
+    assert "refines map: request has no variant 'stop-wanted'" in message
+
+
+def test_differing_enum_fields_read_as_their_union() -> None:
+    """0.33's close-out source (manual, automatic) and tool-request source (automatic, tool):
+    neither includes the other, so `request.source` reads as their union."""
+    spec = load(SPECS_DIR / "reset-control@0.33.yaml")
+    axis = spec.axis("request")
+    assert axis is not None and not isinstance(axis, str)
+    field = axis.field_type("source")  # type: ignore[union-attr]
+    assert field is not None and getattr(field, "values", None) == ("manual", "automatic", "tool")

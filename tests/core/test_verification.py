@@ -20,6 +20,8 @@ def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
         "reset-control@0.26": 9212,
         "reset-control@0.26-proposal": 9212,
         "reset-control@0.27": 14476,
+        "reset-control@0.33": 11844,
+        "reset-control@0.34": 15180,
         "handoff@0.6": 399,
         "handoff@0.6-auto": 40710,
     }

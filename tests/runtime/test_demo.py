@@ -100,8 +100,9 @@ def test_every_window_but_the_last_ends_in_a_reset_with_its_cause(demo):
         "ride": "hard reserve",
         "overflow": "overflow recovery",
         "stop": "close-out at stop",
-        # the default spec (0.27) stops the run after the user's own close-out commits
-        "manual": "/wipe-memory, then wipe_memory (run stopped)",
+        # the default spec (0.34) only acknowledges the model's wipe_memory during the user's
+        # close-out; the close-out commits at the settle and the run stops there
+        "manual": "manual close-out (run stopped)",
     }
     for row in demo["rows"][:-1]:
         assert row["cause"] == expected[row["behaviour"]], row

@@ -329,8 +329,14 @@ def test_hard_reserve_commits_at_turn_end(env, kit):
     )
 
 
-def test_manual_wipe_memory_records_the_warning_and_starts_a_turn(env, kit):
-    rt, _ = started(env, kit)
+@pytest.mark.parametrize(
+    ("spec", "model_call_commits"),
+    [("reset-control@0.27", True), ("reset-control@0.34", False)],
+)
+def test_manual_wipe_memory_records_the_warning_and_starts_a_turn(
+    env, kit, spec, model_call_commits
+):
+    rt, _ = started(env, kit, spec=spec)
     command = run(rt.wipe_memory_command())
     assert command.ok and command.start_turn
     (warning,) = [e for e in rt.branch() if e.get("customType") == WARNING_TYPE]
@@ -339,8 +345,18 @@ def test_manual_wipe_memory_records_the_warning_and_starts_a_turn(env, kit):
     assert markers(rt) == [], "the reset waits for the model's close-out"
     rt.context()
     assert run(rt.turn_end()).effect == "none", "the note turn keeps the close-out"
-    rt.call_tool("wipe_memory")
+    called = rt.call_tool("wipe_memory")
+    # 0.27 commits the model's call at its turn end; from 0.33 on the call during the user's
+    # close-out is only acknowledged, and the close-out commits (and stops) at the settle
+    assert status(called) == (
+        "rollover_requested" if model_call_commits else "rollover_already_pending"
+    )
     rt.append(run(rt.turn_end()).drafts)
+    if not model_call_commits:
+        assert markers(rt) == []
+        settle = run(rt.before_settle())
+        assert (settle.cause, settle.stop) == ("manual close-out", True)
+        rt.append(settle.drafts)
     assert len(markers(rt)) == 1
 
 

@@ -63,6 +63,12 @@ def register(subparsers: Any) -> None:
         help="replay one failing trace (an .itf.json from a bundle) instead of a full run",
     )
     parser.add_argument("--no-exhaustive", action="store_true", help="skip the exhaustive set")
+    parser.add_argument(
+        "--reducer-only",
+        action="store_true",
+        help="leave out the events a spec says its extension decides (scope: extension), "
+        "for a published reducer run without its extension",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.set_defaults(handler=run)
 
@@ -117,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
             startup_timeout=args.startup_timeout,
             exhaustive=not args.no_exhaustive,
             show=not args.quiet,
+            reducer_only=args.reducer_only,
         )
     except ValueError as err:  # e.g. an empty or unparsable command
         print(f"pi-context conformance: --impl: {err}", file=sys.stderr)

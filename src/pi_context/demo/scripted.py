@@ -387,6 +387,9 @@ class Host:
                 request = loop.request()
             except ContextRefused as refused:
                 raise DemoError(f"the runtime refused the request: {refused}") from None
+            if request.cancelled:  # the empty follow-up after a committed stop (0.34)
+                await loop.settle()
+                return
             messages = request.messages
             window = self.model.window
             kind = window.kind if window else ""

@@ -7,7 +7,8 @@ demo (``pi_context.demo``) and the pydantic-ai integration (``integrations.pydan
 One model turn:
 
 1. ``request()``: ``turn_start`` (announces what became durable), then ``context()``: the
-   provider messages of the active window (refused when the window has no boot);
+   provider messages of the active window (refused when the window has no boot; cancelled,
+   and the run ended, when the spec says it is the empty follow-up after a committed stop);
 2. the model replies; ``record_reply`` appends the assistant message to the session;
 3. ``run_calls`` answers each tool call through ``Runtime.call_tool`` and appends the results;
 4. ``end_turn``: ``turn_end`` with the turn's outcome, then the returned drafts are appended
@@ -91,11 +92,12 @@ class HostLoop:
     # --- one turn ------------------------------------------------------------------------------
 
     def request(self) -> ContextResult:
-        """Start a turn: announce what became durable, then the active window's request."""
+        """Start a turn: announce what became durable, then the active window's request (a
+        request the spec cancels comes back ``cancelled``: the runtime aborted the run)."""
         rt = self.runtime
         rt.turn_start()
-        request = rt.context()
-        if request.abort:
+        request = rt.context(queued=self.queued)
+        if request.abort and not request.cancelled:
             notices = "; ".join(n.text for n in rt.drain_notices()) or "no boot in this window"
             raise ContextRefused(notices)
         return request
@@ -161,7 +163,12 @@ class HostLoop:
             turns += 1
             if turns > max_turns:
                 raise TurnLimit(f"the run did not settle within {max_turns} model turns")
-            reply = model(self.request().messages, tools)
+            request = self.request()
+            if request.cancelled:
+                # the empty follow-up after a committed stop: the run ends without it
+                await self.settle()
+                return turns - 1
+            reply = model(request.messages, tools)
             if inspect.isawaitable(reply):
                 reply = await reply
             self.record_reply(reply)

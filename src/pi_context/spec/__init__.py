@@ -1,8 +1,8 @@
 """The spec language and the spec files.
 
 ``load(path)`` turns a YAML spec into a checked :class:`Spec`; ``SPECS_DIR`` holds the
-committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``) and
-``reset-control@0.26-proposal``.
+committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``,
+``@0.33`` and ``@0.34``, the newest and the default) and ``reset-control@0.26-proposal``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ enumerated to find rows no input can reach (shadowed) and inputs no row matches.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +20,12 @@ from pi_context.spec import scope as sc
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.model import (
     BOOL,
+    EVENT_SCOPES,
     HOST_ACTIONS,
     Axis,
     Cause,
     Effect,
+    Embedding,
     EnumAxis,
     EnumType,
     Event,
@@ -35,6 +38,7 @@ from pi_context.spec.model import (
     NextLiteral,
     NextValue,
     NextVariant,
+    Provenance,
     Refinement,
     Row,
     Spec,
@@ -205,7 +209,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
         root,
         "spec",
         ("spec", "version", "axes", "initial", "events", "effects", "rows"),
-        ("title", "types", "invariants", "reachability", "refines"),
+        ("title", "types", "invariants", "reachability", "refines", "provenance"),
     )
     name = ctx.scalar(top["spec"][1], "spec")
     version = ctx.scalar(top["version"][1], "version")
@@ -265,6 +269,7 @@ def _build(ctx: _Ctx, root: _Node, digest: str) -> Spec:
             "expect_all_reachable": expect_all,
             "reachability_why": reach_why,
             "refines": _refines(ctx, spec, top["refines"][1]) if "refines" in top else None,
+            "provenance": (_provenance(ctx, top["provenance"][1]) if "provenance" in top else None),
         }
     )
 
@@ -348,9 +353,20 @@ def _cause(ctx: _Ctx, spec: Spec, rid: str, node: _Node) -> Cause:
 
 
 def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
-    """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, why: ...}``."""
-    m = ctx.keys(node, "refines", ("spec",), ("drop", "why"))
+    """``refines: {spec: ID, drop: {axis: {variant: [fields]}}, map: {axis: {variant: base
+    variant}}, why: ...}``."""
+    m = ctx.keys(node, "refines", ("spec",), ("drop", "map", "embed", "why"))
     drops: list[tuple[str, str, tuple[str, ...]]] = []
+    maps: list[tuple[str, str, str]] = []
+    if "map" in m:
+        for aname, (ak, anode) in ctx.mapping(m["map"][1], "refines map").items():
+            axis = spec.axis(aname)
+            if not isinstance(axis, VariantAxis):
+                raise ctx.fail(ak, f"refines map: {aname!r} is not a variant axis")
+            for tag, (tk, tnode) in ctx.mapping(anode, f"refines map {aname}").items():
+                if axis.variant(tag) is None:
+                    raise ctx.fail(tk, f"refines map: {aname} has no variant {tag!r}")
+                maps.append((aname, tag, ctx.scalar(tnode, f"refines map {aname}.{tag}")))
     if "drop" in m:
         for aname, (ak, anode) in ctx.mapping(m["drop"][1], "refines drop").items():
             axis = spec.axis(aname)
@@ -366,7 +382,112 @@ def _refines(ctx: _Ctx, spec: Spec, node: _Node) -> Refinement:
                         raise ctx.fail(fnode, f"refines drop: variant {tag!r} has no field {f!r}")
                 drops.append((aname, tag, tuple(fields)))
     return Refinement(
-        ctx.scalar(m["spec"][1], "refines spec"), tuple(drops), _why(ctx, m), ctx.loc(node)
+        ctx.scalar(m["spec"][1], "refines spec"),
+        tuple(drops),
+        _why(ctx, m),
+        ctx.loc(node),
+        tuple(maps),
+        _embed(ctx, m["embed"][1]) if "embed" in m else None,
+    )
+
+
+def _plain(ctx: _Ctx, node: _Node, what: str) -> object:
+    """A YAML value as a wire value: mappings, lists, booleans and strings."""
+    if isinstance(node, yaml.MappingNode):
+        return {k: _plain(ctx, v, f"{what}.{k}") for k, (_, v) in ctx.mapping(node, what).items()}
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(ctx, v, what) for v in node.value]
+    if node.tag.endswith(":bool"):
+        return str(node.value).lower() == "true"
+    return ctx.scalar(node, what)
+
+
+def _pairs(ctx: _Ctx, node: _Node, what: str) -> tuple[tuple[str, object], ...]:
+    return tuple(
+        (k, _plain(ctx, v, f"{what}.{k}")) for k, (_, v) in ctx.mapping(node, what).items()
+    )
+
+
+def _embed(ctx: _Ctx, node: _Node) -> Embedding:
+    """``embed: {states: {axis: {base value: value}}, events: {base event: wire event},
+    facts: {base event: {fact: value | facts.<base fact>}}, effects: {base: effect}}``; the
+    diff checks each translated case against both specs."""
+    m = ctx.keys(node, "refines embed", (), ("states", "events", "facts", "effects"))
+
+    def nested(key: str) -> tuple[tuple[str, tuple[tuple[str, object], ...]], ...]:
+        if key not in m:
+            return ()
+        items = ctx.mapping(m[key][1], f"refines embed {key}").items()
+        return tuple((k, _pairs(ctx, v, f"refines embed {key}.{k}")) for k, (_, v) in items)
+
+    effects = tuple(
+        (k, str(v)) for k, v in (_pairs(ctx, m["effects"][1], "effects") if "effects" in m else ())
+    )
+    events = _pairs(ctx, m["events"][1], "refines embed events") if "events" in m else ()
+    for name, wire in events:
+        if not isinstance(wire, dict) or not isinstance(wire.get("type"), str):
+            raise ctx.fail(
+                m["events"][1], f"refines embed events.{name}: needs a wire event with a type"
+            )
+    return Embedding(nested("states"), events, nested("facts"), effects, ctx.loc(node))
+
+
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+_RELEASE = re.compile(r"\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?")
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def _provenance(ctx: _Ctx, node: _Node) -> Provenance:
+    """``provenance: {source: published, repository, path, release, commit, package, note}``
+    or ``{source: ours, note}``; ``unknown`` where the stored sources name nothing, and then a
+    note that says so."""
+    m = ctx.keys(
+        node,
+        "provenance",
+        ("source",),
+        ("repository", "path", "release", "commit", "package", "note"),
+    )
+    source = ctx.scalar(m["source"][1], "provenance source")
+    values = {k: ctx.scalar(v, f"provenance {k}") for k, (_, v) in m.items() if k != "source"}
+    note = values.get("note", "").strip()
+    if source == "ours":
+        for key in ("repository", "path", "release", "commit", "package"):
+            if key in m:
+                raise ctx.fail(m[key][0], f"provenance: a spec of our own has no {key!r}")
+        if not note:
+            raise ctx.fail(node, "provenance: a spec of our own needs a 'note' saying what it is")
+        return Provenance("ours", note=note, loc=ctx.loc(node))
+    if source != "published":
+        raise ctx.fail(
+            m["source"][1], f"provenance source: {source!r} is not one of: published, ours"
+        )
+    for key in ("repository", "path", "release", "commit"):
+        if key not in m:
+            raise ctx.fail(node, f"provenance: missing key {key!r} (write 'unknown' if unnamed)")
+    checks = (
+        ("repository", _REPOSITORY, "an owner/name repository"),
+        ("release", _RELEASE, "a release version such as 0.34.0"),
+        ("commit", _COMMIT, "a full 40-digit lowercase commit hash"),
+    )
+    for key, pattern, what in checks:
+        value = values[key]
+        if value != "unknown" and not pattern.fullmatch(value):
+            raise ctx.fail(m[key][1], f"provenance {key}: {value!r} is not {what} or 'unknown'")
+    path = values["path"]
+    if not path or path.startswith("/") or ".." in path.split("/"):
+        raise ctx.fail(m["path"][1], f"provenance path: {path!r} is not a path in the repository")
+    unknown = [k for k in ("repository", "release", "commit") if values[k] == "unknown"]
+    if unknown and not note:
+        raise ctx.fail(node, f"provenance: {', '.join(unknown)} unknown; add a 'note' saying why")
+    return Provenance(
+        "published",
+        values["repository"],
+        path,
+        values["release"],
+        values["commit"],
+        values.get("package", ""),
+        note,
+        ctx.loc(node),
     )
 
 
@@ -454,19 +575,15 @@ def _axis(
 
 
 def _check_widening(ctx: _Ctx, knode: _Node, axis: VariantAxis, fname: str) -> None:
-    """A field shared by variants has one type, or enum types of which one widens the rest."""
+    """A field shared by variants has one type, or enum types (read across variants as their
+    union)."""
     types = [f.type for v in axis.variants if (f := v.field(fname)) is not None]
-    if all(t == types[0] for t in types):
-        return
-    widest = axis.field_type(fname)
-    if isinstance(widest, EnumType) and all(
-        isinstance(t, EnumType) and set(t.values) <= set(widest.values) for t in types
-    ):
+    if all(t == types[0] for t in types) or all(isinstance(t, EnumType) for t in types):
         return
     raise ctx.fail(
         knode,
         f"axis {axis.name}: field {fname!r} has different types "
-        "(only enumerations where one includes every other's values may differ)",
+        "(only enumerations may differ between variants)",
     )
 
 
@@ -476,7 +593,10 @@ def _event(
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~"):
         return Event(name, (), (), (), "", ctx.loc(knode))
     m = ctx.keys(
-        node, f"event {name}", (), ("fields", "facts", "lazy_order", "lazy_order_fixed", "why")
+        node,
+        f"event {name}",
+        (),
+        ("fields", "facts", "lazy_order", "lazy_order_fixed", "why", "scope"),
     )
     groups: dict[str, list[Field]] = {"fields": [], "facts": []}
     for group in ("fields", "facts"):
@@ -515,7 +635,21 @@ def _event(
         _why(ctx, m),
         ctx.loc(knode),
         _lazy_order_fixed(ctx, m),
+        _scope(ctx, name, m),
     )
+
+
+def _scope(ctx: _Ctx, name: str, m: dict[str, tuple[_Node, _Node]]) -> str:
+    """``scope: reducer`` (the default) or ``scope: extension`` (decided upstream by the
+    extension's hooks around the reducer, not by the reducer)."""
+    if "scope" not in m:
+        return "reducer"
+    scope = ctx.scalar(m["scope"][1], f"event {name} scope")
+    if scope not in EVENT_SCOPES:
+        raise ctx.fail(
+            m["scope"][1], f"event {name}: scope {scope!r} is not one of: {', '.join(EVENT_SCOPES)}"
+        )
+    return scope
 
 
 def _lazy_order_fixed(ctx: _Ctx, m: dict[str, tuple[_Node, _Node]]) -> bool:
@@ -595,7 +729,13 @@ def _rows(ctx: _Ctx, spec: Spec, node: _Node) -> list[Row]:
         scope = sc.Scope(spec, ("cur",), (event,))
         _check_expr(ctx, m["when"][1], guard, scope, f"row {rid} guard")
         nexts: list[tuple[str, NextValue]] = []
-        if "next" in m:
+        if "next" in m and event.scope == "extension":
+            ctx.error(
+                m["next"][0],
+                f"row {rid}: {event_name} is decided by the extension, which never steps the "
+                "reducer, so its rows keep the state (no 'next')",
+            )
+        elif "next" in m:
             for aname, (ak, anode) in ctx.mapping(m["next"][1], f"row {rid}: next").items():
                 axis = spec.axis(aname)
                 if axis is None:

@@ -3,7 +3,7 @@ downstream (interpreter, generator, checkers, docs) consumes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -121,18 +121,25 @@ class VariantAxis:
 
     def field_type(self, name: str) -> FieldType | None:
         """The field's type; when variants widen an enum (one's values include every other's),
-        the widest, so reads of the field across variants type-check against all values."""
+        the widest, so reads of the field across variants type-check against all values. When
+        no one enum includes the others (0.33's close-out and tool-request sources), their
+        union, named ``axis.field``."""
         found: FieldType | None = None
+        values: list[str] = []
         for variant in self.variants:
             f = variant.field(name)
             if f is None:
                 continue
+            if isinstance(f.type, EnumType):
+                values += [v for v in f.type.values if v not in values]
             if found is None or (
                 isinstance(found, EnumType)
                 and isinstance(f.type, EnumType)
                 and set(found.values) < set(f.type.values)
             ):
                 found = f.type
+        if isinstance(found, EnumType) and len(values) > len(found.values):
+            return EnumType(f"{self.name}.{name}", tuple(values))
         return found
 
     def carriers(self, name: str) -> tuple[str, ...]:
@@ -154,6 +161,11 @@ class Event:
     # False when the reducer reads its lazy facts in different orders on different branches
     # (as published 0.26 does at settle); the guards alone then fix the consultation order.
     lazy_order_fixed: bool = True
+    # Who decides it upstream: the published ``reducer`` (its reduceResetControl), or the
+    # published ``extension`` around it (a decision its Pi hooks make from the reducer's state
+    # without stepping the reducer, e.g. 0.34's follow-up cancellation at the provider-context
+    # hook). A published reducer is checked on its reducer events only.
+    scope: str = "reducer"
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)
@@ -162,14 +174,19 @@ class Event:
         return next((f for f in self.facts if f.name == name), None)
 
 
-HostAction = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
+]
 HOST_ACTIONS: tuple[HostAction, ...] = (
     "commit-continue",
     "commit-stop",
     "recover",
+    "stop",
+    "cancel",
     "acknowledge",
     "none",
 )
+EVENT_SCOPES: tuple[str, ...] = ("reducer", "extension")
 
 
 @dataclass(frozen=True)
@@ -189,12 +206,20 @@ class HostActionMeaning:
     acknowledges: bool = False
     """A request was recorded: the host confirms it to whoever asked (for the user's
     ``/wipe-memory``: the hidden close-out warning and an ordinary model turn)."""
+    cancels: bool = False
+    """The provider request about to be sent is cancelled: the run is aborted before any
+    provider work and the provider is handed only the system message (0.34's empty follow-up
+    after a committed stop)."""
 
 
 HOST_ACTION_MEANINGS: dict[HostAction, HostActionMeaning] = {
     "commit-continue": HostActionMeaning(commits=True, continues=True, retries=False),
     "commit-stop": HostActionMeaning(commits=True, continues=False, retries=False, stops=True),
     "recover": HostActionMeaning(commits=True, continues=True, retries=True),
+    "stop": HostActionMeaning(commits=False, continues=False, retries=False, stops=True),
+    "cancel": HostActionMeaning(
+        commits=False, continues=False, retries=False, stops=True, cancels=True
+    ),
     "acknowledge": HostActionMeaning(
         commits=False, continues=False, retries=False, acknowledges=True
     ),
@@ -208,7 +233,8 @@ class Effect:
     meaning: str
     loc: Loc | None = None
     # What the host does for it: commit the boundary and continue, commit it and stop the
-    # run, commit the overflow recovery, acknowledge a request, or nothing. None: undeclared.
+    # run, commit the overflow recovery, stop the run without a boundary (its drafts are
+    # kept), acknowledge a request, or nothing. None: undeclared.
     host: HostAction | None = None
     # The effect answers a request that was already pending (an acknowledged duplicate).
     duplicate: bool = False
@@ -229,6 +255,41 @@ class Refinement:
     spec: str
     drop: tuple[tuple[str, str, tuple[str, ...]], ...]  # (axis, variant tag, fields)
     why: str = ""
+    loc: Loc | None = None
+    # (axis, variant tag, base variant tag): a variant the base lacks is read as another
+    # (its fields dropped per ``drop``), e.g. 0.34's stop-pending as 0.33's none.
+    map: tuple[tuple[str, str, str], ...] = ()
+    # When the base has other events (0.25 before 0.26): how each case of the base reads in
+    # this spec, as plain values: {"states": {axis: {base value: value}}, "events": {base
+    # event: wire event}, "facts": {base event: {fact: value or "facts.<base fact>"}},
+    # "effects": {base effect: effect}}. None: the two share their events.
+    embed: Embedding | None = None
+
+
+@dataclass(frozen=True)
+class Embedding:
+    """How the cases of an earlier spec with other events read in this one (see ``embed``)."""
+
+    states: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
+    events: tuple[tuple[str, object], ...]
+    facts: tuple[tuple[str, tuple[tuple[str, object], ...]], ...]
+    effects: tuple[tuple[str, str], ...]
+    loc: Loc | None = None
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """What a spec reproduces: the upstream file, release and commit it is exact against, or
+    ``source == "ours"`` for a spec of our own (a proposal). ``unknown`` marks what the stored
+    sources do not name; ``note`` then says why."""
+
+    source: Literal["published", "ours"]
+    repository: str = "unknown"  # owner/name
+    path: str = ""  # the reducer's file in that repository
+    release: str = "unknown"  # the version package.json names there
+    commit: str = "unknown"  # the full 40-digit hash
+    package: str = ""  # the npm package it shipped in, when known
+    note: str = ""
     loc: Loc | None = None
 
 
@@ -387,6 +448,7 @@ class Spec:
     reachability_why: str = ""
     comments: dict[str, str] = field(default_factory=dict)
     refines: Refinement | None = None
+    provenance: Provenance | None = None
 
     def __repr__(self) -> str:
         # The generated repr would print every row and guard (100k characters and more).
@@ -427,6 +489,22 @@ class Spec:
     @property
     def module_name(self) -> str:
         return module_name(self.id)
+
+    def reducer_view(self) -> Spec:
+        """This spec without the events its published extension decides (``scope:
+        extension``) and their rows and invariants: what a published reducer, run without its
+        extension, is checked against. The spec itself when it has no such event."""
+        hooks = {e.name for e in self.events if e.scope == "extension"}
+        if not hooks:
+            return self
+        return replace(
+            self,
+            events=tuple(e for e in self.events if e.name not in hooks),
+            rows=tuple(r for r in self.rows if r.event not in hooks),
+            transition_invariants=tuple(
+                t for t in self.transition_invariants if not set(t.events) & hooks
+            ),
+        )
 
 
 def module_name(spec_id: str) -> str:

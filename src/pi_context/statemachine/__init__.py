@@ -4,7 +4,7 @@
                       reducer and the machine table; they import only their own package and
                       ``wirecheck``
 * ``wirecheck``       the located ``WireError`` and value checks the generated wire code uses
-* ``reset_control``   the one handle a host imports: ``reset_control("reset-control@0.27")``
+* ``reset_control``   the one handle a host imports: ``reset_control("reset-control@0.34")``
                       finds a spec's generated package (one rule) and wraps it
 * ``machine``         the ``transitions`` machine built from a generated table
 * ``codegen/``        spec -> code: Python, TypeScript, the reference pages, the npm build

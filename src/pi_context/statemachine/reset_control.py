@@ -1,6 +1,6 @@
 """The one handle a host imports: a spec's generated core, found by one rule.
 
-``reset_control("reset-control@0.27")`` (a spec id, a path to a spec file, or a loaded
+``reset_control("reset-control@0.34")`` (a spec id, a path to a spec file, or a loaded
 :class:`Spec`) gives a :class:`ResetControl`: the generated ``types``, ``wire``, ``reducer`` and
 machine ``table`` of the spec, with the calls a host makes (``initial_state``, ``step``,
 ``reduce``, the wire conversions, event construction by name, the declared host action of
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pi_context.statemachine.machine import ResetControlMachine
 
 # The newest published generation (the runtime's default too).
-DEFAULT_SPEC = "reset-control@0.27"
+DEFAULT_SPEC = "reset-control@0.34"
 
 COMMITTED = "committed"
 FRESH = "generated for this run"
@@ -188,6 +188,22 @@ def reset_control(spec: str | Path | Spec = DEFAULT_SPEC) -> ResetControl:
         return _handle(loaded.id, loaded.sha256, spec=loaded)
     path = spec_path(str(spec))
     return _handle(str(spec), hashlib.sha256(path.read_bytes()).hexdigest(), path=path)
+
+
+def reducer_only(spec: Spec) -> ResetControl:
+    """The generated core of ``spec`` read through :meth:`Spec.reducer_view`: the same code,
+    with the events the published extension decides left out of what is enumerated."""
+    full = reset_control(spec)
+    view = full.spec.reducer_view()
+    if view is full.spec:
+        return full
+    modules = {
+        "types": full.types,
+        "wire": full.wire,
+        "reducer": full.reducer,
+        "machine": full.table,
+    }
+    return ResetControl(full.package, modules, full.origin, spec=view)
 
 
 def _handle(

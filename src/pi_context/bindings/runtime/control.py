@@ -69,7 +69,8 @@ def lazy_facts(binding: ResetControl) -> dict[str, frozenset[str]]:
 
 
 class Facts:
-    """Turn-end / before-settle facts; lazy ones are computed on first read, then memoised.
+    """Turn-end, before-settle and provider-context facts; lazy ones are computed on first
+    read, then memoised.
 
     ``consulted`` lists the facts in ``declared`` (what the running spec declares lazy for
     ``event``; ``Control`` fills it in) in the order the reducer read them.
@@ -87,6 +88,8 @@ class Facts:
         queued: bool | Lazy = False,
         automatic_reset_enabled: bool | Lazy = True,
         hard_reserve_due: bool | Lazy = False,
+        committed: bool | Lazy = False,
+        user_since_boundary: bool | Lazy = False,
         declared: frozenset[str] = frozenset(),
     ) -> None:
         self._window_id = window_id
@@ -98,6 +101,8 @@ class Facts:
             "queued": queued,
             "automatic_reset_enabled": automatic_reset_enabled,
             "hard_reserve_due": hard_reserve_due,
+            "committed": committed,
+            "user_since_boundary": user_since_boundary,
         }
         self._values: dict[str, bool] = {}
         self._declared = declared
@@ -142,6 +147,16 @@ class Facts:
     @property
     def hard_reserve_due(self) -> bool:
         return self._read("hard_reserve_due")
+
+    @property
+    def committed(self) -> bool:
+        """The newest reset marker's boundary is committed (0.34's provider context)."""
+        return self._read("committed")
+
+    @property
+    def user_since_boundary(self) -> bool:
+        """A user message follows the newest reset marker (0.34's provider context)."""
+        return self._read("user_since_boundary")
 
     @property
     def threshold_due(self) -> bool:
@@ -264,6 +279,10 @@ class Control:
 
     def before_settle(self, facts: Facts) -> Step:
         return self._step("before_settle", facts=facts)
+
+    def provider_context(self, facts: Facts) -> Step:
+        """A provider request is about to be sent (a spec whose extension decides there)."""
+        return self._step("provider_context", facts=facts)
 
     def settled(self) -> Step:
         return self._step("settled")

@@ -38,9 +38,15 @@ class ContextResult:
     messages: list[Message]
     """What to send to the provider."""
     abort: bool = False
-    """The request must not be sent (the active window has no boot)."""
+    """The request must not be sent (the active window has no boot, or it was cancelled)."""
     staged: str | None = None
     """``reminder`` or ``warning`` when this request staged one."""
+    cancelled: bool = False
+    """The spec cancelled this request (its host action cancels: 0.34's empty follow-up after
+    a committed stop). The runtime has aborted the run; the host ends it without calling the
+    provider (``messages`` hold only the system message)."""
+    step: Step | None = None
+    """The reducer step the spec took for this request (None when it decides nothing here)."""
 
 
 @dataclass(frozen=True)

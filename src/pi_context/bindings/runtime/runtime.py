@@ -307,13 +307,29 @@ class Runtime:
         self.lifecycle.run_continues()
         self.effects.announce_committed(final=False)
 
-    def context(self, messages: Sequence[Message] | None = None) -> ContextResult:
-        """The per-request hook: the provider messages for the active window.
+    def context(
+        self,
+        messages: Sequence[Message] | None = None,
+        queued: bool | Callable[[], bool] = False,
+    ) -> ContextResult:
+        """The per-request hook (Pi's ``context_with_system``): the provider messages for the
+        active window.
 
-        ``messages`` defaults to the session's own projection of the active branch.
+        ``messages`` defaults to the session's own projection of the active branch; ``queued``
+        says whether steering or follow-up messages wait (it may be a callable). Where the
+        spec decides at this hook (0.34's ``provider_context``), its step comes first: a
+        request it cancels (the empty follow-up after a committed stop) aborts the run here
+        and carries only the system message (``cancelled``).
         """
         branch = self.branch()
         source = list(messages) if messages is not None else self.messages()
+        step = self._provider_context(queued)
+        if step is not None and step.meaning.cancels:
+            head = current_system_message(source)
+            self.abort()
+            return ContextResult(
+                [head] if head is not None else [], abort=True, cancelled=True, step=step
+            )
         try:
             provider = provider_projection(
                 branch, source, self.session_id, fork_safe=self.window.fork_safe
@@ -325,9 +341,9 @@ class Runtime:
                 f"pi-context: window {self.window_id} has no boot message, so its history was "
                 "not sent; run /wipe-memory to start a fresh window",
             )
-            return ContextResult([head] if head is not None else [], abort=True)
+            return ContextResult([head] if head is not None else [], abort=True, step=step)
         if self.lifecycle.refuse_while_off("the budget") is not None:
-            return ContextResult(provider)
+            return ContextResult(provider, step=step)
         window = current_window_id(branch, self.session_id, fork_safe=self.window.fork_safe)
         usage = self.window.usage_of(branch, source)
         decision = self.budget.on_context(branch, window, usage.remaining if usage else None)
@@ -344,7 +360,20 @@ class Runtime:
             if self.control.has_close_out:
                 # The budget's close-out: the reducer decides whether it is new.
                 self.control.close_out(window, "automatic")
-        return ContextResult(provider, staged=decision.staged)
+        return ContextResult(provider, staged=decision.staged, step=step)
+
+    def _provider_context(self, queued: bool | Callable[[], bool]) -> Step | None:
+        """The spec's provider-context step, when the running spec decides there."""
+        if not self.control.accepts("provider_context"):
+            return None
+        facts = self.control.facts(
+            "provider_context",
+            window_id=self.window_id,
+            queued=queued,
+            committed=self.window.boundary_committed,
+            user_since_boundary=self.window.user_since_boundary,
+        )
+        return self.control.provider_context(facts)
 
     def _hard_reserve_due(self) -> bool:
         """The ``hardReserveDue`` fact exactly as the spec's ``why`` defines it: automatic

@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pi_context.bindings.session.boundary import artifact_kind
 from pi_context.bindings.session.context import projection_entries
 from pi_context.bindings.session.windows import (
     current_reset,
     current_window_id,
     estimate_tokens,
+    is_window_boot_entry,
     window_usage,
 )
 
@@ -20,6 +22,8 @@ from .lifecycle import Lifecycle
 
 Entry = dict[str, Any]
 Message = dict[str, Any]
+_CONVERSATION = ("message", "custom_message", "compaction", "branch_summary")
+"""Entries that end a boundary before its continuation (the boundary did not commit)."""
 
 
 class WindowView:
@@ -94,6 +98,46 @@ class WindowView:
             return None
         session_id = self._lifecycle.session.session_id
         return Usage(window_usage(branch, messages, session_id), window)
+
+    def _after_marker(self) -> tuple[Entry | None, list[Entry]]:
+        branch = self.branch()
+        marker = current_reset(branch)
+        if marker is None:
+            return None, []
+        at = next(i for i, entry in enumerate(branch) if entry is marker)
+        return marker, branch[at + 1 :]
+
+    def boundary_committed(self) -> bool:
+        """A reset marker is on the active branch and its boundary is committed: its window's
+        hidden boot follows it, then the hidden continuation, with nothing else between
+        (conversation after that cannot uncommit it). False without a marker."""
+        marker, after = self._after_marker()
+        if marker is None:
+            return False
+        window = self.window_id
+        boot = False
+        for entry in after:
+            kind = artifact_kind(entry)
+            if kind == "boot" and is_window_boot_entry(entry, window) and not boot:
+                boot = entry.get("display") is False
+                if not boot:
+                    return False
+                continue
+            if kind == "continuation":
+                return boot and entry.get("display") is False
+            if kind is not None or entry.get("type") in _CONVERSATION:
+                return False
+        return False
+
+    def user_since_boundary(self) -> bool:
+        """A user message follows the newest reset marker on the active branch."""
+        _marker, after = self._after_marker()
+        return any(
+            entry.get("type") == "message"
+            and isinstance(entry.get("message"), dict)
+            and entry["message"].get("role") == "user"
+            for entry in after
+        )
 
     def usage(self) -> Usage | None:
         """Usage of the active window (None when it cannot be known)."""

@@ -4,9 +4,12 @@
                   ``wire``/``wire_step`` and ``machine`` (the table of the ``transitions`` machine)
 * ``wire``, ``wire_step``   its ``wire.py``: checked and fast JSON conversion, ``step_wire``
 * ``emit``, ``naming``      emission pieces and names shared by the generators
-* ``typescript``  the TypeScript binding's generated modules (``bindings-ts/generated``)
+* ``typescript``  the TypeScript binding's generated modules (``bindings-ts/generated``);
+                  ``typescript_input`` its input checks, ``typescript_package`` its package.json
 * ``docs``        a spec's reference page (``docs/<family>/<version>.md``)
 * ``outputs``     every generated file by path; ``--check`` compares instead of writing
 * ``tsbuild``     the pinned npm toolchain and type-check of ``bindings-ts``
                   (``python -m pi_context.statemachine.codegen.tsbuild``)
+* ``tspackage``   the package as a user gets it: packed, installed into an empty project, the
+                  docs example run (``python -m pi_context.statemachine.codegen.tspackage``)
 """

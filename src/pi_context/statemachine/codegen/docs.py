@@ -31,7 +31,8 @@ def restored_invariants(base: Spec, spec: Spec) -> str:
     projection) or nothing is violated."""
     from dataclasses import replace
 
-    if spec.refines is None or spec.refines.drop:
+    ours = spec.provenance is not None and spec.provenance.source == "ours"
+    if spec.refines is None or spec.refines.drop or spec.refines.map or not ours:
         return ""
     mixed = replace(
         base,
@@ -52,6 +53,31 @@ def restored_invariants(base: Spec, spec: Spec) -> str:
     for counter in violations:
         out += ["", f"### `{counter.property}`", "", "```text", counter.render(base), "```"]
     return "\n".join(out) + "\n"
+
+
+def provenance_section(spec: Spec) -> list[str]:
+    """What the spec reproduces: the upstream file, release and commit, or our own reading."""
+    prov = spec.provenance
+    if prov is None:
+        return ["## Provenance", "", "The spec declares no provenance.", ""]
+    out = ["## Provenance", ""]
+    if prov.source == "ours":
+        return [*out, f"Our own spec, reproducing no published reducer. {prov.note}", ""]
+    out += [
+        "Reproduces the published code below.",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| repository | `{prov.repository}` |",
+        f"| path | `{prov.path}` |",
+        f"| release | `{prov.release}` |",
+        f"| commit | `{prov.commit}` |",
+    ]
+    if prov.package:
+        out.append(f"| package | `{prov.package}` |")
+    if prov.note:
+        out += ["", _cell(prov.note)]
+    return [*out, ""]
 
 
 def _cell(text: str) -> str:
@@ -146,6 +172,7 @@ def render(
         "fires, sets the listed axes (the others keep their value) and names one effect for the",
         "host to perform. The reducer does no I/O.",
         "",
+        *provenance_section(spec),
         "## State",
         "",
         "| axis | values | meaning |",
@@ -187,7 +214,8 @@ def render(
         payload = ", ".join(f"`{f.name}`: {_type(f.type)}" for f in e.fields) or "—"
         facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
-        out.append(f"| `{e.name}` | {payload} | {facts} | {order} | {_cell(e.why)} |")
+        name = f"`{e.name}`" + (" (decided by the extension)" if e.scope == "extension" else "")
+        out.append(f"| {name} | {payload} | {facts} | {order} | {_cell(e.why)} |")
     out += ["", "## Effects", "", "| effect | host action | the host… |", "| --- | --- | --- |"]
     for eff in spec.effects:
         host = f"`{eff.host}`" if eff.host else "—"

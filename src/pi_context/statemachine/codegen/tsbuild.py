@@ -41,6 +41,20 @@ def _run(args: list[str], what: str, timeout: float) -> None:
         raise ToolchainUnavailable(f"{what} failed (status {done.returncode}):\n{output}")
 
 
+def run_output(args: list[str], what: str, cwd: Path, timeout: float = 300) -> str:
+    """Run ``args`` in ``cwd``; its standard output, or ToolchainUnavailable saying why not."""
+    try:
+        done = subprocess.run(
+            args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise ToolchainUnavailable(f"{what} took longer than {timeout:g}s") from None
+    if done.returncode != 0:
+        output = (done.stdout + done.stderr).strip()
+        raise ToolchainUnavailable(f"{what} failed (status {done.returncode}):\n{output}")
+    return done.stdout
+
+
 def install() -> Path:
     """The pinned ``tsc`` (installing it if the lock changed)."""
     missing = missing_tools()

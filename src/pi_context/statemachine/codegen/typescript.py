@@ -18,6 +18,7 @@ from pathlib import Path
 from pi_context.spec import expr as ex
 from pi_context.spec.model import (
     BOOL,
+    HOST_ACTIONS,
     EnumAxis,
     EnumType,
     Event,
@@ -31,6 +32,12 @@ from pi_context.spec.model import (
     VariantAxis,
 )
 from pi_context.statemachine.codegen.naming import pascal
+from pi_context.statemachine.codegen.typescript_input import input_checks, lazy_check
+from pi_context.statemachine.codegen.typescript_package import (
+    PACKAGE_NAME,
+    export_path,
+    package_json,
+)
 
 OUT_DIR = "bindings-ts/generated"
 _IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
@@ -44,6 +51,8 @@ def typescript_outputs(specs: list[Spec]) -> dict[str, str]:
     """Path (relative to the checkout) -> content, for `pi-context generate`."""
     out = {f"{OUT_DIR}/{module_file(spec)}": typescript_module(spec) for spec in specs}
     out[f"{OUT_DIR}/index.ts"] = index_module(specs)
+    stems = {spec.id: module_file(spec).removesuffix(".ts") for spec in specs}
+    out["bindings-ts/package.json"] = package_json(specs, stems)
     return out
 
 
@@ -53,8 +62,11 @@ def typescript_outputs(specs: list[Spec]) -> dict[str, str]:
 def _effect_hosts(spec: Spec, names: _Names) -> list[str]:
     """What the host does for each effect, as the spec declares it (null: undeclared)."""
     out = [
+        "/** What a host does for an effect (see the spec's effects table). */",
+        "export type HostAction = " + " | ".join(_q(h) for h in HOST_ACTIONS) + ";",
+        "",
         "/** The host action of each effect, as the spec declares it. */",
-        f"export const EFFECT_HOST: Readonly<Record<{names.effect}, string | null>> = {{",
+        f"export const EFFECT_HOST: Readonly<Record<{names.effect}, HostAction | null>> = {{",
     ]
     out += [f"  {_q(e.name)}: {_q(e.host) if e.host else 'null'}," for e in spec.effects]
     return [*out, "};", ""]
@@ -390,7 +402,7 @@ def _handler(spec: Spec, names: _Names, event: Event, shared: _Ctx) -> list[str]
         head.append(f"  let {cache}: {_type(spec, f.type)} | undefined;")
         head.append(
             f"  const {_lazy_reader(name)} = (): {_type(spec, f.type)} => "
-            f"({cache} ??= {_member('facts', name)});"
+            f"({cache} ??= {lazy_check(f, _member('facts', name))});"
         )
     state_param = "state" if ctx.uses_state else "_state"
     event_param = "event" if ctx.uses_event else "_event"
@@ -480,6 +492,7 @@ def typescript_module(spec: Spec) -> str:
         "",
     ]
     out += _types(spec, names)
+    out += upstream_aliases(spec, names)
     out += _effect_hosts(spec, names)
     initial = "{ " + ", ".join(f"{_key(k)}: {_literal(v)}" for k, v in spec.initial.items()) + " }"
     out += [
@@ -494,6 +507,7 @@ def typescript_module(spec: Spec) -> str:
         " */",
         f"export function reduce{names.prefix}(state: {names.state}, event: {names.event}): "
         f"{names.result} {{",
+        "  checkInput(state, event);",
         "  switch (event.type) {",
     ]
     for event in spec.events:
@@ -513,9 +527,42 @@ def typescript_module(spec: Spec) -> str:
     out += shared.tables
     out += handlers
     out += _helpers(spec, names, shared)
+    out += input_checks(spec, names.prefix)
     while out and out[-1] == "":
         out.pop()
     return "\n".join(out) + "\n"
+
+
+# Upstream's names (pi-context's src/pi/reset/lifecycle.ts) for the reset-control types, as
+# (upstream name, the kind of thing it names, which one): emitted where the spec has it.
+_UPSTREAM_NAMES = (
+    ("ResetRequest", "axis", "request"),
+    ("ResetOverflowPhase", "axis", "overflow"),
+    ("ResetRequestSource", "type", "source"),
+    ("ResetTurnEndFacts", "facts", "turn_end"),
+    ("ResetBeforeSettleFacts", "facts", "before_settle"),
+)
+
+
+def upstream_aliases(spec: Spec, names: _Names) -> list[str]:
+    """Aliases under upstream's type names, so code written against the published reducer
+    type-checks against this module."""
+    if spec.name != "reset-control":
+        return []
+    out: list[str] = []
+    for alias, kind, name in _UPSTREAM_NAMES:
+        if kind == "axis" and spec.axis(name) is not None:
+            target = names.axis(name)
+        elif kind == "type" and any(t.name == name for t in spec.types):
+            target = pascal(name)
+        elif kind == "facts" and (event := spec.event(name)) is not None and event.facts:
+            target = _facts_type(event)
+        else:
+            continue
+        out.append(f"export type {alias} = {target};")
+    if not out:
+        return []
+    return ["/** Upstream's names for these types (src/pi/reset/lifecycle.ts). */", *out, ""]
 
 
 def _literal(value: object) -> str:
@@ -526,17 +573,24 @@ def _literal(value: object) -> str:
 
 def index_module(specs: list[Spec]) -> str:
     out = [
-        "// Every generated reducer, keyed by spec id (what bindings-ts/adapter.mjs serves).",
+        f"// The index of {PACKAGE_NAME}: every generated module as a namespace, and every",
+        "// reducer keyed by spec id (what adapter.mjs serves). Each module is also its own",
+        f'// entry point: import {{ reduceResetControl }} from "{PACKAGE_NAME}/<spec id>".',
         "// Generated by `pi-context generate`. Do not edit.",
         "",
     ]
     aliases: list[tuple[Spec, str]] = []
     for spec in specs:
-        alias = "v" + re.sub(r"\W", "_", spec.version)
+        alias = _camel(spec.name) + re.sub(r"\W", "_", spec.version)
         aliases.append((spec, alias))
         stem = module_file(spec).removesuffix(".ts")
         out.append(f"import * as {alias} from {_q(f'./{stem}.js')};")
+    out += ["", f"export {{ {', '.join(alias for _, alias in aliases)} }};", ""]
+    out.append("/** Every spec this package serves, each importable as a subpath of its own. */")
+    out.append("export const SPEC_IDS = [")
+    out += [f"  {_q(spec.id)}, // {PACKAGE_NAME}{export_path(spec)[1:]}" for spec in specs]
     out += [
+        "] as const;",
         "",
         "/** A step's outcome, typed loosely: the adapter passes JSON it has not checked. */",
         "export interface ServedResult {",

@@ -9,8 +9,8 @@ machine, the interpreter and the TypeScript binding.
 * ``scenario``            what a scenario is, and ``run_scenario``
 * ``reset_control``       wire builders and the cases several reset-control versions share
 * ``reset_control_0_25``, ``reset_control_0_26``, ``reset_control_0_26_proposal``,
-  ``reset_control_0_27``, ``handoff_0_6``, ``handoff_0_6_auto``   each version's scenarios
-  (``SPEC_ID``, ``SCENARIOS``)
+  ``reset_control_0_27``, ``reset_control_0_33``, ``reset_control_0_34``, ``handoff_0_6``,
+  ``handoff_0_6_auto``   each version's scenarios (``SPEC_ID``, ``SCENARIOS``)
 
 Version modules import only ``scenario`` and their family's module, never each other.
 """
@@ -24,6 +24,8 @@ from pi_context.statemachine.scenarios import (
     reset_control_0_26,
     reset_control_0_26_proposal,
     reset_control_0_27,
+    reset_control_0_33,
+    reset_control_0_34,
 )
 from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Stepper, Wire, run_scenario
 
@@ -35,6 +37,8 @@ SCENARIOS: dict[str, tuple[Scenario, ...]] = {
         reset_control_0_26,
         reset_control_0_26_proposal,
         reset_control_0_27,
+        reset_control_0_33,
+        reset_control_0_34,
         handoff_0_6,
         handoff_0_6_auto,
     )

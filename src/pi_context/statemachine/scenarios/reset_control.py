@@ -2,8 +2,9 @@
 
 ``OVERFLOW_LAZY``/``SETTLE_LAZY`` are the reads every generation makes in that order. The
 rest serves the window-scoped close-out generations (published 0.26, the 0.26 proposal,
-0.27): states and events built from a few arguments, and the cases written for 0.26 that a
-later generation decides the same way, grouped by which generations share them. Each
+0.27, 0.33, 0.34): states and events built from a few arguments, and the cases written for
+one generation that a later one decides the same way, grouped by which generations share
+them. Each
 version's module picks its groups; no version module imports another.
 """
 
@@ -330,4 +331,140 @@ UPSTREAM_KEPT_IN_027: tuple[Scenario, ...] = (
         s26(close(), "spent"),
         (Expect(settle26(queued=True), s26(close(), "spent"), "none", SETTLE_NO_CHAIN_LAZY),),
     ),
+)
+
+
+# ---------------------------------------------------------------- 0.27 and later
+
+
+def tool27(source: str, window: str = W) -> Wire:
+    """A tool request from 0.27 on: it remembers who is behind it."""
+    return {"phase": "tool-requested", "windowId": window, "source": source}
+
+
+# 0.27's own cases (the user's close-out commits and stops) that 0.33 and 0.34 keep.
+MANUAL_STOP_CASES: tuple[Scenario, ...] = (
+    Scenario(
+        "manual-close-out-fallback-stops",
+        "A manual close-out the model simply stops on commits at settle and stays stopped, "
+        "even with automatic resets off.",
+        s26(close()),
+        (
+            Expect(
+                settle26(automaticResetEnabled=False),
+                s26(),
+                "commit-boundary-stop",
+                SETTLE_NO_CHAIN_LAZY,
+            ),
+        ),
+    ),
+    Scenario(
+        "model-wipe-memory-continues",
+        "The model's own wipe_memory is recorded with source tool and commits, then continues.",
+        s26(),
+        (
+            Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
+            Expect(tool_request(), s26(tool27("tool")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "budget-close-out-upgraded-continues",
+        "A tool request over the budget's close-out keeps source automatic and continues.",
+        s26(close(source="automatic"), "spent"),
+        (
+            Expect(tool_request(), s26(tool27("automatic"), "spent"), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "manual-fallback-forgets-spent-chain",
+        "The stopping fallback also starts a fresh window that ends a spent chain.",
+        s26(close(), "spent"),
+        (Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),),
+    ),
+)
+
+# The hard reserve over the user's close-out: 0.27 and 0.33 commit and continue; 0.34 keeps a
+# stop intent instead.
+HARD_RESERVE_OVER_MANUAL = Scenario(
+    "hard-reserve-over-manual-close-out-continues",
+    "The hard reserve commits over a pending manual close-out and continues: only a tool "
+    "request or the settle fallback stops.",
+    s26(close()),
+    (Expect(turn26(hardReserveDue=True), s26(), "commit-boundary", ("hardReserveDue",)),),
+)
+
+# ---------------------------------------------------------------- 0.33 and later
+
+# Each class of case where 0.33 decides something 0.27 did not, and its contrast (the
+# budget's close-out is still a duplicate of the model's request); 0.34 keeps them all.
+SINCE_033_CASES: tuple[Scenario, ...] = (
+    Scenario(
+        "upstream-model-call-only-acknowledges-manual-close-out",
+        "During /wipe-memory the model's wipe_memory is a duplicate: the close-out spans its "
+        "turn and commits at the settle, which stops the run.",
+        s26(),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(close_out(), s26(close()), "already-pending"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(tool_request(), s26(close()), "already-pending"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-manual-close-out-outranks-model-request",
+        "/wipe-memory over the model's pending wipe_memory of the same window turns it into a "
+        "manual close-out: the turn no longer commits, the settle commits and stops.",
+        s26(tool27("tool")),
+        (
+            Expect(close_out(), s26(close()), "close-out-armed"),
+            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+        ),
+    ),
+    Scenario(
+        "upstream-budget-close-out-keeps-model-request",
+        "The budget's close-out over the model's pending request of its window is still a "
+        "duplicate; the turn commits and continues.",
+        s26(tool27("tool"), "spent"),
+        (
+            Expect(close_out(source="automatic"), s26(tool27("tool"), "spent"), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "upstream-model-call-upgrades-budget-close-out",
+        "The model's call during the budget's close-out of its window becomes a tool request "
+        "with source automatic and commits at turn_end, continuing.",
+        s26(close(source="automatic")),
+        (
+            Expect(tool_request(), s26(tool27("automatic")), "close-out-armed"),
+            Expect(tool_request(), s26(tool27("automatic")), "already-pending"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+    Scenario(
+        "upstream-model-call-replaces-other-windows-close-out",
+        "A close-out of another window is not taken over: the model's call in this window is "
+        "its own request (source tool) and its commit continues.",
+        s26(close(OTHER)),
+        (
+            Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
+            Expect(turn26(), s26(), "commit-boundary", ()),
+        ),
+    ),
+)
+
+# Cases of UPSTREAM_KEPT_IN_027 that 0.34 decides otherwise: there the user's close-out
+# survives an overflow turn and, behind a pending chain, commits and stops.
+CHANGED_IN_034 = frozenset(
+    {
+        "upstream-unrecoverable-chain-drops-manual-close-out",
+        "upstream-queued-chain-failed-run-drops-request",
+        "upstream-spent-chain-drops-request-without-commit",
+        "upstream-overflow-probes-queue-before-switch",
+    }
 )

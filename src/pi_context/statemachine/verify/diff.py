@@ -83,14 +83,19 @@ class SpecDiff:
 def _drop_projection(spec: Spec) -> Projection:
     assert spec.refines is not None
     drops = {(axis, tag): set(fields) for axis, tag, fields in spec.refines.drop}
+    maps = {(axis, tag): base for axis, tag, base in spec.refines.map}
     tags = {a.name: a.tag for a in spec.axes if hasattr(a, "tag")}
 
     def project(state: Mapping[str, Any]) -> Wire:
         out: Wire = {}
         for name, value in state.items():
             if isinstance(value, dict) and name in tags:
-                gone = drops.get((name, value[tags[name]]), set())
-                out[name] = {k: v for k, v in value.items() if k not in gone}
+                tag = value[tags[name]]
+                gone = drops.get((name, tag), set())
+                kept = {k: v for k, v in value.items() if k not in gone}
+                if (name, tag) in maps:
+                    kept[tags[name]] = maps[(name, tag)]
+                out[name] = kept
             else:
                 out[name] = value
         return out
@@ -98,9 +103,21 @@ def _drop_projection(spec: Spec) -> Projection:
     return project
 
 
+def _extension_only(a: Spec, b: Spec) -> tuple[str, ...]:
+    """Events one spec has and the other lacks that the extension decides (``scope:
+    extension``): not compared, since the other spec says nothing about that hook."""
+    return tuple(
+        e.name
+        for x, y in ((a, b), (b, a))
+        for e in x.events
+        if e.scope == "extension" and y.event(e.name) is None
+    )
+
+
 def _same_events(a: Spec, b: Spec) -> None:
-    names_a = [e.name for e in a.events]
-    names_b = [e.name for e in b.events]
+    skip = set(_extension_only(a, b))
+    names_a = [e.name for e in a.events if e.name not in skip]
+    names_b = [e.name for e in b.events if e.name not in skip]
     if sorted(names_a) != sorted(names_b):
         only_a = sorted(set(names_a) - set(names_b))
         only_b = sorted(set(names_b) - set(names_a))
@@ -110,6 +127,8 @@ def _same_events(a: Spec, b: Spec) -> None:
             f"only in {b.id}: {', '.join(only_b) or '-'})"
         )
     for ea in a.events:
+        if ea.name in skip:
+            continue
         eb = b.event(ea.name)
         assert eb is not None
         if _payload(ea) != _payload(eb):
@@ -151,23 +170,51 @@ def _plan(a: Spec, b: Spec) -> tuple[Spec, Projection, str]:
                     f"{fine.id}'s projection onto {coarse.id} leaves "
                     f"{render_state(fine, stray[0])} outside {coarse.id}'s states"
                 )
-            dropped = ", ".join(f"{ax}.{tag}.{'/'.join(fs)}" for ax, tag, fs in fine.refines.drop)
-            how = f"dropping {dropped}" if dropped else "states as they are"
-            return fine, project, f"{fine.id} refines {coarse.id}; its states project by {how}"
+            how = _projection_text(fine, coarse)
+            return fine, project, f"{fine.id} refines {coarse.id}; its states project {how}"
     raise DiffError(
         f"{a.id} and {b.id} have different states and neither declares that it refines the "
         f"other (add `refines: {{spec: {a.id}, drop: ...}}` to {b.id})"
     )
 
 
+def _projection_text(fine: Spec, coarse: Spec) -> str:
+    assert fine.refines is not None
+    parts = [f"reading {ax} `{tag}` as `{base}`" for ax, tag, base in fine.refines.map] + [
+        f"dropping {ax}.{tag}.{'/'.join(fs)}" for ax, tag, fs in fine.refines.drop
+    ]
+    if parts:
+        return "by " + " and ".join(parts)
+    fine_n, coarse_n = len(all_states(fine)), len(all_states(coarse))
+    if fine_n < coarse_n:
+        return (
+            f"as they are: its {fine_n} states are among {coarse.id}'s {coarse_n} "
+            f"(the {coarse_n - fine_n} others cannot arise under {fine.id})"
+        )
+    return "as they are"
+
+
 def _shape(spec: Spec) -> tuple[str, ...]:
     return tuple(a.name for a in spec.axes)
 
 
-def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+StepOutcome = Callable[[Spec, Mapping[str, Any], Wire], Outcome]
+
+
+def _outcomes(a: Spec, b: Spec) -> tuple[Spec, str, StepOutcome]:
+    """Whose states to enumerate, how the two are compared, and each one's outcome."""
+    for base, spec in ((a, b), (b, a)):
+        if spec.refines is not None and spec.refines.spec == base.id and spec.refines.embed:
+            how = f"{spec.id} refines {base.id}, whose cases it reads {_EMBED_HOW}"
+            return base, how, _embedded_outcome(base, spec)
     _same_events(a, b)
     fine, project, how = _plan(a, b)
-    events = all_events(fine)
+    for name in _extension_only(a, b):
+        owner = a if a.event(name) is not None else b
+        how += (
+            f"; {owner.id}'s `{name}` (decided by the extension around the reducer) has no "
+            "counterpart and is not compared"
+        )
 
     def outcome(spec: Spec, state: Mapping[str, Any], event: Wire) -> Outcome:
         on = state if spec is fine else project(state)
@@ -175,9 +222,29 @@ def diff_specs(a: Spec, b: Spec) -> SpecDiff:
         post = project(step.state) if spec is fine else step.state
         return Outcome(post, step.effect, step.row, step.consulted)
 
+    return fine, how, outcome
+
+
+def _cases(a: Spec, b: Spec) -> tuple[Spec, str, Callable[[Wire, Wire], Case]]:
+    fine, how, outcome = _outcomes(a, b)
+
     def case(state: Wire, event: Wire) -> Case:
         return Case(state, event, outcome(a, state, event), outcome(b, state, event))
 
+    return fine, how, case
+
+
+def case_comparer(a: Spec, b: Spec) -> tuple[Spec, Callable[[Wire, Wire], Case]]:
+    """The spec whose states a case is written in, and how ``diff_specs`` compares one case
+    (any state and event of that spec, concrete window ids included)."""
+    fine, _how, case = _cases(a, b)
+    return fine, case
+
+
+def diff_specs(a: Spec, b: Spec) -> SpecDiff:
+    fine, how, case = _cases(a, b)
+    skip = set(_extension_only(a, b))
+    events = [e for e in all_events(fine) if e["type"] not in skip]
     groups: dict[tuple[str, str], Group] = {}
     total = 0
     for state in all_states(fine):
@@ -194,6 +261,86 @@ def diff_specs(a: Spec, b: Spec) -> SpecDiff:
     _shortest_traces(fine, events, case, groups)
     ordered = sorted(groups.values(), key=lambda g: (_row_index(a, g.row_a), g.row_b))
     return SpecDiff(a, b, total, how, ordered, fine)
+
+
+_EMBED_HOW = (
+    "as its `embed` says (states, events, facts and effects renamed; outcomes are compared "
+    "in the later spec's terms, on the lazy facts both read lazily)"
+)
+
+
+def _embedded_outcome(base: Spec, spec: Spec) -> StepOutcome:
+    """Step a case of ``base`` in either spec, the outcome in ``spec``'s terms."""
+    assert spec.refines is not None and spec.refines.embed is not None
+    emb = spec.refines.embed
+    states = {axis: dict(values) for axis, values in emb.states}
+    events = dict(emb.events)
+    facts = {name: dict(values) for name, values in emb.facts}
+    effects = dict(emb.effects)
+
+    def lazy(s: Spec, event: str) -> set[str]:
+        e = s.event(event)
+        return {f.name for f in e.facts if f.lazy} if e is not None else set()
+
+    def state_in(wire: Mapping[str, Any]) -> Wire:
+        out: Wire = {}
+        for axis, value in wire.items():
+            mapped = states.get(axis)
+            if mapped is None:
+                out[axis] = value
+            elif str(value) in mapped:
+                out[axis] = mapped[str(value)]
+            else:
+                raise DiffError(f"{spec.id} embed: no reading for {base.id}'s {axis} {value!r}")
+        return out
+
+    def renames(event: str) -> dict[str, str]:  # base fact -> this spec's fact
+        return {
+            v.removeprefix("facts."): k
+            for k, v in facts.get(event, {}).items()
+            if isinstance(v, str) and v.startswith("facts.")
+        }
+
+    def event_in(wire: Wire) -> Wire:
+        kind = str(wire["type"])
+        if kind in events:
+            mapped = events[kind]
+            assert isinstance(mapped, dict)  # (the loader checked it)
+            return dict(mapped)
+        target = spec.event(kind)
+        if target is None:
+            raise DiffError(f"{spec.id} embed: no reading for {base.id}'s event {kind!r}")
+        out: Wire = {k: v for k, v in wire.items() if k != "facts"}
+        if "facts" in wire:
+            given = dict(wire["facts"])
+            new: dict[str, Any] = {}
+            for f in target.facts:
+                value = facts.get(kind, {}).get(f.name, f.name if f.name in given else None)
+                if isinstance(value, str) and value.startswith("facts."):
+                    value = given[value.removeprefix("facts.")]
+                elif value == f.name:
+                    value = given[f.name]
+                if value is None:
+                    raise DiffError(f"{spec.id} embed: no value for {kind} fact {f.name!r}")
+                new[f.name] = value
+            out["facts"] = new
+        return out
+
+    def outcome(which: Spec, state: Mapping[str, Any], event: Wire) -> Outcome:
+        kind = str(event["type"])
+        mapped_kind = str(event_in(event)["type"])
+        both = lazy(spec, mapped_kind) & {renames(kind).get(n, n) for n in lazy(base, kind)}
+        if which is base:
+            step = interpret.step(base, state, event)
+            read = tuple(r for r in (renames(kind).get(n, n) for n in step.consulted) if r in both)
+            return Outcome(
+                state_in(step.state), effects.get(step.effect, step.effect), step.row, read
+            )
+        step = interpret.step(spec, state_in(state), event_in(event))
+        read = tuple(n for n in step.consulted if n in both)
+        return Outcome(step.state, step.effect, step.row, read)
+
+    return outcome
 
 
 def _row_index(spec: Spec, row: str) -> int:
@@ -239,7 +386,7 @@ def _outcome_text(spec: Spec, o: Outcome) -> str:
 
 
 def render_markdown(d: SpecDiff, *, heading: str = "#") -> str:
-    coarse = d.a if d.enumerated is d.b else d.b
+    coarse = d.a if d.enumerated is d.b else d.b  # outcomes are written in its terms
     out = [f"{heading} Differences: {d.a.id} → {d.b.id}", ""]
     if d.projection:
         out += [f"{d.projection}.", ""]

@@ -2,8 +2,9 @@
 
 Every single-cell mutant: each row's effect replaced by every other effect, each row's next
 value of each axis replaced by every alternative (keep the value, each literal, each way to
-fill a variant from the event, the facts, the current state or literals), and each top-level
-guard conjunct dropped or negated. Each mutant is then checked by what is independent of the
+fill a variant from the event, the facts, the current state or literals; rows of an event the
+extension decides keep the state and have no such cells), and each top-level guard conjunct
+dropped or negated. Each mutant is then checked by what is independent of the
 table cell it changes:
 
 * the loader's table analysis (a row that can never fire, an input no row matches, a copied
@@ -188,7 +189,11 @@ def _row_mutants(spec: Spec, row: Row) -> Iterator[tuple[str, str, Row]]:
                 f"effect `{row.effect}` → `{effect.name}`",
                 dataclasses.replace(row, effect=effect.name),
             )
-    for axis in spec.axes:
+    event = spec.event(row.event)
+    # A row of an event the extension decides keeps the state by the language's rules (the
+    # loader refuses a `next` there), so it has no next-value cells to mutate.
+    axes = () if event is not None and event.scope == "extension" else spec.axes
+    for axis in axes:
         current = row.next_for(axis.name)
         shown = show_next(current)
         for alt in _alternatives(spec, row, axis.name):

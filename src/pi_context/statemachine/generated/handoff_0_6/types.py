@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444
+# spec-sha256: 592035ce99c55bae13a27b953e331c2a5fd673b18844f3f7c5f245973112c529
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "handoff@0.6"
-SPEC_SHA256 = "03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444"
+SPEC_SHA256 = "592035ce99c55bae13a27b953e331c2a5fd673b18844f3f7c5f245973112c529"
 
 Offer: TypeAlias = Literal[
     "none", "unverified", "verified"
@@ -172,7 +172,9 @@ EFFECTS: tuple[Effect, ...] = (
     "fail-continuation",
 )
 
-HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction: TypeAlias = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
+]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": None,
     "busy": None,

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 03edd14c8e850f2bd9197cd0cbf89bb93c26188f71d9b5f851237dc40ba97444
+# spec-sha256: 592035ce99c55bae13a27b953e331c2a5fd673b18844f3f7c5f245973112c529
 
 from __future__ import annotations
 

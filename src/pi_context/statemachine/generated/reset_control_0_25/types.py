@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01
+# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "772f6972a643cf467ba5e098e02e5cd78036532b9054687e2c7dce131eefbb01"
+SPEC_SHA256 = "259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -47,7 +47,9 @@ EFFECTS: tuple[Effect, ...] = (
     "commit-boundary-now",
 )
 
-HostAction: TypeAlias = Literal["commit-continue", "commit-stop", "recover", "acknowledge", "none"]
+HostAction: TypeAlias = Literal[
+    "commit-continue", "commit-stop", "recover", "stop", "cancel", "acknowledge", "none"
+]
 EFFECT_HOST: dict[Effect, HostAction | None] = {
     "none": "none",
     "requested": "acknowledge",

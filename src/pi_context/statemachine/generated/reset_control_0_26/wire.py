@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 997ad061fd438de64f787ad81d580331777a3ebd0091ab1f8ee9984b0b4a324f
+# spec-sha256: 76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 80b0bd2dca285c615d22cfc3c65c717ebe69f96ce3a5c2bb9b2561482ff37b66
+# spec-sha256: 445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86
 
 from __future__ import annotations
 

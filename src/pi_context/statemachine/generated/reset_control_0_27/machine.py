@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c382616ed78fcc4aed608b972ce5d62eb6505ecd7169e5e650e3fd76694f06d9
+# spec-sha256: 231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96
 
 from __future__ import annotations
 

@@ -49,6 +49,8 @@ class RuntimeConformance(RuleBasedStateMachine):
         self.run_aborted = False
         self.interrupt: tuple[str, int] | None = None
         self.interrupted = False
+        self.fail_next_build = False  # the next boundary build raises (a construction failure)
+        self.build_failed = False
         self.announced: set[str] = set()
         self.sessions: list[Any] = []
         self.rt: Any = None
@@ -103,6 +105,9 @@ class RuntimeConformance(RuleBasedStateMachine):
     async def _build(self, runtime: Any) -> list[dict[str, Any]]:
         """The boundary builder: slow and asynchronous, maybe interrupted at an await point."""
         drafts: list[dict[str, Any]] = runtime.reset_drafts()
+        if self.fail_next_build:
+            self.fail_next_build, self.build_failed = False, True
+            raise RuntimeError("the boundary builder failed")
         for point in range(AWAIT_POINTS):
             if self.interrupt is not None and self.interrupt[1] == point:
                 self.interrupted = True
@@ -148,6 +153,30 @@ class RuntimeConformance(RuleBasedStateMachine):
 
         session = self.rt.session
         return current_window_id(session.branch(), session.session_id)
+
+    def _after_marker(self) -> list[dict[str, Any]] | None:
+        """The entries after the newest reset marker on the active branch (None: no marker)."""
+        from pi_context.bindings.session.windows import is_reset_marker
+
+        branch = self.rt.session.branch()
+        marks = [i for i, entry in enumerate(branch) if is_reset_marker(entry)]
+        return branch[marks[-1] + 1 :] if marks else None
+
+    def _boundary_committed(self) -> bool:
+        """The newest marker is followed by its boot and then the continuation."""
+        from pi_context.bindings.session.boundary import artifact_kind
+
+        after = self._after_marker()
+        return after is not None and [artifact_kind(e) for e in after[:2]] == [
+            "boot",
+            "continuation",
+        ]
+
+    def _user_since_boundary(self) -> bool:
+        after = self._after_marker() or []
+        return any(
+            e.get("type") == "message" and e.get("message", {}).get("role") == "user" for e in after
+        )
 
     def _mirror(self, event: str, **fields: Any) -> Expected:
         """Step the mirror; what the runtime's own step for the same event must be."""
@@ -203,7 +232,13 @@ class RuntimeConformance(RuleBasedStateMachine):
 
         meaning = self.mirror.meaning(expected.done.effect)
         stale = meaning.commits and self.interrupted
-        commits = meaning.commits and not stale
+        failed, self.build_failed = self.build_failed, False
+        commits = meaning.commits and not stale and not failed
+        check(
+            (result.failure is not None) == (failed and not stale),
+            f"{what}: failure is {result.failure!r}, but the build "
+            + ("failed" if failed else "did not fail"),
+        )
         kinds = [artifact_kind(d) for d in result.drafts]
         has_boundary = "marker" in kinds
         check(
@@ -322,7 +357,38 @@ class RuntimeConformance(RuleBasedStateMachine):
         rt.turn_start()
         self.run_aborted = False
         before = self._mark()
-        request = rt.context()
+        hook = None
+        if self.mirror.has("provider_context"):
+            # the spec decides at the provider-context hook first (0.34)
+            hook = self._mirror(
+                "provider_context",
+                facts={
+                    "windowId": self._window(),
+                    "queued": queued,
+                    "committed": self._boundary_committed(),
+                    "userSinceBoundary": self._user_since_boundary(),
+                },
+            )
+        request = rt.context(queued=queued)
+        if hook is not None:
+            self._compare(hook, before, "provider_context")
+            before += 1
+            cancels = self.mirror.meaning(hook.done.effect).cancels
+            check(
+                request.cancelled == cancels and (not cancels or request.abort),
+                f"provider_context: cancelled is {request.cancelled} for {hook.done.effect}",
+            )
+            if cancels:
+                roles = [m.get("role") for m in request.messages]
+                check(
+                    roles in ([], ["system"]),
+                    f"provider_context: a cancelled request carries {roles}, not only the "
+                    "system message",
+                )
+                # the runtime aborted the run itself, as the host action says
+                self._stepped(self._mirror("abort"), "the cancelled follow-up's abort")
+                self.run_aborted = True
+                return
         if request.abort:
             return  # the host does not send a request the runtime refused
         durable = [m for _, ms in projection_entries(rt.session.branch()) for m in ms]
@@ -413,6 +479,12 @@ class RuntimeConformance(RuleBasedStateMachine):
         return "completed"
 
     @rule()
+    def failing_builder(self) -> None:
+        """The next boundary build fails (the host's builder raises): that step commits
+        nothing, continues nothing, and the reducer's state stays where the spec put it."""
+        self.fail_next_build = True
+
+    @rule()
     def wipe_command(self) -> None:
         """The user's /wipe-memory: its spec event, then the declared host action."""
         from pi_context.bindings.runtime.protocol import WARNING_TYPE
@@ -434,8 +506,14 @@ class RuntimeConformance(RuleBasedStateMachine):
         self._compare(expected, before, "/wipe-memory")
         meaning = self.mirror.meaning(expected.done.effect)
         written = rt.session.entries[entries:]
+        failed, self.build_failed = self.build_failed, False
         if expected.duplicate:
             check(written == [] and not command.start_turn, "a duplicate /wipe-memory wrote")
+        elif meaning.commits and failed:
+            check(
+                written == [] and not command.start_turn,
+                "/wipe-memory wrote after its boundary build failed",
+            )
         elif meaning.commits:
             kinds = [e.get("customType") or e.get("type") for e in written]
             check(len(kinds) == 4 and command.ok, f"/wipe-memory wrote {kinds}")

@@ -69,7 +69,14 @@ def _shifted_cause(original: Any) -> Any:
 def _eager_facts(original: Any) -> Any:
     def facts(self: Any, event: str, **values: Any) -> Any:
         made = original(self, event, **values)
-        for name in ("enabled", "queued", "automatic_reset_enabled", "hard_reserve_due"):
+        for name in (
+            "enabled",
+            "queued",
+            "automatic_reset_enabled",
+            "hard_reserve_due",
+            "committed",
+            "user_since_boundary",
+        ):
             getattr(made, name)
         return made
 
@@ -95,6 +102,19 @@ def _swapped_boundary(original: Any) -> Any:
         return drafts
 
     return reset_drafts
+
+
+def _follow_up_sent(original: Any) -> Any:
+    from dataclasses import replace
+
+    return property(lambda self: replace(original.fget(self), cancels=False))
+
+
+def _without(event: str, why: str) -> dict[str, str]:
+    """``why`` for every committed reset-control spec that has no ``event``."""
+    from pi_context.statemachine.reset_control import reset_control, spec_ids
+
+    return {sid: why for sid in spec_ids() if not reset_control(sid).accepts(event)}
 
 
 def _mutants() -> tuple[Mutant, ...]:
@@ -205,6 +225,16 @@ def _mutants() -> tuple[Mutant, ...]:
                     "aborted turn) clears that chain first, so no settle that reads it follows"
                 )
             },
+        ),
+        Mutant(
+            "follow-up-sent",
+            "a provider request the spec cancels is sent all the same",
+            patch(st_, "meaning", _follow_up_sent),
+            equivalent=_without(
+                "provider_context",
+                "the spec decides nothing at the provider-context hook, so no request of its "
+                "runs is ever cancelled",
+            ),
         ),
         Mutant(
             "announced-before-durable",

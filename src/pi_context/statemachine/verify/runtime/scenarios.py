@@ -33,6 +33,7 @@ def _change(change: str, at: int = 0) -> Op:
 
 
 _WIPE: Op = ("wipe_command", {})
+_FAIL: Op = ("failing_builder", {})
 
 SCENARIOS: tuple[tuple[str, tuple[Op, ...]], ...] = (
     ("wipe_memory commits, twice", (_turn(wipes=1), _turn(), _WIPE, _turn(wipes=1), _turn())),
@@ -59,6 +60,15 @@ SCENARIOS: tuple[tuple[str, tuple[Op, ...]], ...] = (
       _change("automatic-off"), _settle())),
     ("/wipe-memory, then a stop", (_turn(), _WIPE, _WIPE, _turn(), _settle())),
     ("/wipe-memory, then wipe_memory", (_turn(), _WIPE, _turn(wipes=1), _settle())),
+    ("/wipe-memory under the hard reserve, then the empty follow-up",
+     (_turn(), _WIPE, _turn(band="hard"), _turn(), _settle())),
+    ("/wipe-memory under the hard reserve, then queued input and the settle",
+     (_turn(), _WIPE, _turn(band="hard"), _turn(queued=True, wipes=1), _WIPE,
+      _settle(queued=True), _turn(), _settle())),
+    ("/wipe-memory under the hard reserve whose boundary fails, then the settle",
+     (_turn(), _WIPE, _FAIL, _turn(band="hard"), _settle())),
+    ("/wipe-memory under the hard reserve whose boundary fails, then an error",
+     (_turn(), _WIPE, _FAIL, _turn(band="hard"), _turn(queued=True, outcome="error"), _settle())),
     ("/wipe-memory over the budget's close-out",
      (_turn(band="warning"), _turn(band="warning"), _WIPE, _turn(), _settle())),
     ("/wipe-memory while off, then on", (_turn(), _change("off"), _WIPE, _turn(wipes=1),
