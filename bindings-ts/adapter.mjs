@@ -7,6 +7,7 @@
 //   node adapter.mjs --spec ID --reducer FILE [...]   your own: FILE is a JavaScript module
 //                                                     exporting reduceResetControl(state, event)
 //
+// Build the reducers first (`python -m pi_context.statemachine.codegen.tsbuild` emits dist/),
 // then `pi-context conformance --impl "node adapter.mjs ..."`. The adapter is the only
 // hand-written part: it parses requests, hands the reducer facts wrapped in getters (so
 // `consulted` lists the facts the reducer read, in first-read order), freezes its inputs (so a
