@@ -166,24 +166,20 @@ class _Parser:
         return expr
 
     def or_(self) -> Expr:
-        left = self.and_()
+        return self.chain("or", self.and_)
+
+    def and_(self) -> Expr:
+        return self.chain("and", self.not_)
+
+    def chain(self, op: Literal["and", "or"], term: Callable[[], Expr]) -> Expr:
+        """``term (op term)*``, grouped from the left."""
+        left = term()
         terms = 0
-        while self.peek().kind == "kw" and self.peek().text == "or":
+        while self.peek().kind == "kw" and self.peek().text == op:
             tok = self.take()
             self.deeper(tok)  # each term nests the chain one level deeper
             terms += 1
-            left = BoolOp("or", left, self.and_(), tok.offset)
-        self.depth -= terms
-        return left
-
-    def and_(self) -> Expr:
-        left = self.not_()
-        terms = 0
-        while self.peek().kind == "kw" and self.peek().text == "and":
-            tok = self.take()
-            self.deeper(tok)
-            terms += 1
-            left = BoolOp("and", left, self.not_(), tok.offset)
+            left = BoolOp(op, left, term(), tok.offset)
         self.depth -= terms
         return left
 

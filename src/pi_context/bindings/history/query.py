@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeGuard, TypeVar, overload
 
 from pi_context.bindings.addresses import ADDRESS_MAX_CHARS, address_problem, described
 from pi_context.bindings.tool_output import (
@@ -120,36 +120,51 @@ def window_row(
 # --- argument parsing -------------------------------------------------------------------------
 
 
+T = TypeVar("T")
+
+
+def _is_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_str(value: object) -> TypeGuard[str]:
+    return isinstance(value, str)
+
+
+def _is_bool(value: object) -> TypeGuard[bool]:
+    return isinstance(value, bool)
+
+
+def _arg(
+    args: Mapping[str, Any], name: str, valid: Callable[[object], TypeGuard[T]], wants: str
+) -> T | None:
+    """``args[name]``, ``None`` when absent or null; a value ``valid`` refuses is an error
+    saying the argument must be ``wants``."""
+    value: object = args.get(name)
+    if value is None:
+        return None
+    if not valid(value):
+        raise HistoryError(f"{name} must be {wants}", **{name: _echo(value)})
+    return value
+
+
 def _int_arg(
     args: Mapping[str, Any], name: str, *, minimum: int, maximum: int | None
 ) -> int | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise HistoryError(f"{name} must be an integer", **{name: _echo(value)})
-    if value < minimum or (maximum is not None and value > maximum):
+    value = _arg(args, name, _is_int, "an integer")
+    if value is not None and (value < minimum or (maximum is not None and value > maximum)):
         bound = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
         raise HistoryError(f"{name} must be {bound}, got {value}", **{name: value})
     return value
 
 
 def _str_arg(args: Mapping[str, Any], name: str) -> str | None:
-    value = args.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise HistoryError(f"{name} must be a string or null", **{name: _echo(value)})
-    return value
+    return _arg(args, name, _is_str, "a string or null")
 
 
 def _bool_arg(args: Mapping[str, Any], name: str, default: bool) -> bool:
-    value = args.get(name)
-    if value is None:
-        return default
-    if not isinstance(value, bool):
-        raise HistoryError(f"{name} must be true or false", **{name: _echo(value)})
-    return value
+    value = _arg(args, name, _is_bool, "true or false")
+    return default if value is None else value
 
 
 @dataclass(frozen=True)

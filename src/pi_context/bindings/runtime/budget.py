@@ -16,8 +16,8 @@ human hears about a reminder only once it is durable in the active window.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeGuard, TypeVar
 
 from pi_context.bindings.session.windows import has_window_message
 
@@ -34,8 +34,9 @@ from .protocol import (
     reminder_text,
 )
 
-Entry = dict[str, Any]
-Draft = dict[str, Any]
+if TYPE_CHECKING:
+    from pi_context.bindings.session.boundary import Draft, Entry
+
 Notify = Callable[[str, str], None]
 
 
@@ -69,67 +70,90 @@ def thresholds_for(reserve: int, margin: int) -> Thresholds:
 DEFAULT_THRESHOLDS = thresholds_for(DEFAULT_RESERVE_TOKENS, DEFAULT_REMINDER_MARGIN_TOKENS)
 
 
-def _is_count(value: Any, *, positive: bool) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int):
-        return False
-    return value > 0 if positive else value >= 0
+T = TypeVar("T")
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _is_positive_count(value: object) -> TypeGuard[int]:
+    return _is_count(value) and value > 0
+
+
+def _is_bool(value: object) -> TypeGuard[bool]:
+    return isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class _Wants(Generic[T]):
+    """What a setting must be: the check, and its wording in a problem."""
+
+    check: Callable[[object], TypeGuard[T]]
+    wording: str
+
+
+_COUNT = _Wants(_is_count, "a non-negative integer")
+_POSITIVE_COUNT = _Wants(_is_positive_count, "a positive integer")
+_BOOL = _Wants(_is_bool, "true or false")
+
+
+@dataclass
+class _Problems:
+    """The problems found reading the settings, in the order found."""
+
+    found: list[str] = field(default_factory=list)
+
+    def setting(
+        self, value: object, wants: _Wants[T], fallback: T, where: str, instead: str = ""
+    ) -> T:
+        """``value`` when it is set and is what the setting ``where`` ``wants``, else
+        ``fallback``; a set value that is not adds a problem saying so and what is done
+        ``instead`` (by default: the default ``fallback`` is used)."""
+        if value is None:
+            return fallback
+        if wants.check(value):
+            return value
+        instead = instead or f"using the default {fallback}"
+        self.found.append(f"pi-context: {where} must be {wants.wording}, got {value!r}; {instead}")
+        return fallback
 
 
 def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) -> Policy:
     """Thresholds and the automatic-reset switch from merged settings; bad values warn."""
-    problems: list[str] = []
+    problems = _Problems()
     compaction = settings.get("compaction")
     compaction = compaction if isinstance(compaction, Mapping) else {}
-    reserve = DEFAULT_RESERVE_TOKENS
-    raw = compaction.get("reserveTokens")
-    if raw is not None:
-        if _is_count(raw, positive=False):
-            reserve = raw
-        else:
-            problems.append(
-                f"pi-context: compaction.reserveTokens must be a non-negative integer, got "
-                f"{raw!r}; using the default {DEFAULT_RESERVE_TOKENS}"
-            )
+    reserve = problems.setting(
+        compaction.get("reserveTokens"), _COUNT, DEFAULT_RESERVE_TOKENS, "compaction.reserveTokens"
+    )
     overrides = compaction.get("modelOverrides")
     if model_key is not None and isinstance(overrides, Mapping):
         entry = overrides.get(model_key)
-        value = entry.get("reserveTokens") if isinstance(entry, Mapping) else None
-        if value is not None:
-            if _is_count(value, positive=False):
-                reserve = value
-            else:
-                problems.append(
-                    f'pi-context: compaction.modelOverrides["{model_key}"].reserveTokens must be '
-                    f"a non-negative integer, got {value!r}; ignoring it"
-                )
-    automatic = True
-    enabled = compaction.get("enabled")
-    if enabled is not None:
-        if isinstance(enabled, bool):
-            automatic = enabled
-        else:
-            problems.append(
-                f"pi-context: compaction.enabled must be true or false, got {enabled!r}; "
-                "automatic resets stay on"
-            )
-    margin = DEFAULT_REMINDER_MARGIN_TOKENS
+        reserve = problems.setting(
+            entry.get("reserveTokens") if isinstance(entry, Mapping) else None,
+            _COUNT,
+            reserve,
+            f'compaction.modelOverrides["{model_key}"].reserveTokens',
+            "ignoring it",
+        )
+    automatic = problems.setting(
+        compaction.get("enabled"), _BOOL, True, "compaction.enabled", "automatic resets stay on"
+    )
     own = settings.get(PI_CONTEXT_SETTINGS_KEY)
     if own is not None and not isinstance(own, Mapping):
-        problems.append(
+        problems.found.append(
             f'pi-context: the "{PI_CONTEXT_SETTINGS_KEY}" setting must be an object, got '
             f"{own!r}; using its defaults"
         )
         own = {}
-    raw_margin = own.get("reminderMarginTokens") if isinstance(own, Mapping) else None
-    if raw_margin is not None:
-        if _is_count(raw_margin, positive=True):
-            margin = raw_margin
-        else:
-            problems.append(
-                f"pi-context: {PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens must be a positive "
-                f"integer, got {raw_margin!r}; using the default {DEFAULT_REMINDER_MARGIN_TOKENS}"
-            )
-    return Policy(thresholds_for(reserve, margin), automatic, tuple(problems))
+    margin = problems.setting(
+        own.get("reminderMarginTokens") if isinstance(own, Mapping) else None,
+        _POSITIVE_COUNT,
+        DEFAULT_REMINDER_MARGIN_TOKENS,
+        f"{PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens",
+    )
+    return Policy(thresholds_for(reserve, margin), automatic, tuple(problems.found))
 
 
 @dataclass(frozen=True)

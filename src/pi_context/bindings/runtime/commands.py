@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from pi_context.bindings.session.windows import current_reset
 
@@ -40,68 +41,59 @@ COMPACT_TEXT = (
 )
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Commands:
     """The slash commands of one runtime."""
 
-    def __init__(
-        self,
-        lifecycle: Lifecycle,
-        control: Control,
-        window: WindowView,
-        budget: Budget,
-        boundaries: Boundaries,
-        effects: Effects,
-        notices: Notices,
-    ) -> None:
-        self._lifecycle = lifecycle
-        self._control = control
-        self._window = window
-        self._budget = budget
-        self._boundaries = boundaries
-        self._effects = effects
-        self._notices = notices
+    lifecycle: Lifecycle
+    control: Control
+    window: WindowView
+    budget: Budget
+    boundaries: Boundaries
+    effects: Effects
+    notices: Notices
 
     def _refuse(self, message: str) -> CommandResult:
-        self._notices.notify("warning", message)
+        self.notices.notify("warning", message)
         return CommandResult(False, message)
 
     async def wipe_memory(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
-        refusal = self._lifecycle.refuse_while_off("/wipe-memory")
+        refusal = self.lifecycle.refuse_while_off("/wipe-memory")
         if refusal is not None:
             return self._refuse(refusal)
-        window = self._window.window_id
-        generation = self._lifecycle.generation
+        window = self.window.window_id
+        generation = self.lifecycle.generation
         if wait_for_idle is not None:
             waited = wait_for_idle()
             if inspect.isawaitable(waited):
                 await waited
-        if self._window.window_id != window or self._lifecycle.generation != generation:
+        if self.window.window_id != window or self.lifecycle.generation != generation:
             return self._refuse(
                 f"pi-context: /wipe-memory was for window {window}, which ended while waiting; "
                 "nothing more was done."
             )
-        if self._lifecycle.refuse_while_off("/wipe-memory") is not None:
+        if self.lifecycle.refuse_while_off("/wipe-memory") is not None:
             return self._refuse("pi-context was turned off while waiting; nothing was done.")
-        if not self._lifecycle.session.persisted:
+        if not self.lifecycle.session.persisted:
             # Pi saves a session with its first reply; before that there is nothing to wipe,
             # and a boundary written now could not be verified on disk.
             return self._refuse(
                 "pi-context: this session has not been saved yet (no reply so far), so there is "
                 "no window to wipe; nothing was done."
             )
-        token = self._lifecycle.token()
-        if self._control.has_close_out:
-            step = self._control.close_out(window, "manual")
-        elif self._control.accepts("manual_reset"):
-            step = self._control.manual_reset()
+        token = self.lifecycle.token()
+        if self.control.has_close_out:
+            step = self.control.close_out(window, "manual")
+        elif self.control.accepts("manual_reset"):
+            step = self.control.manual_reset()
         else:
-            return self._refuse(f"pi-context: {self._control.spec} has no /wipe-memory.")
+            return self._refuse(f"pi-context: {self.control.spec} has no /wipe-memory.")
         if step.duplicate:
             message = f"pi-context: a close-out of window {window} is already pending."
-            self._notices.notify("info", message)
+            self.notices.notify("info", message)
             return CommandResult(True, message)
         if step.commits:
-            fresh, ids = await self._effects.commit_now(step, token, window)
+            fresh, ids = await self.effects.commit_now(step, token, window)
             if fresh is None:
                 return CommandResult(False, "pi-context: /wipe-memory wrote no new window.")
             message = cleared_notice(fresh)
@@ -110,44 +102,44 @@ class Commands:
             return CommandResult(True, "pi-context: /wipe-memory changed nothing.")
         # The same hidden warning as the budget's, marked manual: each /wipe-memory is its own
         # prompt for the close-out turn, while the budget still warns at most once per window.
-        entry_id = self._lifecycle.session.append_custom_message(
+        entry_id = self.lifecycle.session.append_custom_message(
             WARNING_TYPE, WARNING_TEXT, False, {"source": "manual"}
         )
         message = f"pi-context: closing out window {window}; the model checkpoints its notes first."
-        self._notices.notify("info", message)
+        self.notices.notify("info", message)
         return CommandResult(True, message, start_turn=True, entry_ids=(entry_id,))
 
     def pi_context(self, argument: str = "") -> CommandResult:
         choice = argument.strip().lower()
         if choice == "on":
-            self._lifecycle.enabled = True
+            self.lifecycle.enabled = True
             # A root window that started while off gets its boot now (idempotent otherwise).
-            started = self._boundaries.ensure_boot()
-            self._notices.notify("info", ON_TEXT)
+            started = self.boundaries.ensure_boot()
+            self.notices.notify("info", ON_TEXT)
             return CommandResult(True, ON_TEXT, entry_ids=started.entry_ids)
         if choice == "off":
-            self._lifecycle.enabled = False
-            self._control.clear()
-            self._budget.discard()
-            self._notices.notify("info", OFF_TEXT)
+            self.lifecycle.enabled = False
+            self.control.clear()
+            self.budget.discard()
+            self.notices.notify("info", OFF_TEXT)
             return CommandResult(True, OFF_TEXT)
         if choice in ("", "status"):
-            lines = self._budget.thresholds
-            state = "on" if self._lifecycle.enabled else "off"
+            lines = self.budget.thresholds
+            state = "on" if self.lifecycle.enabled else "off"
             message = (
-                f"pi-context is {state} · window {self._window.window_id} · "
-                f"{self._control.spec} · reminder at {lines.reminder}, warning at "
+                f"pi-context is {state} · window {self.window.window_id} · "
+                f"{self.control.spec} · reminder at {lines.reminder}, warning at "
                 f"{lines.warning}, hard reserve at {lines.hard_reserve} tokens left"
             )
-            self._notices.notify("info", message)
+            self.notices.notify("info", message)
             return CommandResult(True, message)
         message = f"pi-context: unknown argument {argument.strip()!r}; use on, off or status"
-        self._notices.notify("error", message)
+        self.notices.notify("error", message)
         return CommandResult(False, message)
 
     def compact(self) -> CompactDecision:
         """Native compaction is cancelled while enabled, and on any marked branch even when off."""
-        if self._lifecycle.enabled or current_reset(self._window.branch()) is not None:
-            self._notices.notify("warning", COMPACT_TEXT)
+        if self.lifecycle.enabled or current_reset(self.window.branch()) is not None:
+            self.notices.notify("warning", COMPACT_TEXT)
             return CompactDecision(True, COMPACT_TEXT)
         return CompactDecision(False)

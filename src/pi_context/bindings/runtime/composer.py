@@ -14,17 +14,16 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pi_context.bindings.session.boundary import (
     BoundaryError,
+    Draft,
     artifact_kind,
     compose_turn_end,
     validate_boundary,
 )
 from pi_context.bindings.session.windows import marker_window_id
 
-Draft = dict[str, Any]
 ResetBuild = Callable[[], "Sequence[Draft] | Awaitable[Sequence[Draft]]"]
 
 

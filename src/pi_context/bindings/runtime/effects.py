@@ -16,10 +16,10 @@ a boundary the runtime commits itself (0.25's ``/wipe-memory``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from dataclasses import dataclass, field
+from typing import cast
 
-from pi_context.bindings.session.boundary import artifact_kind, commit_boundary
+from pi_context.bindings.session.boundary import Draft, artifact_kind, commit_boundary
 from pi_context.bindings.session.windows import (
     current_window_id,
     is_window_boot_entry,
@@ -34,8 +34,6 @@ from .lifecycle import Lifecycle, Token
 from .protocol import cleared_notice
 from .results import LEVELS, BoundaryResult, Level, Notice, ResetRecord
 from .window import WindowView
-
-Draft = dict[str, Any]
 
 
 class Notices:
@@ -66,33 +64,26 @@ class _Built:
     record: ResetRecord
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Effects:
     """Performs the host action of each step and announces what became durable."""
 
-    def __init__(
-        self,
-        lifecycle: Lifecycle,
-        window: WindowView,
-        budget: Budget,
-        boundaries: Boundaries,
-        notices: Notices,
-    ) -> None:
-        self._lifecycle = lifecycle
-        self._window = window
-        self._budget = budget
-        self._boundaries = boundaries
-        self._notices = notices
-        self.resets: list[ResetRecord] = []
-        self._announce: str | None = None
-        self._built: dict[str, _Built] = {}
+    lifecycle: Lifecycle
+    window: WindowView
+    budget: Budget
+    boundaries: Boundaries
+    notices: Notices
+    resets: list[ResetRecord] = field(default_factory=list, init=False)
+    _announce: str | None = field(default=None, init=False)
+    _built: dict[str, _Built] = field(default_factory=dict, init=False)
 
     async def _compose(
         self, step: Step, incoming: Sequence[Draft], budget: Sequence[Draft], token: Token
     ) -> Composed:
-        build = self._boundaries.builder() if step.commits else None
-        composed = await compose(incoming, budget, build, lambda: self._lifecycle.current(token))
+        build = self.boundaries.builder() if step.commits else None
+        composed = await compose(incoming, budget, build, lambda: self.lifecycle.current(token))
         if composed.failure:
-            self._notices.notify("warning", composed.failure)
+            self.notices.notify("warning", composed.failure)
         return composed
 
     def _record(self, step: Step, window_id: str, previous: str, *, in_run: bool) -> ResetRecord:
@@ -134,14 +125,14 @@ class Effects:
         composed = await self._compose(step, [], [], token)
         if composed.window_id is None:
             return None, ()
-        ids = commit_boundary(self._lifecycle.session, composed.drafts)
+        ids = commit_boundary(self.lifecycle.session, composed.drafts)
         self.resets.append(self._record(step, composed.window_id, previous, in_run=False))
-        self._notices.notify("info", cleared_notice(composed.window_id))
+        self.notices.notify("info", cleared_notice(composed.window_id))
         return composed.window_id, tuple(ids)
 
     def append(self, drafts: Sequence[Draft]) -> list[str]:
         """The host appends a result's drafts (see ``Runtime.append``)."""
-        session = self._lifecycle.session
+        session = self.lifecycle.session
         if not drafts:
             return []
         if not any(artifact_kind(draft) for draft in drafts):
@@ -153,7 +144,7 @@ class Effects:
                 built = self._built.pop(marker_window_id({**marker, "id": "draft"}), None)
             except ValueError:
                 built = None  # not a marker we built: validated and refused below
-        if built is not None and not self._lifecycle.current(built.token):
+        if built is not None and not self.lifecycle.current(built.token):
             # Stale: the boundary is not written; the host's own drafts still are, when the
             # session they were made for is still the one bound.
             if id(session) != built.token.session:
@@ -171,16 +162,16 @@ class Effects:
 
     def announce_committed(self, *, final: bool) -> None:
         """Tell the user about reminders and resets that are now durable in the active window."""
-        branch = self._window.branch()
-        session_id = self._lifecycle.session.session_id
-        window = current_window_id(branch, session_id, fork_safe=self._window.fork_safe)
-        self._budget.notify_committed(branch, window, final=final)
+        branch = self.window.branch()
+        session_id = self.lifecycle.session.session_id
+        window = current_window_id(branch, session_id, fork_safe=self.window.fork_safe)
+        self.budget.notify_committed(branch, window, final=final)
         if self._announce is None:
             return
         if self._announce == window and any(
             is_window_boot_entry(entry, window) for entry in branch
         ):
-            self._notices.notify("info", cleared_notice(window))
+            self.notices.notify("info", cleared_notice(window))
             self._announce = None
         elif final:
             self._announce = None  # never committed: an uncommitted reset announces nothing

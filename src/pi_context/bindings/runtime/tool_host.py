@@ -5,6 +5,7 @@ answers of its two tools (``wipe_memory`` and ``get_context_remaining``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pi_context.bindings.tool_output import encode_json
@@ -19,35 +20,27 @@ from .protocol import ALREADY_PENDING_STATUS, REQUESTED_STATUS
 from .window import WindowView
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class RuntimeTools:
     """Tools for one runtime: the two runtime tools and every registry tool, with the
     runtime's own context."""
 
-    def __init__(
-        self,
-        lifecycle: Lifecycle,
-        control: Control,
-        window: WindowView,
-        budget: Budget,
-        config: RuntimeConfig,
-        cwd: Callable[[], Path],
-    ) -> None:
-        self._lifecycle = lifecycle
-        self._control = control
-        self._window = window
-        self._budget = budget
-        self._config = config
-        self._cwd = cwd
+    lifecycle: Lifecycle
+    control: Control
+    window: WindowView
+    budget: Budget
+    config: RuntimeConfig
+    cwd: Callable[[], Path]
 
     def context(self) -> ToolContext:
-        session = self._lifecycle.session
-        model = self._lifecycle.model
+        session = self.lifecycle.session
+        model = self.lifecycle.model
         return ToolContext(
             session_path=session.path,
-            notes_home=self._config.notes_home,
-            cwd=self._cwd(),
+            notes_home=self.config.notes_home,
+            cwd=self.cwd(),
             session_id=session.session_id,
-            agent_name=self._config.agent_name,
+            agent_name=self.config.agent_name,
             model_id=model.id if model else None,
             leaf_id=session.leaf_id,
             runtime=self,
@@ -63,7 +56,7 @@ class RuntimeTools:
         return run_tool(name, arguments, self.context())
 
     def _shut_down(self, name: str) -> ToolResult | None:
-        if self._lifecycle.active:
+        if self.lifecycle.active:
             return None
         return error_result(
             {"error": f"{name} needs a running pi-context runtime; this session's has shut down"}
@@ -74,11 +67,11 @@ class RuntimeTools:
         refused = self._shut_down("wipe_memory")
         if refused is not None:
             return refused
-        refusal = self._lifecycle.refuse_while_off("wipe_memory")
+        refusal = self.lifecycle.refuse_while_off("wipe_memory")
         if refusal is not None:
             return error_result({"error": refusal})
-        window = self._window.window_id
-        step = self._control.tool_request(window)
+        window = self.window.window_id
+        step = self.control.tool_request(window)
         payload: dict[str, JSONValue] = {
             "status": ALREADY_PENDING_STATUS if step.duplicate else REQUESTED_STATUS,
             "window_id": window,
@@ -91,6 +84,6 @@ class RuntimeTools:
         refused = self._shut_down("get_context_remaining")
         if refused is not None:
             return refused
-        left = countdown(self._window.remaining(), self._budget.thresholds)
+        left = countdown(self.window.remaining(), self.budget.thresholds)
         payload: dict[str, JSONValue] = {"remaining_tokens": left}
         return ToolResult(text=encode_json(payload), details=payload)

@@ -80,6 +80,11 @@ def case_map_lines(spec: Spec, value_type: Callable[[EnumAxis], str]) -> list[st
     return out
 
 
+def variant_axes(spec: Spec) -> list[VariantAxis]:
+    """The spec's variant axes, in axis order."""
+    return [axis for axis in spec.axes if isinstance(axis, VariantAxis)]
+
+
 def header(spec: Spec, what: str) -> list[str]:
     """The first lines of a generated module: what it is, where it came from, its spec hash."""
     name = Path(spec.path).name

@@ -25,7 +25,6 @@ from pi_context.spec.model import (
     IdType,
     Row,
     Spec,
-    VariantAxis,
 )
 from pi_context.statemachine.codegen.emit import (
     case_map_lines,
@@ -33,6 +32,7 @@ from pi_context.statemachine.codegen.emit import (
     header,
     row_chain,
     state_expr,
+    variant_axes,
 )
 from pi_context.statemachine.codegen.machine import machine_module
 from pi_context.statemachine.codegen.naming import (
@@ -300,12 +300,11 @@ def reduce_module(spec: Spec) -> str:
         "    return value",
         "",
     ]
-    for axis in spec.axes:
-        if isinstance(axis, VariantAxis):
-            for variant in axis.variants:
-                if not variant.fields:
-                    cls = variant_class(axis, variant.tag)
-                    out.append(f"_{ex.snake(cls).upper()} = t.{cls}()")
+    for axis in variant_axes(spec):
+        for variant in axis.variants:
+            if not variant.fields:
+                cls = variant_class(axis, variant.tag)
+                out.append(f"_{ex.snake(cls).upper()} = t.{cls}()")
     out += case_map_lines(spec, lambda axis: f"t.{_axis_type(axis)}")
     out += list(const_states(spec))
     out.append("")

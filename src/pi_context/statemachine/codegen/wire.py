@@ -26,6 +26,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
+from pi_context.statemachine.codegen.emit import variant_axes
 from pi_context.statemachine.codegen.naming import (
     event_class,
     facts_class,
@@ -91,8 +92,7 @@ def _state_to_wire(spec: Spec) -> list[str]:
     # module-level names for the variant classes: one global lookup instead of two
     out = [
         f"_{variant_class(a, v.tag)} = t.{variant_class(a, v.tag)}"
-        for a in spec.axes
-        if isinstance(a, VariantAxis)
+        for a in variant_axes(spec)
         for v in a.variants
     ]
     out += ["", "", "def state_to_wire(state: t.State) -> dict[str, Any]:"]
@@ -113,9 +113,7 @@ def _state_to_wire(spec: Spec) -> list[str]:
         out += ["    else:", f"        {var} = _{ex.snake(axis.name)}_to_wire(value)"]
         items.append(f"{axis.name!r}: {var}")
     out += ["    return {" + ", ".join(items) + "}", ""]
-    for axis in spec.axes:
-        if not isinstance(axis, VariantAxis):
-            continue
+    for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
         out += ["", f"def _{fn}_to_wire(value: t.{type_alias(axis.name)}) -> dict[str, Any]:"]
         for variant in axis.variants:
@@ -159,9 +157,7 @@ def _from_wire_value(t: FieldType, expr: str, path: str) -> str:
 
 def _checked_state(spec: Spec) -> list[str]:
     out: list[str] = []
-    for axis in spec.axes:
-        if not isinstance(axis, VariantAxis):
-            continue
+    for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
         out += [
             "",
@@ -189,12 +185,12 @@ def _checked_state(spec: Spec) -> list[str]:
         f"    m = want_object(obj, path, exact=({', '.join(repr(a.name) for a in spec.axes)},))",
         "    return t.State(",
     ]
-    for axis in spec.axes:
-        if isinstance(axis, EnumAxis):
-            value = f"want_enum(m[{axis.name!r}], f'{{path}}.{axis.name}', {axis.type.values!r})"
+    for a in spec.axes:
+        if isinstance(a, EnumAxis):
+            value = f"want_enum(m[{a.name!r}], f'{{path}}.{a.name}', {a.type.values!r})"
         else:
-            value = f"_{ex.snake(axis.name)}_from_wire(m[{axis.name!r}], f'{{path}}.{axis.name}')"
-        out.append(f"        {ex.snake(axis.name)}={value},")
+            value = f"_{ex.snake(a.name)}_from_wire(m[{a.name!r}], f'{{path}}.{a.name}')"
+        out.append(f"        {ex.snake(a.name)}={value},")
     out += ["    )", ""]
     return out
 
@@ -253,7 +249,7 @@ def _leaves(fields: tuple[Field, ...], source: str, prefix: str) -> tuple[list[s
 
 
 def _fast_state(spec: Spec) -> list[str]:
-    variant_axes = [a for a in spec.axes if isinstance(a, VariantAxis)]
+    varied = variant_axes(spec)
     out = [
         "",
         "def state_from_wire(obj: object, path: str = 'state') -> t.State:",
@@ -261,11 +257,11 @@ def _fast_state(spec: Spec) -> list[str]:
         "    o: Any = obj",
         f"    if o.__class__ is dict and len(o) == {len(spec.axes)}:",
     ]
-    if len(variant_axes) > 1:
-        out += [f"        k_{ex.snake(a.name)}: tuple[Any, ...]" for a in variant_axes]
+    if len(varied) > 1:
+        out += [f"        k_{ex.snake(a.name)}: tuple[Any, ...]" for a in varied]
     out += ["        key: tuple[Any, ...]", "        try:"]
     out += [f"            v_{ex.snake(a.name)} = o[{a.name!r}]" for a in spec.axes]
-    for axis in variant_axes:
+    for axis in varied:
         var = f"v_{ex.snake(axis.name)}"
         tag = f"tag_{ex.snake(axis.name)}"
         out += [
@@ -281,7 +277,7 @@ def _fast_state(spec: Spec) -> list[str]:
             )
             out += [f"                {r}" for r in reads]
             part = [repr(variant.tag), *keys]
-            if len(variant_axes) == 1:  # the one variant axis builds the whole key in place
+            if len(varied) == 1:  # the one variant axis builds the whole key in place
                 items: list[str] = []
                 for other in spec.axes:
                     if other is axis:
@@ -292,29 +288,13 @@ def _fast_state(spec: Spec) -> list[str]:
             else:
                 out.append(f"                k_{ex.snake(axis.name)} = ({', '.join(part)},)")
         out += ["            else:", "                raise KeyError"]
-    if len(variant_axes) != 1:
+    if len(varied) != 1:
         parts = [
             f"k_{ex.snake(a.name)}" if isinstance(a, VariantAxis) else f"(v_{ex.snake(a.name)},)"
             for a in spec.axes
         ]
         out.append(f"            key = {' + '.join(parts)}")
-    out += [
-        "        except KeyError:",
-        "            pass",
-        "        else:",
-        "            try:",
-        "                found = _STATES.get(key)",
-        "            except TypeError:  # an unhashable leaf: not a valid state",
-        "                return _state_from_wire_checked(obj, path)",
-        "            if found is not None:",
-        "                return found",
-        "            state = _state_from_wire_checked(obj, path)",
-        "            _remember(_STATES, key, state)",
-        "            return state",
-        "    return _state_from_wire_checked(obj, path)",
-        "",
-    ]
-    return out
+    return out + _remembered("state")
 
 
 def _fast_event(spec: Spec) -> list[str]:
@@ -330,25 +310,33 @@ def _fast_event(spec: Spec) -> list[str]:
     ]
     for n, event in enumerate(spec.events):
         out += _fast_event_branch(event, n == 0)
-    out += [
-        "            else:",
-        "                raise KeyError",
+    out += ["            else:", "                raise KeyError"]
+    return out + _remembered("event")
+
+
+def _remembered(kind: str) -> list[str]:
+    """The end of the fast path for ``kind`` (``state`` or ``event``), after the ``try`` that
+    builds ``key``: a key seen before returns its value; a new one goes through the checked
+    function, and what it returns is remembered. Anything that raised ``KeyError`` falls
+    through to the checked function."""
+    cache = f"_{kind.upper()}S"
+    checked = f"_{kind}_from_wire_checked(obj, path)"
+    return [
         "        except KeyError:",
         "            pass",
         "        else:",
         "            try:",
-        "                found = _EVENTS.get(key)",
-        "            except TypeError:  # an unhashable leaf: not a valid event",
-        "                return _event_from_wire_checked(obj, path)",
+        f"                found = {cache}.get(key)",
+        f"            except TypeError:  # an unhashable leaf: not a valid {kind}",
+        f"                return {checked}",
         "            if found is not None:",
         "                return found",
-        "            event = _event_from_wire_checked(obj, path)",
-        "            _remember(_EVENTS, key, event)",
-        "            return event",
-        "    return _event_from_wire_checked(obj, path)",
+        f"            {kind} = {checked}",
+        f"            _remember({cache}, key, {kind})",
+        f"            return {kind}",
+        f"    return {checked}",
         "",
     ]
-    return out
 
 
 def _fast_event_branch(event: Event, first: bool) -> list[str]:

@@ -37,7 +37,7 @@ from pi_context.spec.model import (
     Spec,
     VariantAxis,
 )
-from pi_context.statemachine.codegen.emit import case_maps, row_chain
+from pi_context.statemachine.codegen.emit import case_maps, row_chain, variant_axes
 
 
 def step_functions(spec: Spec) -> list[str]:
@@ -101,16 +101,13 @@ def _tables(spec: Spec) -> list[str]:
     for t in _enum_types(spec):
         values = ", ".join(repr(v) for v in t.values)
         out.append(f"{_set_name(t)} = frozenset(({values},))")
-    for axis in spec.axes:
-        if isinstance(axis, VariantAxis):
-            sizes = ", ".join(f"{v.tag!r}: {len(v.fields) + 1}" for v in axis.variants)
-            out.append(
-                f"_{ex.snake(axis.name).upper()}_SIZES = {{{sizes}}}  # tag -> keys on the wire"
-            )
-            bare = [v.tag for v in axis.variants if not v.fields]
-            if bare:
-                items = ", ".join(repr(tag) for tag in bare)
-                out.append(f"_{ex.snake(axis.name).upper()}_BARE = frozenset(({items},))")
+    for axis in variant_axes(spec):
+        sizes = ", ".join(f"{v.tag!r}: {len(v.fields) + 1}" for v in axis.variants)
+        out.append(f"_{ex.snake(axis.name).upper()}_SIZES = {{{sizes}}}  # tag -> keys on the wire")
+        bare = [v.tag for v in axis.variants if not v.fields]
+        if bare:
+            items = ", ".join(repr(tag) for tag in bare)
+            out.append(f"_{ex.snake(axis.name).upper()}_BARE = frozenset(({items},))")
     # the reducer's case maps (one global lookup per use, as for a map of this module's own)
     out += [f"{name} = _reducer.{name}" for name in dict.fromkeys(case_maps(spec).values())]
     lazy = {
@@ -133,9 +130,7 @@ def _helpers(spec: Spec) -> list[str]:
         "    return True",
         "",
     ]
-    for axis in spec.axes:
-        if not isinstance(axis, VariantAxis):
-            continue
+    for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
         out += [
             "",
