@@ -22,9 +22,10 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.history import scan
-from pi_context.bindings.history.index import _branch, _Entries, _walk
+from pi_context.bindings.history.format import _Entries
 from pi_context.bindings.history.items import ROLES, _text_of, entry_items
 from pi_context.bindings.history.lines import DECODE_ENTRY, entry_line, entry_rows
+from pi_context.bindings.history.views import _branch, _walk
 
 text = st.text(max_size=8)
 leaf = st.none() | st.booleans() | st.integers() | st.floats() | text

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.notes import cache as cache_module
-from pi_context.bindings.notes import diskcache
+from pi_context.bindings.notes import diskcache, diskcache_save
 from pi_context.bindings.notes.cache import CACHE, Entry, stamp_of
 from pi_context.bindings.notes.frontmatter import parse_note
 from pi_context.bindings.notes.snapshot import load_snapshot
@@ -348,10 +348,10 @@ def test_every_stored_row_reads_back_as_the_same_parse(text: str, ino: int, mtim
     entry = Entry.of(stamp, text, parse_note(text, mtime // 1_000_000))
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "c.bin"
-        assert diskcache.save(file, [("x/a.md", entry)], lambda _path: True)
+        assert diskcache_save.save(file, [("x/a.md", entry)], lambda _path: True)
         rows = diskcache.load(file, bodies=True)
         assert rows is not None
-        if not diskcache.storable("x/a.md", entry):
+        if not diskcache_save.storable("x/a.md", entry):
             assert rows.count == 0, "a row holding a NUL is left out"
             return
         back = rows.entry(rows.index["x/a.md"])
@@ -492,7 +492,7 @@ def test_the_rows_holding_a_literal_are_exactly_those_whose_body_holds_it(
     expected = {i for i, body in enumerate(bodies) if any(lit in body for lit in literals)}
     with tempfile.TemporaryDirectory() as folder:
         file = Path(folder) / "c.bin"
-        assert diskcache.save(file, entries, lambda _path: True)
+        assert diskcache_save.save(file, entries, lambda _path: True)
         loaded = diskcache.load(file, bodies=True)
         diskcache._loaded.clear()
         streamed = diskcache.load(file, bodies=False)
@@ -638,7 +638,7 @@ def test_a_forged_folder_listing_never_leads_the_walk_astray(
     assert rows is not None
     entries = [(path, entry) for path in rows.index if (entry := rows.entry(rows.index[path]))]
     stamp = stamp_of(os.stat(home))
-    assert diskcache.save(
+    assert diskcache_save.save(
         cached, entries, lambda _p: True, [(stamp, folders, ("inside.md", *names))]
     )
     diskcache._loaded.clear()

@@ -15,8 +15,8 @@ from typing import Any
 
 from pi_context.bindings.session import Durability, Session
 from pi_context.bindings.session.errors import SessionError
+from pi_context.bindings.session.ids import Clock, UuidSource
 from pi_context.bindings.session.jsonl import encode_line
-from pi_context.bindings.session.session import Clock, UuidSource
 from pi_context.bindings.session.store import create_exclusive
 
 from .automatic import AUTO_HANDOFF_EVENT

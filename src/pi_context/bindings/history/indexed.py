@@ -13,7 +13,8 @@ from typing import Any
 
 from pi_context.bindings.tool_output import JSONValue, page
 
-from .index import HistoryIndex, View
+from .format import View
+from .index import HistoryIndex
 from .items import Item
 from .lines import ROLE_CODES
 from .query import (

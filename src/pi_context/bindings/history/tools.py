@@ -23,7 +23,8 @@ from pi_context.gc_pause import gc_paused
 
 from . import indexed
 from .columns import CorruptIndex
-from .index import HistoryIndex, Unindexable, index_enabled
+from .format import Unindexable
+from .index import HistoryIndex, index_enabled
 from .indexed import IndexedHistory
 from .items import ROLES, History, project_history
 from .query import (

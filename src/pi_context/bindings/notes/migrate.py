@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_context.bindings.notes import jail
+from pi_context.bindings.notes.access import lock_name
 from pi_context.bindings.notes.address import RESERVED_PREFIX
 from pi_context.bindings.notes.frontmatter import FENCE, LEGACY_DROPPED_KEYS, LEGACY_KEYS
-from pi_context.bindings.notes.store import lock_name
 
 HOME_GROUPS = ("pi/session", "project", "agents", "models")
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*:")

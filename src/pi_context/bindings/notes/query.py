@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from operator import attrgetter
 
-from pi_context.bindings.notes.store import NoteRecord
+from pi_context.bindings.notes.records import NoteRecord
 from pi_context.frozen import frozen
 from pi_context.gc_pause import gc_paused
 

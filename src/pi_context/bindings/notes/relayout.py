@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pi_context.bindings.notes import jail
+from pi_context.bindings.notes.access import lock_name
 from pi_context.bindings.notes.address import (
     RESERVED_PREFIX,
     NoteAddressError,
     note_path,
 )
 from pi_context.bindings.notes.homes import model_slug, project_key, slugify
-from pi_context.bindings.notes.store import lock_name
 
 _HASHED = re.compile(r"-[0-9a-f]{10}$")
 _LEGACY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")

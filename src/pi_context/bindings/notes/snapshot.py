@@ -17,7 +17,8 @@ from operator import attrgetter
 from pi_context.bindings.notes.diskcache import Rows
 from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
-from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore, Refused
+from pi_context.bindings.notes.records import Refused
+from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore
 from pi_context.frozen import frozen
 from pi_context.gc_pause import gc_paused
 

@@ -12,30 +12,27 @@ cross-process lock, so concurrent writers never lose each other's updates.
 A missing home (or missing note) is normal. Any other filesystem failure while reading a
 home is a ``HomeReadError`` for that home only; callers that span several homes keep the
 others.
+
+``NoteStore`` is this module's reads, on top of ``writes.py`` (the mutations) and
+``access.py`` (reaching a note's folder); a home is read through ``homecache.py``, and what
+the store hands out is in ``records.py``.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
-from functools import lru_cache
-from pathlib import Path
 
 from pi_context.bindings.notes import diskcache, jail
+from pi_context.bindings.notes.access import MAX_WALK_DEPTH, lock_name
 from pi_context.bindings.notes.address import (
     NOTE_SUFFIX,
     RESERVED_PREFIX,
-    NoteAddressError,
 )
 from pi_context.bindings.notes.cache import (
-    CACHE,
     MAX_FILE_BYTES,
     Entry,
-    Stamp,
-    cacheable,
     settled,
     stamp_of,
 )
@@ -53,20 +50,45 @@ from pi_context.bindings.notes.errors import (
     UnsafeHomeError,
 )
 from pi_context.bindings.notes.frontmatter import (
-    NoteMeta,
-    ParsedNote,
     parse_note,
-    render_note,
-    yaml_scalar,
 )
-from pi_context.bindings.notes.homes import NotesHomes, project_key
-from pi_context.bindings.notes.note_address import address_path
-from pi_context.clock import now_ms
-from pi_context.digest import sha256_hex
-from pi_context.frozen import frozen, replace
+from pi_context.bindings.notes.homecache import (
+    _holds,
+    _HomeCache,
+    _Listings,
+    _plausible,
+    _Served,
+    _Walked,
+)
+from pi_context.bindings.notes.records import (
+    NOTE_MAX_BYTES,
+    HomeLoad,
+    HomeRead,
+    HomeScan,
+    Note,
+    NoteRecord,
+    Refused,
+    WriteOutcome,
+    _decode,
+    _legacy_reason,
+    _mtime_ms,
+    _path_problem,
+)
+from pi_context.bindings.notes.writes import _Writes
 from pi_context.gc_pause import gc_paused
 
 __all__ = [
+    "MAX_WALK_DEPTH",
+    "NOTE_MAX_BYTES",
+    "HomeLoad",
+    "HomeRead",
+    "HomeScan",
+    "Note",
+    "NoteRecord",
+    "NoteStore",
+    "Refused",
+    "WriteOutcome",
+    "lock_name",
     "EditError",
     "HomeReadError",
     "InvalidPathError",
@@ -80,474 +102,15 @@ __all__ = [
     "UnsafeHomeError",
 ]
 
-NOTE_MAX_BYTES = 1_000_000
-"""Largest note body, in UTF-8 bytes."""
 
 HEAD_BYTES = 8192
 """Listing reads this much of each file; the metadata block nearly always fits."""
 
-MIGRATE_HINT = "run `pi-context notes migrate` to preview and `--apply` to rename them"
 
-
-@frozen
-class Note:
-    scope: str
-    path: str
-    text: str
-    """The whole file, metadata block included: what ``notes_read`` windows over."""
-    parsed: ParsedNote
-
-    @property
-    def meta(self) -> NoteMeta:
-        return self.parsed.meta
-
-    @property
-    def body(self) -> str:
-        return self.parsed.body
-
-    @property
-    def size_bytes(self) -> int:
-        return len(self.parsed.body.encode("utf-8", "surrogatepass"))
-
-
-@frozen
-class NoteRecord:
-    """What a listing knows about a note without reading its body."""
-
-    scope: str
-    path: str
-    meta: NoteMeta
-    size_bytes: int
-
-
-@frozen
-class Refused:
-    """A file in a home that cannot be used as a note, and why."""
-
-    scope: str
-    path: str
-    reason: str
-
-
-@frozen
-class HomeScan:
-    scope: str
-    records: tuple[NoteRecord, ...]
-    refused: tuple[Refused, ...]
-
-
-class HomeRead:
-    """One read of one home: notes built as entries, then notes served straight from the
-    disk cache's rows (``rows_served``: (path, row)). Index ``i`` counts entries first."""
-
-    __slots__ = ("scope", "entries", "rows", "rows_served", "refused")
-
-    def __init__(
-        self,
-        scope: str,
-        entries: list[tuple[str, Entry]],
-        rows: diskcache.Rows | None,
-        rows_served: list[tuple[str, int]],
-        refused: list[Refused],
-    ) -> None:
-        self.scope = scope
-        self.entries = entries
-        self.rows = rows
-        self.rows_served = rows_served
-        self.refused = refused
-
-    def __len__(self) -> int:
-        return len(self.entries) + len(self.rows_served)
-
-    def paths(self) -> list[str]:
-        return [path for path, _ in self.entries] + [path for path, _ in self.rows_served]
-
-    def updated_at(self) -> list[int]:
-        column = self.rows.updated_at if self.rows is not None else []
-        return [entry.meta.updated_at for _, entry in self.entries] + [
-            column[row] for _, row in self.rows_served
-        ]
-
-    def record(self, index: int) -> NoteRecord:
-        """Note ``index`` as a listing record (built on request)."""
-        if index < len(self.entries):
-            path, entry = self.entries[index]
-            key = ("record", self.scope)
-            record: NoteRecord | None = entry.memo.get(key)
-            if record is None or record.path != path:
-                record = NoteRecord(self.scope, path, entry.meta, entry.size_bytes)
-                entry.memo[key] = record
-            return record
-        path, row = self.rows_served[index - len(self.entries)]
-        assert self.rows is not None
-        return NoteRecord(self.scope, path, self.rows.meta(row), self.rows.size_bytes(row))
-
-
-@frozen
-class HomeLoad:
-    scope: str
-    notes: tuple[Note, ...]
-    refused: tuple[Refused, ...]
-
-
-@frozen
-class WriteOutcome:
-    note: Note
-    created: bool
-    applied: int = 0
-
-
-def _legacy_reason(parsed: ParsedNote | Entry) -> str:
-    keys = ", ".join(parsed.legacy_keys)
-    return f"note uses legacy snake_case metadata ({keys}); {MIGRATE_HINT}"
-
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", "replace")
-
-
-def _utf8(text: str, what: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise NoteError(f"{what} is not valid Unicode (it contains a lone surrogate)") from exc
-
-
-def _read_exactly(fd: int, size: int) -> bytes:
-    """Up to ``size`` bytes (fewer only if the file shrank meanwhile)."""
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining > 0:
-        chunk = os.read(fd, remaining)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
-
-
-def _mtime_ms(info: os.stat_result) -> int:
-    return info.st_mtime_ns // 1_000_000
-
-
-@lru_cache(maxsize=1 << 17)
-def _path_problem(path: str) -> str | None:
-    """Why a listed path is not addressable (pure, so a listing of 50k notes asks once each)."""
-    try:
-        address_path(path)
-    except NoteAddressError as exc:
-        return str(exc)
-    return None
-
-
-def lock_name(path: str) -> str:
-    """The lock file (inside the home's lock folder) serializing writers of note ``path``."""
-    return sha256_hex(path.encode("utf-8"))[:40] + ".lock"
-
-
-MAX_WALK_DEPTH = 128
-"""Folders nested deeper than this are not listed (a hostile tree cannot exhaust descriptors),
-and a write deeper than this is refused, so every note the tools write is listed."""
-
-
-def _note_error(exc: jail.JailError, scope: str, path: str) -> NoteError:
-    """A jail refusal on the way to one note, as the store's named error."""
-    if exc.kind == "symlink":
-        return PathEscapeError(f"path escapes its home: {exc.message}", path=path, scope=scope)
-    if exc.kind == "linked":
-        return LinkedNoteError(exc.message, path=path, scope=scope)
-    if exc.kind == "conflict":
-        return NoteConflictError(exc.message, path=path, scope=scope)
-    return NoteError(exc.message, path=path, scope=scope)
-
-
-_Served = tuple[
-    dict[str, Entry], dict[str, int], Sequence[Sequence[int]], list[bool], list[tuple[str, int]]
-]
-"""(this process's entries, row of each path, the six stamp columns, row usable, rows served
-so far)."""
-
-_Walked = tuple[str, str, Stamp]
-"""A candidate note met by a home walk: (virtual path in NFC, name in its folder, stamp)."""
-
-
-def _plausible(folders: list[str], names: list[str]) -> bool:
-    """Whether a stored listing holds only names ``_list`` keeps. Its checksum stops damage,
-    not a forger: a stored ``..`` must never lead the walk out of its home, nor a stored
-    non-note name into being read as a note."""
-    for name in folders:
-        if name in ("", ".", "..") or name.startswith(RESERVED_PREFIX) or "\0" in name:
-            return False
-    for name in names:
-        if not name.endswith(NOTE_SUFFIX) or name.startswith(RESERVED_PREFIX) or "\0" in name:
-            return False
-    return True
-
-
-class _Listings:
-    """The folder listings of one complete walk: a folder whose stamp equals the one stored
-    in the disk cache is not listed again (its names are reused); every folder's listing is
-    kept for the next cache file."""
-
-    __slots__ = ("rows", "seen", "changed", "now_ns")
-
-    def __init__(self, rows: diskcache.Rows | None, now_ns: int) -> None:
-        self.rows = rows
-        self.seen: list[diskcache.Listing] = []
-        self.changed = False
-        """A settled folder was listed anew: the cache file should keep its new listing."""
-        self.now_ns = now_ns
-
-
-def _holds(entry: Entry, refused: bool, literals: Sequence[str]) -> bool:
-    """A search keeps a note whose body holds a literal; a refusal is reported only for a
-    file that holds one anywhere."""
-    body = entry.body or ""
-    if any(literal in body for literal in literals):
-        return True
-    return refused and any(literal in entry.text() for literal in literals)
-
-
-class _HomeCache:
-    """One read of one home through both caches (this process's, then the disk's).
-
-    An entry is used only when its stamp equals the one the walk just saw. Files read during
-    the walk are remembered; at the end, if the disk cache disagrees with what the walk saw,
-    it is rewritten with the current entries (``finish``).
-    """
-
-    def __init__(self, notes_root: Path, home: str, bodies: bool, search: bool) -> None:
-        self.home = home
-        self.bodies = bodies
-        self.search = search
-        """A search loads every body with the rows (one byte search finds the candidates);
-        otherwise a body is read from the cache file only when it is used."""
-        self.file = diskcache.cache_file(notes_root, home)
-        self.rows: diskcache.Rows | None = None
-        self.tried = False
-        self.loaded = False
-        self.memory = CACHE.home(home)
-        self.seen: list[tuple[str, Entry]] = []
-        """The storable entries of this walk: what the disk cache should hold."""
-        self.disk_hits = 0
-        self.dirty = False
-        self.now_ns = time.time_ns()
-        self.holding: set[int] | None = None
-        self.listings: _Listings | None = None
-        """The folder listings of a complete walk (kept in the cache file)."""
-        self.matched: list[tuple[str, int]] = []
-        """Disk rows the walk matched and left unbuilt (a listing's or a snapshot's rows, the
-        rows a search skipped): still what the disk cache should hold."""
-
-    def rows_now(self) -> diskcache.Rows | None:
-        """The disk cache's rows, loaded once per read. Loading alone does not count as
-        consulting them (``tried``): a read served wholly from this process's cache leaves
-        the disk cache alone, as before."""
-        if not self.loaded and self.file is not None:
-            self.loaded = True
-            # A search scans the bodies; a process that searches again (a host) keeps
-            # them in memory, a one-off process streams them (see ``Rows.holding``).
-            keep = self.search and diskcache.loaded_before(self.file)
-            self.rows = diskcache.load(self.file, bodies=keep)
-        return self.rows
-
-    def holding_now(self, literals: Sequence[str]) -> set[int] | None:
-        """The rows whose body holds a literal (computed once per read); ``None`` when there
-        are no rows, or their bodies proved damaged (the rows are then dropped)."""
-        rows = self.rows_now()
-        if rows is not None and self.holding is None:
-            self.holding = rows.holding(literals)
-            if self.holding is None:
-                self.rows = None  # a damaged file: no row of it is used
-        return None if self.rows is None else self.holding
-
-    def unneeded(self, path: str, stamp: Stamp, literals: Sequence[str]) -> bool:
-        """Whether the disk cache proves that the usable note at ``path`` holds none of
-        ``literals`` (a search then skips it without building it)."""
-        self.tried = True
-        holding = self.holding_now(literals)
-        rows = self.rows
-        row = None if rows is None else rows.matching(path, stamp)
-        if rows is None or row is None or holding is None:
-            return False
-        if row in holding or rows.legacy(row) or not rows.addressable(row):
-            return False
-        self.matched.append((path, row))
-        return True
-
-    def consult(self) -> diskcache.Rows | None:
-        """The rows, used to answer a miss in this process's cache."""
-        self.tried = True
-        return self.rows_now()
-
-    def hit(self, path: str, entry: Entry) -> None:
-        """``entry`` came from this process's cache."""
-        if entry.storable or (entry.storable is None and diskcache.storable(path, entry)):
-            self.seen.append((path, entry))
-
-    def lookup(self, path: str, stamp: Stamp) -> Entry | None:
-        """The entry for the file from the disk cache (after a miss in this process's)."""
-        rows = self.consult()
-        row = None if rows is None else rows.matching(path, stamp)
-        if rows is None or row is None:
-            return None
-        entry = rows.entry(row, body=self.bodies)
-        if entry is not None:
-            CACHE.put(self.home, path, entry, self.now_ns)
-            self.seen.append((path, entry))
-            self.disk_hits += 1
-        return entry
-
-    def remember(self, path: str, entry: Entry) -> None:
-        """``entry`` was just read from the file with the walk's stamp."""
-        if cacheable(entry.stamp, self.now_ns):
-            CACHE.put(self.home, path, entry, self.now_ns)
-            if diskcache.storable(path, entry):
-                self.seen.append((path, entry))
-                self.dirty = True
-
-    def _on_disk(self, path: str, entry: Entry) -> bool:
-        row = None if self.rows is None else self.rows.index.get(path)
-        return row is not None and self.rows is not None and self.rows.stamp(row) == entry.stamp
-
-    def _in_line(self) -> bool:
-        """Whether the disk cache holds exactly this walk's entries."""
-        rows = self.rows
-        if rows is None:
-            return not self.seen and not self.matched
-        if rows.count != len(self.seen) + len(self.matched):
-            return False
-        if self.disk_hits == len(self.seen):
-            return True  # every entry was matched against its own row
-        return all(self._on_disk(path, entry) for path, entry in self.seen)
-
-    def finish(self) -> None:
-        """After a complete walk: bring the disk cache in line with it if they differ."""
-        listings = self.listings
-        relisted = listings is not None and listings.changed
-        if self.file is None or not (self.dirty or self.tried or relisted):
-            return  # served from this process's cache alone: the disk was not consulted
-        if not self.dirty and not relisted and self._in_line():
-            return
-        if self.matched and self.rows is not None:
-            rows = self.rows
-            built = ((path, rows.entry(row)) for path, row in self.matched)
-            self.seen.extend((path, entry) for path, entry in built if entry is not None)
-        if any(entry.body is None for _path, entry in self.seen):
-            full = diskcache.load(self.file, bodies=True)
-            self.seen = [(path, self._with_body(full, path, entry)) for path, entry in self.seen]
-        diskcache.save(
-            self.file,
-            self.seen,
-            lambda path: _path_problem(path) is None,
-            () if listings is None else listings.seen,
-            source=self.home,
-        )
-
-    @staticmethod
-    def _with_body(rows: diskcache.Rows | None, path: str, entry: Entry) -> Entry:
-        if entry.body is not None or rows is None:
-            return entry
-        row = rows.index.get(path)
-        if row is None or rows.stamp(row) != entry.stamp:
-            return entry  # left out of the disk cache until a call reads it again
-        return rows.entry(row) or entry
-
-
-class NoteStore:
+class NoteStore(_Writes):
     """The five homes of one host identity."""
 
-    def __init__(self, homes: NotesHomes, clock: Callable[[], int] = now_ms) -> None:
-        self.homes = homes
-        self.clock = clock
-
-    # --- addressing ---------------------------------------------------------------------
-
-    def home(self, scope: str) -> Path:
-        return self.homes.home(scope)
-
-    def _canonical(self, path: str) -> str:
-        try:
-            return address_path(path)
-        except NoteAddressError as exc:
-            raise InvalidPathError(str(exc), path=path) from exc
-
-    def physical_path(self, scope: str, path: str) -> Path:
-        """Where the note ``path`` of ``scope`` lives (for display; I/O never uses it)."""
-        return self.home(scope).joinpath(*self._canonical(path).split("/"))
-
-    def _home_fd(self, scope: str, *, create: bool) -> int | None:
-        """An open descriptor of the scope's home, or ``None`` when it does not exist."""
-        parts = list(self.homes.parts(scope))
-        root = self.homes.root
-        try:
-            root_fd = jail.open_root(root, create=create)
-            if root_fd is None:
-                return None
-            try:
-                return jail.walk_dirs(root_fd, parts, create=create, shown=str(root))
-            finally:
-                os.close(root_fd)
-        except jail.JailError as exc:
-            if exc.kind == "symlink":
-                raise UnsafeHomeError(
-                    f"the {scope} home is not trusted: {exc.message}", scope=scope
-                ) from exc
-            raise NoteError(exc.message, scope=scope) from exc
-
-    @contextmanager
-    def _note_dir(self, scope: str, path: str, *, create: bool) -> Iterator[tuple[int, str] | None]:
-        """(open folder of the note, file name), or ``None`` when a folder is absent."""
-        home_fd = self._home_fd(scope, create=create)
-        if home_fd is None:
-            yield None
-            return
-        parts = path.split("/")
-        made: list[str] = []
-        try:
-            try:
-                dir_fd = jail.walk_dirs(home_fd, parts[:-1], create=create, shown="", made=made)
-            except jail.JailError as exc:
-                if exc.kind == "conflict":
-                    raise NoteConflictError(
-                        f"{exc.message}: a note cannot also be a folder", path=path, scope=scope
-                    ) from exc
-                raise _note_error(exc, scope, path) from exc
-        finally:
-            os.close(home_fd)
-        if dir_fd is None:
-            yield None
-            return
-        try:
-            yield dir_fd, parts[-1]
-        except BaseException:  # a failed write (a full disk) takes back the folders it made
-            with suppress(NoteError, jail.JailError, OSError):
-                self._prune(scope, parts[:-1], made)
-            raise
-        finally:
-            os.close(dir_fd)
-
-    def _prune(self, scope: str, parts: list[str], made: list[str]) -> None:
-        home_fd = self._home_fd(scope, create=False) if made else None
-        if home_fd is not None:
-            try:
-                jail.prune_made(home_fd, parts, made)
-            finally:
-                os.close(home_fd)
-
     # --- reads --------------------------------------------------------------------------
-
-    def _read_in(self, scope: str, path: str, dir_fd: int, name: str) -> Note | None:
-        try:
-            data, info = jail.read_file(dir_fd, name, shown=path)
-        except FileNotFoundError:
-            return None
-        except jail.JailError as exc:
-            if exc.kind == "conflict" and "folder" in exc.message:
-                return None  # a folder of notes is not a note
-            raise _note_error(exc, scope, path) from exc
-        text = _decode(data)
-        return Note(scope, path, text, parse_note(text, _mtime_ms(info)))
 
     def read(self, scope: str, path: str, *, allow_legacy: bool = False) -> Note:
         """The note at ``path``; ``NoteNotFoundError`` if absent, ``LegacyNoteError`` if old."""
@@ -914,169 +477,6 @@ class NoteStore:
                 entry.memo[key] = note
             notes.append(note)
         return HomeLoad(scope, tuple(notes), tuple(refused))
-
-    # --- writes -------------------------------------------------------------------------
-
-    @contextmanager
-    def locked(self, scope: str, path: str) -> Iterator[tuple[int, str]]:
-        """Hold ``path``'s cross-process lock, creating the home and parents.
-
-        Yields (open folder of the note, file name). Stale temp files of killed writers in
-        that folder are swept first. Filesystem failures surface as a ``NoteError``; a path
-        deeper than the walk lists is refused (``MAX_WALK_DEPTH``).
-        """
-        folders = path.count("/")
-        if folders > MAX_WALK_DEPTH:
-            raise InvalidPathError(
-                f"path is nested {folders} folders deep; the limit is {MAX_WALK_DEPTH} "
-                "(deeper notes could be read but never listed or searched)",
-                path=path,
-                scope=scope,
-            )
-        with ExitStack() as stack:
-            try:
-                home_fd = self._home_fd(scope, create=True)
-            except NoteError as exc:
-                kind = UnsafeHomeError if isinstance(exc, UnsafeHomeError) else NoteError
-                raise kind(f"cannot write note: {exc.message}", path=path, scope=scope) from exc
-            assert home_fd is not None
-            try:
-                stack.enter_context(jail.file_lock(home_fd, lock_name(path), shown=scope))
-            except jail.JailError as exc:
-                raise UnsafeHomeError(
-                    f"cannot lock the note: {exc.message}", path=path, scope=scope
-                ) from exc
-            finally:
-                os.close(home_fd)
-            located = stack.enter_context(self._note_dir(scope, path, create=True))
-            assert located is not None
-            jail.sweep_temps(located[0])
-            yield located
-
-    def _current(self, scope: str, path: str, dir_fd: int, name: str) -> Note | None:
-        note = self._read_in(scope, path, dir_fd, name)
-        if note is not None and note.parsed.legacy_keys:
-            raise LegacyNoteError(_legacy_reason(note.parsed), path=path, scope=scope)
-        if note is None:
-            try:
-                jail.existing_kind(dir_fd, name, path)
-            except jail.JailError as exc:
-                raise _note_error(exc, scope, path) from exc
-        return note
-
-    def _commit(
-        self,
-        scope: str,
-        path: str,
-        where: tuple[int, str],
-        meta: NoteMeta,
-        body: str,
-        extra: tuple[str, ...],
-    ) -> Note:
-        size = len(_utf8(body, "content"))
-        if size > NOTE_MAX_BYTES:
-            raise NoteTooLargeError(
-                f"note would be {size} UTF-8 bytes; the limit is {NOTE_MAX_BYTES}",
-                path=path,
-                scope=scope,
-                size_bytes=size,
-            )
-        text = render_note(meta, body, extra)
-        try:
-            jail.replace_file(where[0], where[1], text.encode("utf-8"), shown=path)
-        except jail.JailError as exc:
-            raise _note_error(exc, scope, path) from exc
-        return Note(scope, path, text, parse_note(text, meta.updated_at))
-
-    def _next_meta(self, previous: Note | None, stale: bool | None, changed: bool) -> NoteMeta:
-        now = self.clock()
-        if previous is None:
-            return replace(NoteMeta.new(now, stale=bool(stale)), access_count=1)
-        meta = previous.meta
-        updated = max(now, meta.created_at) if changed else meta.updated_at
-        return replace(
-            meta,
-            stale=meta.stale if stale is None else stale,
-            updated_at=updated,
-            last_accessed=max(now, meta.created_at),
-            access_count=meta.access_count + 1,
-        )
-
-    def _new_extra(self, scope: str) -> tuple[str, ...]:
-        # The extension records the owning project on every new session note.
-        if scope != "session":
-            return ()
-        return (f"project: {yaml_scalar(project_key(self.homes.project_root))}",)
-
-    def write(self, scope: str, path: str, content: str, *, stale: bool = False) -> WriteOutcome:
-        """Create or replace the body; keeps createdAt and origin. Without ``stale`` it revives."""
-        path = self._canonical(path)
-        _utf8(content, "content")
-        with self.locked(scope, path) as where:
-            previous = self._current(scope, path, *where)
-            meta = self._next_meta(previous, stale, changed=True)
-            extra = previous.parsed.extra_lines if previous else self._new_extra(scope)
-            note = self._commit(scope, path, where, meta, content, extra)
-            return WriteOutcome(note, created=previous is None)
-
-    def edit(
-        self,
-        scope: str,
-        path: str,
-        edits: Sequence[tuple[str, str]] = (),
-        *,
-        stale: bool | None = None,
-    ) -> WriteOutcome:
-        """Apply exact-text replacements in order, all or nothing, and/or set ``stale``."""
-        path = self._canonical(path)
-        with self.locked(scope, path) as where:
-            previous = self._current(scope, path, *where)
-            if previous is None:
-                raise NoteNotFoundError(scope, path)
-            if "\ufffd" in previous.text and edits:
-                self._require_utf8(scope, path, where)
-            body = previous.body
-            for index, (old, new) in enumerate(edits):
-                count = body.count(old)
-                if count != 1:
-                    problem = "was not found" if count == 0 else f"matches {count} places"
-                    hint = "" if count == 0 else "; include more surrounding text"
-                    raise EditError(
-                        f"edits[{index}].oldText {problem} in the note{hint}",
-                        path=path,
-                        scope=scope,
-                        edit_index=index,
-                    )
-                body = body.replace(old, new, 1)
-            meta = self._next_meta(previous, stale, changed=body != previous.body)
-            note = self._commit(scope, path, where, meta, body, previous.parsed.extra_lines)
-            return WriteOutcome(note, created=False, applied=len(edits))
-
-    def update(self, scope: str, path: str, change: Callable[[str | None], str]) -> Note:
-        """Generic read-modify-write of the body under the lock (``None`` when absent)."""
-        path = self._canonical(path)
-        with self.locked(scope, path) as where:
-            previous = self._current(scope, path, *where)
-            body = change(previous.body if previous else None)
-            meta = self._next_meta(previous, None, changed=True)
-            extra = previous.parsed.extra_lines if previous else self._new_extra(scope)
-            return self._commit(scope, path, where, meta, body, extra)
-
-    def _require_utf8(self, scope: str, path: str, where: tuple[int, str]) -> None:
-        # An edit rewrites the body; a file that was not UTF-8 would silently lose bytes.
-        try:
-            data, _info = jail.read_file(where[0], where[1], shown=path)
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise NoteError(
-                "note is not valid UTF-8; rewrite it with notes_write instead of editing",
-                path=path,
-                scope=scope,
-            ) from exc
-        except FileNotFoundError:
-            return
-        except jail.JailError as exc:
-            raise _note_error(exc, scope, path) from exc
 
     # --- maintenance --------------------------------------------------------------------
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .errors import Problem, SessionError
-    from .session import Session, default_session_dir, seeded_uuids, uuidv7
+    from .ids import default_session_dir, seeded_uuids, uuidv7
+    from .session import Session
     from .store import Durability
     from .tree import TreeNode
 
@@ -22,9 +23,9 @@ _HOMES = {
     "Session": "session",
     "SessionError": "errors",
     "TreeNode": "tree",
-    "default_session_dir": "session",
-    "seeded_uuids": "session",
-    "uuidv7": "session",
+    "default_session_dir": "ids",
+    "seeded_uuids": "ids",
+    "uuidv7": "ids",
 }
 
 __all__ = [

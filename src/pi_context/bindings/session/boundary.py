@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 Entry = dict[str, Any]
 Draft = dict[str, Any]
 
-RESET_ORDER = ("checkpoint", "marker", "boot", "continuation")
-
 
 class BoundaryError(SessionError):
     """Reset drafts that break the closed order, or a boundary that did not reach the disk."""

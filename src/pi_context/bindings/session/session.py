@@ -1,139 +1,58 @@
 """``Session``: a Pi-compatible session tree bound to one JSONL file (or to memory).
 
-The tree logic lives in ``tree.py``/``context.py`` (pure); file work in ``store.py``. This class
-owns the in-memory state and Pi's write rules: nothing reaches disk until the session holds a user
-or assistant message, then header + buffered entries are written with exclusive create, and every
-later entry is one append. Opening a file never writes to it (Pi does; see docs/sessions.md):
-migration and torn-tail repair are applied on disk only at the first write.
+The tree logic lives in ``tree.py``/``context.py`` (pure); file work in ``store.py``. This
+module opens, creates, navigates and forks a session; its in-memory state and Pi's write rules
+are ``state.py``, its appends ``appends.py``, its ids and clocks ``ids.py``. Opening a file never
+writes to it (Pi does; see docs/sessions.md): migration and torn-tail repair are applied on disk
+only at the first write.
 """
 
 from __future__ import annotations
 
 import copy
 import os
-import re
-import secrets
-import uuid
-from array import array
-from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS
 from pi_context.clock import now_ms
 from pi_context.gc_pause import gc_paused
-from pi_context.regular import open_regular
 
-from . import context as ctx
 from . import tree as tr
+from .appends import _Appends, _apply_draft
 from .errors import Problem, SessionError
+from .ids import (
+    Clock,
+    Entry,
+    UuidSource,
+    _check_session_id,
+    _to_ms,
+    default_session_dir,
+    seeded_uuids,
+    uuidv7,
+)
 from .jsonl import encode_line, iso_from_ms
 from .migrate import CURRENT_VERSION, derived_ids, header_version, migrate, needs_migration
-from .outline import OutlineRow, outline
 from .store import (
     Durability,
-    append,
     create_exclusive,
-    ends_with_newline,
     is_header,
     read_raw,
 )
-from .store import rewrite as rewrite_file
 
-Entry = dict[str, Any]
-Clock = Callable[[], "int | float | datetime"]
-UuidSource = Callable[[], str]
-
-SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")
-_CONVERSATION_ROLES = ("user", "assistant")
-
-
-def _check_session_id(session_id: str) -> None:
-    """Refuse a custom id the binding would write into a new header: Pi's pattern, and at most
-    ``SESSION_ID_MAX_CHARS`` (the id names the notes folder and every window id)."""
-    if not SESSION_ID_PATTERN.match(session_id):
-        raise SessionError(
-            f"invalid session id {session_id[:80]!r}: use letters, digits, '.', '_' and '-', "
-            "starting and ending with a letter or digit"
-        )
-    if len(session_id) > SESSION_ID_MAX_CHARS:
-        raise SessionError(
-            f"session id is {len(session_id)} characters; the limit is {SESSION_ID_MAX_CHARS}"
-        )
+__all__ = [
+    "Clock",
+    "Entry",
+    "Session",
+    "UuidSource",
+    "default_session_dir",
+    "seeded_uuids",
+    "uuidv7",
+]
 
 
-def _default_uuid() -> str:
-    return str(uuid.uuid4())
-
-
-def uuidv7(ms: int, random_bytes: bytes | None = None) -> str:
-    """A UUIDv7 string for ``ms`` (Pi's session id format)."""
-    rand = bytearray(random_bytes if random_bytes is not None else secrets.token_bytes(10))
-    value = bytearray(ms.to_bytes(6, "big")) + rand[:10]
-    value[6] = 0x70 | (value[6] & 0x0F)
-    value[8] = 0x80 | (value[8] & 0x3F)
-    hexed = value.hex()
-    return f"{hexed[:8]}-{hexed[8:12]}-{hexed[12:16]}-{hexed[16:20]}-{hexed[20:]}"
-
-
-def default_agent_dir() -> Path:
-    env = os.environ.get("PI_CODING_AGENT_DIR")
-    if env:
-        return Path(os.path.expanduser(env)).resolve()
-    return Path.home() / ".pi" / "agent"
-
-
-def default_session_dir(cwd: Path, agent_dir: Path | None = None) -> Path:
-    """Pi's per-project directory: ``<agent>/sessions/--<cwd with / \\ : as ->--``."""
-    resolved = os.path.abspath(os.fspath(cwd))
-    safe = re.sub(r"[/\\:]", "-", re.sub(r"^[/\\]", "", resolved))
-    return (agent_dir or default_agent_dir()) / "sessions" / f"--{safe}--"
-
-
-def seeded_uuids(seed: int) -> UuidSource:
-    """A deterministic UUID source for tests (``random.Random(seed)`` based)."""
-    import random
-
-    rng = random.Random(seed)
-    return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
-class Session:
+class Session(_Appends):
     """One session tree. Entries are plain JSON dicts in file order; do not mutate them."""
-
-    def __init__(
-        self,
-        *,
-        header: Entry,
-        path: Path | None,
-        persist: bool,
-        now: Clock | None,
-        uuids: UuidSource | None,
-        durability: Durability,
-        readonly: bool = False,
-    ) -> None:
-        self._header = header
-        self._path = path
-        self._persist = persist
-        self._readonly = readonly
-        self._now: Clock = now or now_ms
-        self._uuids: UuidSource = uuids or _default_uuid
-        self._durability = durability
-        self._file_values: list[Any] = [header]  # Pi's fileEntries (for whole-file rewrites)
-        self._entries: list[Entry] = []
-        self._lines: array[int] = array("q")  # source line of each entry (0: appended here)
-        self._by_id: dict[str, Entry] = {}
-        self._labels: dict[Any, Any] = {}
-        self._label_stamps: dict[Any, Any] = {}
-        self._leaf_id: str | None = None
-        self._branch_cache: tuple[Any, list[Entry]] | None = None
-        self._flushed = False
-        self._header_on_disk = True
-        self._needs_rewrite = False
-        self._tail_checked = False
-        self.problems: list[Problem] = []
-        self.backup_path: Path | None = None
 
     # -----------------------------------------------------------------------------------------
     # construction
@@ -344,383 +263,6 @@ class Session:
                 first = by_id[cycle[0]]
                 found = line_of.get(id(first))
                 problems_out.append(Problem("cycle", found or None, _cycle_text(cycle)))
-
-    # -----------------------------------------------------------------------------------------
-    # state
-
-    @property
-    def session_id(self) -> str:
-        sid: str = self._header["id"]
-        return sid
-
-    @property
-    def path(self) -> Path | None:
-        return self._path
-
-    @property
-    def header(self) -> Entry:
-        return self._header
-
-    @property
-    def cwd(self) -> str | None:
-        cwd = self._header.get("cwd")
-        return cwd if isinstance(cwd, str) else None
-
-    @property
-    def leaf_id(self) -> str | None:
-        return self._leaf_id
-
-    @property
-    def entries(self) -> list[Entry]:
-        return list(self._entries)
-
-    @property
-    def is_persistent(self) -> bool:
-        """Whether this session is bound to a file (not ``in_memory``)."""
-        return self._persist
-
-    @property
-    def persisted(self) -> bool:
-        """Whether the file exists with this session's entries (Pi's ``flushed``)."""
-        return self._persist and self._flushed
-
-    @property
-    def session_name(self) -> str | None:
-        return tr.session_name(self._file_values)
-
-    @property
-    def labels(self) -> dict[Any, Any]:
-        return dict(self._labels)
-
-    def line_of(self, entry_id: str) -> int | None:
-        """Source line of the (winning) entry with this id, if it was loaded from a file."""
-        entry = self._by_id.get(entry_id)
-        for candidate, line in zip(self._entries, self._lines, strict=True):
-            if candidate is entry:
-                return line or None
-        return None
-
-    def get(self, entry_id: str) -> Entry | None:
-        return self._by_id.get(entry_id)
-
-    def label(self, entry_id: str) -> Any:
-        return self._labels.get(entry_id)
-
-    def children(self, parent_id: str | None) -> list[Entry]:
-        return [e for e in self._by_id.values() if e.get("parentId") == parent_id]
-
-    def _leaf_entry(self, leaf_id: str | None) -> Entry | None:
-        if leaf_id is None:
-            leaf_id = self._leaf_id
-            if leaf_id is None:
-                return None
-        entry = self._by_id.get(leaf_id)
-        if entry is None:
-            raise SessionError(f"entry {leaf_id} not found", self._path)
-        return entry
-
-    def branch(self, leaf_id: str | None = None) -> list[Entry]:
-        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging.
-
-        The last path walked is remembered until the entries change (a later entry can change
-        any path: a duplicate id wins over its namesake, a new id can be a dangling parent)."""
-        leaf = self._leaf_entry(leaf_id)
-        key = (id(leaf), len(self._entries), len(self._by_id))
-        cached = self._branch_cache
-        if cached is not None and cached[0] == key and (not cached[1] or cached[1][-1] is leaf):
-            return list(cached[1])
-        path = tr.branch_path(leaf, self._by_id)
-        self._branch_cache = (key, path)
-        return list(path)
-
-    def context_entries(self, leaf_id: str | None = None) -> list[Entry]:
-        return ctx.context_entries(self.branch(leaf_id))
-
-    def projection(self, leaf_id: str | None = None) -> dict[str, Any]:
-        """``{"messages", "thinkingLevel", "model"}`` as Pi's ``buildSessionContext``."""
-        with gc_paused():
-            return ctx.projection(self.branch(leaf_id))
-
-    def projection_entries(self, leaf_id: str | None = None) -> list[tuple[Entry, list[Any]]]:
-        return ctx.projection_entries(self.branch(leaf_id))
-
-    def tree(self) -> list[tr.TreeNode]:
-        return tr.build_tree(self._entries, self._labels)
-
-    def outline(self) -> list[OutlineRow]:
-        """Every entry once, depth-first: Pi's tree, then parts cut out of parent cycles."""
-        with gc_paused():  # hundreds of thousands of acyclic rows (see gc_paused)
-            return outline(self._entries, self._labels)
-
-    def duplicate_ids(self) -> dict[str, list[int | None]]:
-        """Each id written more than once, with the lines of all its entries (the last wins)."""
-        lines: dict[str, list[int | None]] = {}
-        for entry, line in zip(self._entries, self._lines, strict=True):
-            lines.setdefault(entry["id"], []).append(line or None)
-        return {entry_id: found for entry_id, found in lines.items() if len(found) > 1}
-
-    def view(self, leaf_id: str | None = None, *, tree: bool = True) -> dict[str, Any]:
-        """The fixtures' view: leafId, branchIds, contextEntryIds, projection, sessionName, tree
-        (the nested tree is left out with ``tree=False``)."""
-        with gc_paused():
-            return self._view(leaf_id, tree)
-
-    def _view(self, leaf_id: str | None, tree: bool) -> dict[str, Any]:
-        path = self.branch(leaf_id)
-        view = {
-            "leafId": path[-1]["id"] if path else None,
-            "branchIds": [e["id"] for e in path],
-            "contextEntryIds": [e["id"] for e in ctx.context_entries(path)],
-            "projection": ctx.projection(path),
-            "sessionName": self.session_name,
-        }
-        if tree:
-            view["tree"] = tr.tree_view(self.tree())
-        return view
-
-    # -----------------------------------------------------------------------------------------
-    # ids, time, persistence
-
-    def _new_entry_id(self) -> str:
-        for _ in range(100):
-            candidate = self._uuids()[:8]
-            if candidate not in self._by_id:
-                return candidate
-        return self._uuids()
-
-    def now_ms(self) -> int:
-        """This session's clock in ms since the epoch: what it stamps entries with. A host that
-        writes times of its own (notes, packets, a handoff's destination) reads this one clock."""
-        return _to_ms(self._now())
-
-    def _timestamp(self) -> str:
-        return iso_from_ms(self.now_ms())
-
-    def _has_conversation(self) -> bool:
-        for value in self._file_values:
-            if isinstance(value, dict) and value.get("type") == "message":
-                message = value.get("message")
-                if isinstance(message, dict) and message.get("role") in _CONVERSATION_ROLES:
-                    return True
-        return False
-
-    def _sync(self, boundary: bool) -> bool:
-        if self._durability is Durability.ALWAYS:
-            return True
-        return boundary and self._durability is Durability.BOUNDARY
-
-    def _append_entry(self, entry: Entry) -> str:
-        if self._readonly:
-            raise SessionError("session was opened read-only", self._path)
-        self._file_values.append(entry)
-        self._entries.append(entry)
-        self._lines.append(0)
-        previous_leaf = self._leaf_id
-        shadowed = self._by_id.get(entry["id"])
-        self._by_id[entry["id"]] = entry
-        self._leaf_id = entry["id"]
-        try:
-            self._persist_entry(entry)
-        except BaseException:
-            # An entry that is not on disk must not become a parent of later entries.
-            self._file_values.pop()
-            self._entries.pop()
-            self._lines.pop()
-            if shadowed is None:
-                del self._by_id[entry["id"]]
-            else:
-                self._by_id[entry["id"]] = shadowed
-            self._leaf_id = previous_leaf
-            raise
-        return str(entry["id"])
-
-    def _persist_entry(self, entry: Entry) -> None:
-        if not self._persist or self._path is None:
-            return
-        if not self._flushed:
-            if not self._has_conversation():
-                return
-            data = b"".join(encode_line(v) for v in self._file_values)
-            create_exclusive(self._path, data, sync=self._sync(True))
-            self._flushed = True
-            self._tail_checked = True
-            return
-        if self._needs_rewrite:
-            self._rewrite_whole_file()
-            return
-        prefix = b""
-        if not self._tail_checked and not ends_with_newline(self._path):
-            prefix = b"\n"  # terminate a torn last line instead of gluing onto it
-        if not self._header_on_disk:
-            prefix += encode_line(self._header)
-        append(self._path, prefix + encode_line(entry), sync=self._sync(False))
-        self._header_on_disk = True
-        self._tail_checked = True
-
-    def _rewrite_whole_file(self) -> None:
-        assert self._path is not None
-        data = b"".join(encode_line(v) for v in self._file_values)
-        self.backup_path = rewrite_file(
-            self._path, data, backup_suffix=".pre-migration", sync=self._sync(True)
-        )
-        self._needs_rewrite = False
-        self._tail_checked = True
-
-    def sync(self) -> None:
-        """Force the file to stable storage (a checkpoint; see the durability policy)."""
-        if self._persist and self._flushed and self._path is not None and self._path.exists():
-            fd, _info = open_regular(self._path)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-
-    def _base(self, kind: str) -> Entry:
-        return {
-            "type": kind,
-            "id": self._new_entry_id(),
-            "parentId": self._leaf_id,
-            "timestamp": self._timestamp(),
-        }
-
-    # -----------------------------------------------------------------------------------------
-    # appends (Pi's key order matters: it is the byte order on disk)
-
-    def append_message(self, message: dict[str, Any]) -> str:
-        if not isinstance(message, dict):
-            raise SessionError("a message must be a JSON object")
-        entry = self._base("message")
-        entry["message"] = message
-        return self._append_entry(entry)
-
-    def append_thinking_level_change(self, level: str) -> str:
-        entry = self._base("thinking_level_change")
-        entry["thinkingLevel"] = level
-        return self._append_entry(entry)
-
-    def append_model_change(self, provider: str, model_id: str) -> str:
-        entry = self._base("model_change")
-        entry["provider"] = provider
-        entry["modelId"] = model_id
-        return self._append_entry(entry)
-
-    def append_usage(
-        self, kind: str, provider: str, model: str, usage: Any, note: str | None = None
-    ) -> str:
-        entry = self._base("usage")
-        entry.update(kind=kind, provider=provider, model=model, usage=usage)
-        if note:
-            entry["note"] = note
-        return self._append_entry(entry)
-
-    def append_compaction(
-        self,
-        summary: str,
-        first_kept_entry_id: str | None,
-        tokens_before: int,
-        details: Any = None,
-        from_hook: bool | None = None,
-        usage: Any = None,
-    ) -> str:
-        """A compaction; ``first_kept_entry_id=None`` retains nothing (stored as its own id)."""
-        timestamp = self._timestamp()
-        system = ctx.current_system_message(self.projection()["messages"])
-        entry_id = self._new_entry_id()
-        entry: Entry = {
-            "type": "compaction",
-            "id": entry_id,
-            "parentId": self._leaf_id,
-            "timestamp": timestamp,
-            "summary": summary,
-            "firstKeptEntryId": entry_id if first_kept_entry_id is None else first_kept_entry_id,
-            "tokensBefore": tokens_before,
-        }
-        for key, value in (("details", details), ("usage", usage), ("fromHook", from_hook)):
-            if value is not None:
-                entry[key] = value
-        if system is not None:
-            from .jsonl import js_date_ms
-
-            entry["systemMessage"] = {**system, "timestamp": js_date_ms(timestamp)}
-        return self._append_entry(entry)
-
-    def append_custom(self, custom_type: str, data: Any = None) -> str:
-        entry: Entry = {"type": "custom", "customType": custom_type}
-        if data is not None:
-            entry["data"] = data
-        base = self._base("custom")
-        entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
-        return self._append_entry(entry)
-
-    def append_custom_message(
-        self, custom_type: str, content: Any, display: bool, details: Any = None
-    ) -> str:
-        entry: Entry = {
-            "type": "custom_message",
-            "customType": custom_type,
-            "content": content,
-            "display": display,
-        }
-        if details is not None:
-            entry["details"] = details
-        base = self._base("custom_message")
-        entry.update(id=base["id"], parentId=base["parentId"], timestamp=base["timestamp"])
-        return self._append_entry(entry)
-
-    def append_session_info(self, name: str) -> str:
-        from .jsonl import js_trim
-
-        entry = self._base("session_info")
-        entry["name"] = js_trim(re.sub(r"[\r\n]+", " ", name))
-        return self._append_entry(entry)
-
-    def append_label(self, target_id: str, label: str | None) -> str:
-        """Set (or with None/"" clear) the label of an entry."""
-        if target_id not in self._by_id:
-            raise SessionError(f"entry {target_id} not found", self._path)
-        entry = self._base("label")
-        entry["targetId"] = target_id
-        if label is not None:
-            entry["label"] = label
-        entry_id = self._append_entry(entry)
-        if label:
-            self._labels[target_id] = label
-            self._label_stamps[target_id] = entry["timestamp"]
-        else:
-            self._labels.pop(target_id, None)
-            self._label_stamps.pop(target_id, None)
-        return entry_id
-
-    def append_context_edit(self, target_id: str, replacement: dict[str, Any] | None) -> str:
-        """A branch-local edit of an earlier model-visible entry (None removes it)."""
-        if replacement is not None and (
-            not isinstance(replacement, dict)
-            or "content" not in replacement
-            or not isinstance(replacement["content"], str | list)
-        ):
-            raise SessionError("context edit replacement must be None or {'content': str | list}")
-        target = self._by_id.get(target_id)
-        if target is None:
-            raise SessionError(f"entry {target_id} not found", self._path)
-        if not any(e is target or e.get("id") == target_id for e in self.branch()):
-            raise SessionError(f"entry {target_id} is not on the active branch", self._path)
-        message = target.get("message") if target.get("type") == "message" else None
-        role = message.get("role") if isinstance(message, dict) else None
-        if not (target.get("type") == "custom_message" or role in ctx.EDITABLE_ROLES):
-            raise SessionError(
-                f"entry {target_id} does not contribute editable model content", self._path
-            )
-        normalized = replacement
-        if (
-            replacement is not None
-            and role in ("assistant", "toolResult")
-            and isinstance(replacement["content"], str)
-        ):
-            normalized = {"content": [{"type": "text", "text": replacement["content"]}]}
-        entry = self._base("context_edit")
-        entry["targetId"] = target_id
-        entry["replacement"] = normalized
-        return self._append_entry(entry)
 
     def append_draft(self, draft: dict[str, Any]) -> str:
         """Append one boundary draft (``type`` + fields, no id/parentId/timestamp)."""
@@ -937,12 +479,6 @@ def _cycle_text(cycle: list[str]) -> str:
     return f"parent cycle of {len(cycle)} entries: {walk}; walks stop there"
 
 
-def _to_ms(value: int | float | datetime) -> int:
-    if isinstance(value, datetime):
-        return int(value.timestamp() * 1000)
-    return int(value)
-
-
 def _not_a_session_reason(raw: Any) -> str:
     if any(p.kind == "bom" for p in raw.problems):
         return "not a Pi session: the file starts with a UTF-8 byte-order mark (remove EF BB BF)"
@@ -953,55 +489,3 @@ def _not_a_session_reason(raw: Any) -> str:
         "not a Pi session: the first JSON value must be a header "
         '{"type":"session","id":...}, found ' + repr(first)[:80]
     )
-
-
-def _apply_draft(session: Session, draft: dict[str, Any]) -> str:
-    if not isinstance(draft, dict):
-        raise SessionError("a draft must be a JSON object")
-    kind = draft.get("type")
-    if kind == "custom":
-        return session.append_custom(_str(draft, "customType"), draft.get("data"))
-    if kind == "custom_message":
-        return session.append_custom_message(
-            _str(draft, "customType"),
-            draft.get("content"),
-            bool(draft.get("display")),
-            draft.get("details"),
-        )
-    if kind == "context_edit":
-        return session.append_context_edit(_str(draft, "targetId"), draft.get("replacement"))
-    if kind == "compaction":
-        first_kept = draft.get("firstKeptEntryId")
-        if first_kept is not None and not isinstance(first_kept, str):
-            raise SessionError("compaction draft firstKeptEntryId must be a string or null")
-        tokens = draft.get("tokensBefore")
-        if tokens is None:
-            from .windows import estimate_tokens
-
-            tokens = estimate_tokens(session.projection()["messages"])
-        return session.append_compaction(
-            str(draft.get("summary", "")),
-            first_kept,
-            tokens,
-            draft.get("details"),
-            True,
-            draft.get("usage"),
-        )
-    if kind == "message":
-        return session.append_message(draft.get("message"))  # type: ignore[arg-type]
-    if kind == "label":
-        return session.append_label(_str(draft, "targetId"), draft.get("label"))
-    if kind == "session_info":
-        return session.append_session_info(_str(draft, "name"))
-    if kind == "model_change":
-        return session.append_model_change(_str(draft, "provider"), _str(draft, "modelId"))
-    if kind == "thinking_level_change":
-        return session.append_thinking_level_change(_str(draft, "thinkingLevel"))
-    raise SessionError(f"unsupported draft type {kind!r}")
-
-
-def _str(draft: dict[str, Any], key: str) -> str:
-    value = draft.get(key)
-    if not isinstance(value, str):
-        raise SessionError(f"{draft.get('type')} draft needs a string {key!r}")
-    return value

@@ -16,11 +16,6 @@ from .jsonl import js_date_ms, js_trim, js_truthy
 Entry = dict[str, Any]
 
 
-def build_index(entries: Iterable[Entry]) -> dict[str, Entry]:
-    """Id -> entry; a later duplicate wins, as in Pi."""
-    return {entry["id"]: entry for entry in entries}
-
-
 def parent_of(entry: Entry, by_id: dict[str, Entry]) -> Entry | None:
     parent_id = entry.get("parentId")
     if not isinstance(parent_id, str) or not parent_id:

@@ -308,14 +308,6 @@ def window_spans(
     return spans
 
 
-def current_window_entries(branch: Sequence[Entry]) -> list[Entry]:
-    """Entries of the active window, from its marker (inclusive) or the root."""
-    for index in range(len(branch) - 1, -1, -1):
-        if is_reset_marker(branch[index]):
-            return list(branch[index:])
-    return list(branch)
-
-
 def find_window_message(branch: Sequence[Entry], custom_type: str) -> Entry | None:
     """The latest ``custom_message`` of a type in the active window (branch-local)."""
     for entry in reversed(branch):

@@ -1,0 +1,358 @@
+"""Building the history index: a rebuild from nothing, and the incremental append of the
+complete lines past the indexed end (entry and item columns, content file, the file leaf's view)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import zlib
+from array import array
+from itertools import accumulate
+from typing import Any
+
+import pi_context.cache as cache
+from pi_context.bindings.session.jsonl import (
+    FAST_DECODE,
+    FAST_DECODE_ERRORS,
+    JSONLineError,
+    js_trim,
+    js_truthy,
+    parse,
+)
+from pi_context.bindings.session.migrate import needs_migration
+from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
+from pi_context.bindings.session.windows import (
+    BOOT_TYPE,
+    RESET_MARKER_TYPE,
+    is_reset_marker,
+    marker_window_id,
+    names_fork_safe_window,
+    names_upstream_window,
+)
+from pi_context.regular import open_regular
+
+from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
+from .format import (
+    _FLIP,
+    _STAMP,
+    _SYSTEM,
+    _UPSTREAM,
+    _WHOLE,
+    SCHEMA,
+    Unindexable,
+    _content_file,
+    _Entries,
+    _store_meta,
+)
+from .items import ITEM_ENTRY_TYPES
+from .lines import DECODE_ENTRY, entry_line, entry_rows
+from .scan import Digest, chunks, snapshot
+from .views import _Views
+
+BIG_TEXT = 1 << 22  # an item's text longer than this is written to the content file in pieces
+
+
+class _Build(_Views):
+    """The writing side of a history index (``HistoryIndex`` is one)."""
+
+    def _rebuild(
+        self, db: sqlite3.Connection, stat: os.stat_result, fd: int, taken_ns: int
+    ) -> None:
+        # Recorded before it holds anything: pruned once this very file is gone.
+        cache.record("history", self.directory, [cache.source_of(self.source, stat)])
+        generation = os.urandom(6).hex()
+        for old in self.directory.glob("content-*.bin"):
+            old.unlink(missing_ok=True)  # readers holding a map keep their (unlinked) copy
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        db.executescript(
+            """
+            DROP TABLE IF EXISTS meta; DROP TABLE IF EXISTS parts;
+            DROP TABLE IF EXISTS blobs; DROP TABLE IF EXISTS entries; DROP TABLE IF EXISTS items;
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value);
+            CREATE TABLE parts (name TEXT, part INTEGER, data BLOB, crc INTEGER,
+                PRIMARY KEY (name, part));
+            """
+        )
+        meta: dict[str, Any] = {
+            "schema": SCHEMA,
+            "source": str(self.source),
+            "dev": stat.st_dev,
+            "ino": stat.st_ino,
+            "end": 0,
+            "digest": Digest().hexdigest(),
+            "generation": generation,
+            "committed": 0,
+            "entries": 0,
+            "items": 0,
+            "session_id": None,
+            "pending": False,
+            "sizes": {},
+            "parts": {},
+        }
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        content, _info = open_regular(_content_file(self.directory, meta), flags, 0o600)
+        os.close(content)
+        self.meta = meta
+        self._columns = {}
+        self.file_view = None
+        self._append(db, meta, fd, Digest(), snapshot(stat, taken_ns))
+
+    def _append(
+        self,
+        db: sqlite3.Connection,
+        meta: dict[str, Any],
+        fd: int,
+        digest: Digest,
+        seen: list[int],
+    ) -> None:
+        """Index the complete lines past ``meta['end']``; update the file leaf's view.
+
+        ``digest`` is that of the indexed prefix, and goes on over the lines read here;
+        ``seen`` is the file's snapshot taken before any of them was read."""
+        self.meta = meta
+        self._columns = {}
+        start = meta["end"]
+        roles = bytearray()
+        new = _Entries(first=meta["entries"], roles=roles, item_base=meta["items"])
+        offs, lens, item_lens, item_seqs = array("q"), array("q"), array("q"), array("q")
+        nchars, tools = array("q"), array("I")
+        item_ids: list[str] = []
+        names = {name: code for code, name in enumerate(self._tool_names(meta), 1)}
+        new_names: list[str] = []
+        committed, num = meta["committed"], meta["items"]
+        session_id: str | None = meta["session_id"]
+        content_path = _content_file(self.directory, meta)
+        offset = start
+        tail = b""
+        seq = new.first
+        # The loop runs once per line of the file: its per-line work is kept to local names.
+        add_id, add_parent, add_marker = new.ids.append, new.parents.append, new.markers.append
+        add_stamp, add_flags, add_item0 = new.stamps.append, new.flags.append, new.item0.append
+        add_off, add_len, add_role, add_chars = (
+            offs.append,
+            lens.append,
+            roles.append,
+            nchars.append,
+        )
+        add_item_id, add_item_seq, add_tool = item_ids.append, item_seqs.append, tools.append
+        add_item_len = item_lens.append
+        content_fd, held = open_regular(content_path, os.O_RDWR)
+        stamp = meta.get("content_stamp")
+        if stamp is not None and [held.st_size, held.st_mtime_ns, held.st_ino] != stamp:
+            os.close(content_fd)  # written behind the index's back: never stamp it as ours
+            raise CorruptIndex("the content file was changed behind the index's back")
+        with os.fdopen(content_fd, "r+b") as out:
+            out.seek(committed)
+            for chunk, chunk_start, single in chunks(fd, start):
+                if single:  # one long line, without its newline
+                    lines = [chunk]
+                    digest.update(chunk)
+                    digest.update(b"\n")
+                else:
+                    cut = chunk.rfind(b"\n") + 1
+                    if cut == 0:
+                        tail = chunk
+                        break
+                    lines = chunk.split(b"\n")
+                    lines.pop()  # after the last newline: nothing (chunks end at one)
+                    digest.update(chunk)
+                texts: list[bytes] = []
+                add_text = texts.append
+                offset = chunk_start
+                for line in lines:
+                    line_start = offset
+                    offset += len(line) + 1
+                    if session_id is None:
+                        value = _parse(line)
+                        if value is None:
+                            continue
+                        if not is_header(value) or needs_migration([value]):
+                            raise Unindexable("no current header: the loader decides")
+                        session_id = meta["session_id"] = value["id"]
+                        continue
+                    try:
+                        entry = DECODE_ENTRY(line)
+                    except FAST_DECODE_ERRORS:
+                        value = _parse(line)
+                        if type(value) is not dict:
+                            continue
+                        entry = entry_line(value)
+                    kind = entry.type
+                    entry_id = entry.id
+                    if kind == "session" or type(entry_id) is not str or not entry_id:
+                        continue
+                    flags = 0
+                    add_item0(num)
+                    if type(kind) is str and kind in ITEM_ENTRY_TYPES:
+                        for code, item_id, content, name in entry_rows(entry):
+                            if len(content) > BIG_TEXT:  # in pieces: one copy, not two
+                                out.writelines(texts)
+                                texts.clear()
+                                add_item_len(_write_text(out, content))
+                            else:
+                                text = content.encode("utf-8", "surrogatepass")
+                                add_text(text)
+                                add_item_len(len(text))
+                            add_role(code)
+                            add_chars(len(content))
+                            add_item_id(item_id)
+                            add_item_seq(seq)
+                            if name is None:
+                                add_tool(0)
+                            else:
+                                tool = names.get(name)
+                                if tool is None:
+                                    tool = names[name] = len(names) + 1
+                                    new_names.append(name)
+                                add_tool(tool)
+                            if code == _SYSTEM and kind == "compaction":
+                                flags |= _FLIP
+                            num += 1
+                    marker = ""
+                    custom_type = entry.customType
+                    if (kind == "custom" and custom_type == RESET_MARKER_TYPE) or (
+                        kind == "custom_message" and custom_type == BOOT_TYPE
+                    ):
+                        # Only a marker or a boot can name a window: these few lines are read
+                        # as the loader reads them, whole.
+                        value = _parse(line)
+                        if is_reset_marker(value):
+                            marker = marker_window_id(value)
+                        if marker or kind == "custom_message":
+                            if names_upstream_window(value, session_id):
+                                flags |= _UPSTREAM
+                            elif names_fork_safe_window(value, session_id):
+                                flags |= _WHOLE
+                    parent = entry.parentId
+                    stamp = entry.timestamp
+                    if type(stamp) is str:
+                        flags |= _STAMP
+                    else:
+                        stamp = ""
+                    add_id(entry_id)
+                    add_parent(parent if type(parent) is str else "")
+                    add_marker(marker)
+                    add_stamp(stamp)
+                    add_flags(flags)
+                    add_off(line_start)
+                    add_len(len(line))
+                    seq += 1
+                out.writelines(texts)  # past the committed length: unseen until the commit
+                del lines, texts
+            out.truncate()
+            out.flush()
+            written = os.fstat(out.fileno())
+        if session_id is None:
+            raise Unindexable("no complete header line yet: the loader decides")
+        committed += sum(item_lens)
+        end = offset
+        if digest.length != end:
+            raise CorruptIndex("the digest does not cover the indexed bytes")
+        pending = _pending(tail)
+        self.session_id = session_id
+        new.item0.append(num)
+        view = self._new_view(meta, new)
+        # Anything that writes the content file later (it is never rewritten by us) is seen.
+        meta["content_stamp"] = [written.st_size, written.st_mtime_ns, written.st_ino]
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            columns: list[tuple[str, bytes]] = [
+                ("e_off", offs.tobytes()),
+                ("e_len", lens.tobytes()),
+                ("e_item0", array("q", new.item0[:-1]).tobytes()),
+                ("e_flags", bytes(new.flags)),
+                ("i_role", bytes(roles)),
+                ("i_nchars", nchars.tobytes()),
+                ("i_seq", item_seqs.tobytes()),
+                ("i_tool", tools.tobytes()),
+            ]
+            item_starts = array("q", accumulate(item_lens, initial=meta["committed"]))
+            if meta["items"] == 0 and not meta["sizes"].get("i_start"):
+                columns.append(("i_start", item_starts.tobytes()))
+            else:
+                columns.append(("i_start", item_starts[1:].tobytes()))
+            keys: set[int] = set()  # a filter: each checksum once
+            for name, values in (
+                ("e_id", new.ids),
+                ("e_parent", new.parents),
+                ("e_marker", new.markers),
+                ("e_stamp", new.stamps),
+                ("i_id", item_ids),
+                ("t_name", new_names),
+            ):
+                base = meta["sizes"].get(name + ".d", 0)
+                offsets, data = pack_strings(values, base)
+                columns += [(name + ".o", offsets), (name + ".d", data)]
+                if name == "e_id":
+                    keys.update(checksums(data, values, base == 0))
+                elif name == "e_parent":
+                    if values and values[1:] == new.ids[:-1]:  # one chain: each parent is
+                        first_parent = values[0].encode("utf-8", "surrogatepass")  # an id before it
+                        keys.add(zlib.crc32(first_parent))
+                    else:
+                        keys.update(checksums(data, values, base == 0))
+            columns.append(("e_keys", array("I", sorted(keys)).tobytes()))
+            for name, data in columns:
+                add_part(db, meta, name, data)
+            put_whole(db, meta, "view", view.to_blob())
+            meta.update(
+                end=end,
+                committed=committed,
+                entries=meta["entries"] + len(new),
+                items=num,
+                pending=pending,
+                session_id=session_id,
+                digest=digest.hexdigest(),
+                seen=seen,
+            )
+            _store_meta(db, meta)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        self._columns = {}
+        self.file_view = view
+
+    def _tool_names(self, meta: dict[str, Any]) -> list[str]:
+        if not meta["sizes"].get("t_name.o"):
+            return []
+        return self._strings("t_name").all()
+
+
+def _parse(line: bytes) -> Any:
+    """A complete line's value as the loader reads it, or None when the loader skips it."""
+    try:
+        value = FAST_DECODE(line)
+    except FAST_DECODE_ERRORS:
+        value = parse_chunk(line, 0, False, [])
+        if value is SKIPPED:
+            return None
+    if type(value) is dict:  # the usual case; an object is always truthy
+        return value
+    return value if js_truthy(value) else None
+
+
+def _pending(tail: bytes) -> bool:
+    """Whether an unterminated last line would be loaded (it parses to a truthy value)."""
+    if not tail:
+        return False
+    text = tail.decode("utf-8", "replace")
+    if not js_trim(text):
+        return False
+    try:
+        value = parse(text)
+    except JSONLineError:
+        return False
+    return js_truthy(value)
+
+
+def _write_text(out: Any, content: str) -> int:
+    """Write a long item's text in pieces (a piece of a surrogate pair encodes alike apart);
+    its length in bytes."""
+    size = 0
+    for at in range(0, len(content), BIG_TEXT):
+        piece = content[at : at + BIG_TEXT].encode("utf-8", "surrogatepass")
+        out.write(piece)
+        size += len(piece)
+    return size

@@ -1,0 +1,167 @@
+"""What the notes store hands out: a note, a listing's record of one, a refused file, the
+result of reading a home or of a write, and the small conversions they share."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from pi_context.bindings.notes import diskcache
+from pi_context.bindings.notes.address import (
+    NoteAddressError,
+)
+from pi_context.bindings.notes.cache import (
+    Entry,
+)
+from pi_context.bindings.notes.errors import (
+    NoteError,
+)
+from pi_context.bindings.notes.frontmatter import (
+    NoteMeta,
+    ParsedNote,
+)
+from pi_context.bindings.notes.note_address import address_path
+from pi_context.frozen import frozen
+
+NOTE_MAX_BYTES = 1_000_000
+"""Largest note body, in UTF-8 bytes."""
+
+MIGRATE_HINT = "run `pi-context notes migrate` to preview and `--apply` to rename them"
+
+
+@frozen
+class Note:
+    scope: str
+    path: str
+    text: str
+    """The whole file, metadata block included: what ``notes_read`` windows over."""
+    parsed: ParsedNote
+
+    @property
+    def meta(self) -> NoteMeta:
+        return self.parsed.meta
+
+    @property
+    def body(self) -> str:
+        return self.parsed.body
+
+    @property
+    def size_bytes(self) -> int:
+        return len(self.parsed.body.encode("utf-8", "surrogatepass"))
+
+
+@frozen
+class NoteRecord:
+    """What a listing knows about a note without reading its body."""
+
+    scope: str
+    path: str
+    meta: NoteMeta
+    size_bytes: int
+
+
+@frozen
+class Refused:
+    """A file in a home that cannot be used as a note, and why."""
+
+    scope: str
+    path: str
+    reason: str
+
+
+@frozen
+class HomeScan:
+    scope: str
+    records: tuple[NoteRecord, ...]
+    refused: tuple[Refused, ...]
+
+
+class HomeRead:
+    """One read of one home: notes built as entries, then notes served straight from the
+    disk cache's rows (``rows_served``: (path, row)). Index ``i`` counts entries first."""
+
+    __slots__ = ("scope", "entries", "rows", "rows_served", "refused")
+
+    def __init__(
+        self,
+        scope: str,
+        entries: list[tuple[str, Entry]],
+        rows: diskcache.Rows | None,
+        rows_served: list[tuple[str, int]],
+        refused: list[Refused],
+    ) -> None:
+        self.scope = scope
+        self.entries = entries
+        self.rows = rows
+        self.rows_served = rows_served
+        self.refused = refused
+
+    def __len__(self) -> int:
+        return len(self.entries) + len(self.rows_served)
+
+    def paths(self) -> list[str]:
+        return [path for path, _ in self.entries] + [path for path, _ in self.rows_served]
+
+    def updated_at(self) -> list[int]:
+        column = self.rows.updated_at if self.rows is not None else []
+        return [entry.meta.updated_at for _, entry in self.entries] + [
+            column[row] for _, row in self.rows_served
+        ]
+
+    def record(self, index: int) -> NoteRecord:
+        """Note ``index`` as a listing record (built on request)."""
+        if index < len(self.entries):
+            path, entry = self.entries[index]
+            key = ("record", self.scope)
+            record: NoteRecord | None = entry.memo.get(key)
+            if record is None or record.path != path:
+                record = NoteRecord(self.scope, path, entry.meta, entry.size_bytes)
+                entry.memo[key] = record
+            return record
+        path, row = self.rows_served[index - len(self.entries)]
+        assert self.rows is not None
+        return NoteRecord(self.scope, path, self.rows.meta(row), self.rows.size_bytes(row))
+
+
+@frozen
+class HomeLoad:
+    scope: str
+    notes: tuple[Note, ...]
+    refused: tuple[Refused, ...]
+
+
+@frozen
+class WriteOutcome:
+    note: Note
+    created: bool
+    applied: int = 0
+
+
+def _legacy_reason(parsed: ParsedNote | Entry) -> str:
+    keys = ", ".join(parsed.legacy_keys)
+    return f"note uses legacy snake_case metadata ({keys}); {MIGRATE_HINT}"
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _utf8(text: str, what: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise NoteError(f"{what} is not valid Unicode (it contains a lone surrogate)") from exc
+
+
+def _mtime_ms(info: os.stat_result) -> int:
+    return info.st_mtime_ns // 1_000_000
+
+
+@lru_cache(maxsize=1 << 17)
+def _path_problem(path: str) -> str | None:
+    """Why a listed path is not addressable (pure, so a listing of 50k notes asks once each)."""
+    try:
+        address_path(path)
+    except NoteAddressError as exc:
+        return str(exc)
+    return None

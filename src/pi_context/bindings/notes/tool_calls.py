@@ -1,0 +1,356 @@
+"""What each notes tool does: ``notes_write``, ``notes_edit``, ``notes_read``, ``notes_list``
+and ``notes_search``, each a function from (context, arguments) to a ``ToolResult`` that fits
+``TOOL_OUTPUT_MAX_BYTES``."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+
+from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes.query import LineMatch, match_lines
+from pi_context.bindings.notes.records import HomeRead, Note, Refused
+from pi_context.bindings.notes.store import (
+    HomeReadError,
+    NoteError,
+    NoteStore,
+)
+from pi_context.bindings.notes.tool_args import (
+    FILES_DEFAULT,
+    FILES_MAX,
+    LIST_DEFAULT,
+    LIST_MAX,
+    MATCH_CHARS_DEFAULT,
+    MATCH_CHARS_MAX,
+    MATCHES_DEFAULT,
+    MATCHES_MAX,
+    Args,
+    _bool,
+    _echo,
+    _error_result,
+    _fail,
+    _int,
+    _meta_json,
+    _note_error,
+    _pattern,
+    _problems,
+    _queries,
+    _record_json,
+    _selection,
+    _target,
+    _unavailable,
+    address_in,
+)
+from pi_context.bindings.tool_output import (
+    TOOL_OUTPUT_MAX_BYTES,
+    ReadRangeError,
+    encode_json,
+    fit_json,
+    json_bytes,
+    page,
+    read_window,
+)
+from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
+from pi_context.gc_pause import gc_paused
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+
+# --- notes_write ---------------------------------------------------------------------------
+
+
+def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
+    store, address = _target(ctx, args, writing=True)
+    scope, path = address.scope, address.path
+    content = args.get("content")
+    if not isinstance(content, str):
+        raise _fail("content must be a string", path=path)
+    stale = _bool(args, "stale")
+    try:
+        outcome = store.write(scope, path, content, stale=bool(stale))
+    except NoteError as exc:
+        return _note_error(exc, args, ("path", "scope"))
+    note = outcome.note
+    result = {
+        "address": address_in(store, scope, path),
+        "path": path,
+        "scope": scope,
+        "created": outcome.created,
+        "size_bytes": note.size_bytes,
+        "meta": _meta_json(note),
+    }
+    return ToolResult(text=fit_json(result), details=result)
+
+
+# --- notes_edit ----------------------------------------------------------------------------
+
+
+def _edits(args: Args) -> list[tuple[str, str]]:
+    value = args.get("edits")
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail("edits must be an array of {oldText, newText} objects", edits=value)
+    edits: list[tuple[str, str]] = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict) or set(item) != {"oldText", "newText"}:
+            raise _fail(
+                f"edits[{index}] must be an object with exactly oldText and newText",
+                edit_index=index,
+            )
+        old, new = item["oldText"], item["newText"]
+        if not isinstance(old, str) or not isinstance(new, str):
+            raise _fail(f"edits[{index}].oldText and newText must be strings", edit_index=index)
+        if old == "":
+            raise _fail(f"edits[{index}].oldText must not be empty", edit_index=index)
+        edits.append((old, new))
+    return edits
+
+
+def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
+    store, address = _target(ctx, args, writing=True)
+    scope, path = address.scope, address.path
+    edits = _edits(args)
+    stale = _bool(args, "stale")
+    if not edits and stale is None:
+        raise _fail("nothing to edit: pass edits, stale, or both", path=path)
+    try:
+        outcome = store.edit(scope, path, edits, stale=stale)
+    except NoteError as exc:
+        return _note_error(exc, args, ("path", "scope"))
+    note = outcome.note
+    result = {
+        "address": address_in(store, scope, path),
+        "path": path,
+        "scope": scope,
+        "applied": outcome.applied,
+        "size_bytes": note.size_bytes,
+        "meta": _meta_json(note),
+    }
+    return ToolResult(text=fit_json(result), details=result)
+
+
+# --- notes_read ----------------------------------------------------------------------------
+
+
+def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
+    store, address = _target(ctx, args, writing=False)
+    scope, path = address.scope, address.path
+    try:
+        note = store.read(scope, path)
+    except NoteError as exc:
+        return _note_error(exc, args, ("path", "scope"))
+    created = local_iso(note.meta.created_at)
+    updated = local_iso(note.meta.updated_at)
+    shown = address_in(store, scope, path)
+    try:
+        window = read_window(
+            note.text,
+            name=shown,
+            offset_chars=args.get("offset_chars"),
+            limit_chars=args.get("limit_chars"),
+            suffix=(scope, f"created {created}", f"updated {updated}"),
+        )
+    except ReadRangeError as exc:
+        echo = {"path": path, **_echo(args, ("scope",))}
+        fields = {"offset_chars": exc.offset_chars, "total_chars": exc.total_chars}
+        return _error_result(str(exc), fields, echo)
+    except ValueError as exc:
+        raise _fail(str(exc), **_echo(args, ("offset_chars", "limit_chars"))) from exc
+    details = {
+        "address": shown,
+        "path": path,
+        "scope": scope,
+        "offset_chars": window.offset_chars,
+        "limit_chars": window.limit_chars,
+        "total_chars": window.total_chars,
+        "next_offset_chars": window.next_offset_chars,
+        "created_at": created,
+        "updated_at": updated,
+    }
+    return ToolResult(text=window.text, details=details)
+
+
+# --- notes_list ----------------------------------------------------------------------------
+
+
+class _LazyRows(Sequence["JSONValue"]):
+    """Rows rendered on access: a page touches a few dozen of 10,000 notes, so only those
+    are built into records (the order needs only each note's time, path and scope)."""
+
+    def __init__(
+        self,
+        reads: list[tuple[NoteStore, HomeRead]],
+        order: list[int],
+        starts: list[int],
+    ) -> None:
+        self._reads = reads
+        self._order = order
+        self._starts = starts
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def _row(self, position: int) -> JSONValue:
+        index = self._order[position]
+        home = bisect_right(self._starts, index) - 1
+        store, read = self._reads[home]
+        record = read.record(index - self._starts[home])
+        return _record_json(record, address_in(store, record.scope, record.path))
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self._row(position) for position in range(len(self._order))[index]]
+        return self._row(range(len(self._order))[index])
+
+
+def _listing(
+    reads: list[tuple[NoteStore, HomeRead]], accept: Callable[[str], bool] | None
+) -> _LazyRows:
+    """Every note of ``reads`` in ``list_order``: newest first, then path, then scope."""
+    reads = sorted(reads, key=lambda pair: pair[1].scope)  # concatenated in scope order
+    paths: list[str] = []
+    updated: list[int] = []
+    starts: list[int] = []
+    for _store, read in reads:
+        starts.append(len(paths))
+        paths.extend(read.paths())
+        updated.extend(read.updated_at())
+    order = list(range(len(paths)))
+    if accept is not None:
+        order = [index for index in order if accept(paths[index])]
+    # Stable sorts with C key functions, least significant key first (scope: concatenation).
+    order.sort(key=paths.__getitem__)
+    order.sort(key=updated.__getitem__, reverse=True)
+    return _LazyRows(reads, order, starts)
+
+
+def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
+    target, accept = _pattern(args)
+    selection = _selection(ctx, args, target)
+    limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
+    cursor = _int(args, "cursor", 0, 0, None)
+    reads: list[tuple[NoteStore, HomeRead]] = []
+    failures: list[HomeReadError] = _unavailable(ctx, args, target)
+    refused: list[Refused] = []
+    for store, scope in selection:
+        try:
+            read = store.read_home(scope, bodies=False)
+        except HomeReadError as exc:
+            failures.append(exc)
+            continue
+        reads.append((store, read))
+        home_refused = sorted(read.refused, key=lambda r: r.path)
+        refused.extend(r for r in home_refused if accept is None or accept(r.path))
+    with gc_paused():
+        rows = _listing(reads, accept)
+    result = page(
+        rows,
+        cursor,
+        "files",
+        limit=limit,
+        extra=_problems(failures, refused),
+        protect=frozenset({"address", "path", "scope"}),
+    )
+    return ToolResult(text=encode_json(result), details={"total": len(rows)})
+
+
+# --- notes_search --------------------------------------------------------------------------
+
+
+def _match_json(match: LineMatch, header_chars: int, max_chars: int) -> dict[str, JSONValue]:
+    text = match.text[:max_chars]
+    return {
+        "line": match.line,
+        "offset_chars": match.offset_chars,
+        "read_offset_chars": header_chars + match.offset_chars,
+        "text": text,
+        "truncated": len(text) < len(match.text),
+        "total_chars": len(match.text),
+    }
+
+
+def _file_row(
+    note: Note,
+    address: str,
+    matches: list[LineMatch],
+    per_file: int,
+    max_chars: int,
+    fits: Callable[[Any], bool],
+) -> dict[str, JSONValue]:
+    """One file's row, cut (plain prefixes, then fewer matches) until it fits a page alone."""
+    head = {
+        "address": address,
+        "path": note.path,
+        "scope": note.scope,
+        "stale": note.meta.stale,
+        "created_at": local_iso(note.meta.created_at),
+        "updated_at": local_iso(note.meta.updated_at),
+        "matches_total": len(matches),
+    }
+    shown = matches[:per_file]
+
+    def build(count: int, chars: int) -> dict[str, JSONValue]:
+        rows = [_match_json(m, note.parsed.header_chars, chars) for m in shown[:count]]
+        return {**head, "matches": rows}
+
+    if fits(build(len(shown), max_chars)):
+        return build(len(shown), max_chars)
+    lo, hi = 0, max_chars  # largest per-match prefix that fits with every match shown
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(build(len(shown), mid)):
+            lo = mid
+        else:
+            hi = mid - 1
+    if fits(build(len(shown), lo)):
+        return build(len(shown), lo)
+    lo, hi = 1, len(shown)  # too many matches even with empty text: show fewer
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(build(mid, 0)):
+            lo = mid
+        else:
+            hi = mid - 1
+    return build(lo, 0)
+
+
+def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
+    queries = _queries(args)
+    target, accept = _pattern(args)
+    selection = _selection(ctx, args, target)
+    per_file = _int(args, "max_matches_per_file", MATCHES_DEFAULT, 1, MATCHES_MAX)
+    max_files = _int(args, "max_files", FILES_DEFAULT, 1, FILES_MAX)
+    max_chars = _int(args, "max_chars_per_match", MATCH_CHARS_DEFAULT, 1, MATCH_CHARS_MAX)
+    cursor = _int(args, "cursor", 0, 0, None)
+    failures: list[HomeReadError] = _unavailable(ctx, args, target)
+    refused: list[Refused] = []
+    found: list[tuple[Note, str, list[LineMatch]]] = []
+    for store, scope in selection:
+        try:
+            loaded = store.load(scope, accept, contains=queries)
+        except HomeReadError as exc:
+            failures.append(exc)
+            continue
+        refused.extend(loaded.refused)
+        found.extend(
+            (note, address_in(store, scope, note.path), match_lines(note.body, queries))
+            for note in loaded.notes
+        )
+    found.sort(key=lambda row: (row[0].path, row[0].scope, row[1]))
+    extra = _problems(failures, refused)
+    widest_cursor = len(str(len(found)))
+    # Only the rows a page can reach are rendered; each is cut to fit a page on its own.
+    window = found[cursor : cursor + max_files]
+
+    def fits(row: Any) -> bool:
+        envelope = {**extra, "files": [row], "next_cursor": int("9" * widest_cursor)}
+        return json_bytes(envelope) <= TOOL_OUTPUT_MAX_BYTES
+
+    rows: list[JSONValue] = [None] * len(found)
+    for index, (note, address, matches) in enumerate(window, start=cursor):
+        rows[index] = _file_row(note, address, matches, per_file, max_chars, fits)
+    result = page(rows, cursor, "files", limit=max_files, extra=extra)
+    return ToolResult(text=encode_json(result), details={"total_files": len(found)})
