@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 5908e19d07c01c496e25601294eed4b6c7c2ce2ab0e7fa505a26ed8e8cdc95e7
+# spec-sha256: 01d85fe3808c9a6c83cf389cfcb98ca14d3a8d8a83246a72eee3951a8a4a6865
 
 from __future__ import annotations
 
