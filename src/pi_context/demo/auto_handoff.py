@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.handoff.automatic import AutoHandoffPolicy
-from pi_context.bindings.handoff.history import HistoryRecord
 from pi_context.bindings.handoff.panel import panel_lines
 from pi_context.bindings.operations import CallUsage
 from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
@@ -31,6 +30,8 @@ from pi_context.bindings.runtime.handoff import HandoffOptions, HandoffResult, N
 from pi_context.bindings.runtime.results import Notice
 from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session import Session
+
+from .handoff import relay_note
 
 CONTEXT_WINDOW = 64_000
 PRESSURE_PERCENT = 30.0
@@ -66,31 +67,22 @@ def _module_text(n: int) -> str:
     return f"# billing/module_{n:02d}.py\n" + "\n".join(rows)
 
 
-def _note(key: str, kind: str, text: str, source: HistoryRecord) -> dict[str, Any]:
-    return {
-        "key": key,
-        "kind": kind,
-        "text": text,
-        "sourceIds": [source.id],
-        "inference": source.role != "user",
-        "status": "active",
-    }
-
-
 def demo_generator(request: NotesRequest) -> list[dict[str, Any]]:
     """What a model would distil, in two requests (goal and constraint; where to resume)."""
     first = request.start_request()
     users = [r for r in request.records if r.role == "user"]
     task = next(r for r in users if r.text.startswith(TASK[:30]))
     notes = [
-        _note("task", "goal", "Port the legacy billing modules to the new API.", task),
-        _note("invoice-format", "constraint", "Never change the public invoice format.", task),
+        relay_note("task", "goal", "Port the legacy billing modules to the new API.", task),
+        relay_note("invoice-format", "constraint", "Never change the public invoice format.", task),
     ]
     first.end("ok", usage=CallUsage(input=1_800, output=220, cost=0.0021))
     second = request.start_request()
     last = next(r for r in reversed(request.records) if r.role == "assistant")
     notes.append(
-        _note("resume", "open_item", "Continue with the module after the last one ported.", last)
+        relay_note(
+            "resume", "open_item", "Continue with the module after the last one ported.", last
+        )
     )
     second.end("ok", usage=CallUsage(input=900, output=120, cost=0.0011))
     return notes

@@ -31,7 +31,8 @@ from pi_context.bindings.session import Session
 from .scripted import CONTEXT_WINDOW, QUEUED_TEXT, TASK, DemoReport
 
 
-def _note(key: str, kind: str, text: str, source: HistoryRecord) -> dict[str, Any]:
+def relay_note(key: str, kind: str, text: str, source: HistoryRecord) -> dict[str, Any]:
+    """One note of the demo's scripted notes generator, citing the record it comes from."""
     return {
         "key": key,
         "kind": kind,
@@ -48,14 +49,14 @@ def demo_generator(request: NotesRequest) -> list[dict[str, Any]]:
     notes = []
     task = next((r for r in users if r.text.startswith(TASK[:40])), None)
     if task is not None:
-        notes.append(_note("task", "goal", TASK, task))
+        notes.append(relay_note("task", "goal", TASK, task))
     standing = next((r for r in users if QUEUED_TEXT in r.text), None)
     if standing is not None:
-        notes.append(_note("deprecated-apis", "constraint", QUEUED_TEXT, standing))
+        notes.append(relay_note("deprecated-apis", "constraint", QUEUED_TEXT, standing))
     last = next((r for r in reversed(request.records) if r.role == "assistant"), None)
     if last is not None:
         notes.append(
-            _note(
+            relay_note(
                 "resume",
                 "open_item",
                 "Resume from the checkpoint note: port the next module after the last one "
