@@ -15,6 +15,8 @@ from typing import Any
 
 from transitions import Machine, Transition
 
+from pi_context.statemachine.patterns import spell_out
+
 
 class NoTransition(Exception):
     """No row of the table matched (impossible for a spec the loader accepted)."""
@@ -67,7 +69,7 @@ class ResetControlMachine:
         self._shape: Callable[[Any], str] = table.shape
         self._model = _Model()
         transitions: list[dict[str, Any]] = []
-        for (trigger, source), rows in table.TABLE.items():
+        for (trigger, source), rows in spell_out(table.TABLE, table.STATES).items():
             for row, dest in rows:
                 effect, guard, apply = table.ROWS[row]
                 transitions.append(

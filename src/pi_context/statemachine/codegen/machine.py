@@ -3,8 +3,9 @@
 The module is a table a person can review, in the manner of h11's ``_state.py``: ``ROWS``
 gives each row of the spec once (its effect, its guard and its update, one line each, grouped
 by event), and ``TABLE`` maps each (trigger, shape) to the rows that may fire from that shape
-and the shape each leads to, one line per key. Shapes are the machine's states (the tag or
-value of every axis); the data a shape abstracts lives on the model.
+and the shape each leads to, one line per key, in patterns (``statemachine/patterns.py``: a
+``*`` for an axis whose values the rows do not tell apart). Shapes are the machine's states
+(the tag or value of every axis); the data a shape abstracts lives on the model.
 
 Guards and updates are written here once. The compiled reducer keeps its own inlined chains:
 stepping through these per-row calls instead takes about 1.5x as long (2.1M against 1.4M
@@ -23,6 +24,7 @@ from pi_context.spec import expr as ex
 from pi_context.spec.model import EnumAxis, NextCase, NextLiteral, Row, Spec, VariantAxis
 from pi_context.statemachine.codegen.emit import header, state_expr
 from pi_context.statemachine.codegen.naming import event_class
+from pi_context.statemachine.patterns import ANY, SEP, fold
 
 
 def machine_module(spec: Spec) -> str:
@@ -97,17 +99,23 @@ def _guard(row: Row) -> str:
 
 
 def _table(spec: Spec) -> list[str]:
+    table = {
+        key: tuple((row.id, dest) for row, dest in rows)
+        for key, rows in machine_table(spec).items()
+    }
     out = [
         "",
         "# (trigger, shape) -> (row, next shape) for each row that may fire from the shape, in",
         "# table order; the first whose guard holds fires. Rows the shape rules out are left out,",
-        "# and a row the shape makes certain ends its list.",
+        "# and a row the shape makes certain ends its list. A `*` in a shape stands for every",
+        "# value of its axis (the rows are the same for each); in a next shape it keeps the",
+        "# source's value. `pi_context.statemachine.patterns.spell_out` gives every shape's rows.",
         "# fmt: off",
         "TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {",
     ]
-    for (trigger, source), rows in machine_table(spec).items():
-        targets = " ".join(f"({_q(row.id)}, {_q(dest)})," for row, dest in rows)
-        out.append(f"    ({_q(trigger)}, {_q(source)}): ({targets}),")
+    for (trigger, source), targets in fold(table, axis_values(spec)).items():
+        listed = " ".join(f"({_q(row)}, {_q(dest)})," for row, dest in targets)
+        out.append(f"    ({_q(trigger)}, {_q(source)}): ({listed}),")
     out += ["}", "# fmt: on", ""]
     return out
 
@@ -134,15 +142,26 @@ def _double_quoted(code: str) -> str:
     return "".join(out)
 
 
-def _shapes(spec: Spec) -> list[tuple[str, ...]]:
-    """Every shape: one value (enum axis) or tag (variant axis) per axis, axes in order."""
+def axis_values(spec: Spec) -> list[tuple[str, ...]]:
+    """Each axis's values (enum axis) or tags (variant axis), axes in order."""
     per_axis: list[tuple[str, ...]] = []
     for axis in spec.axes:
         if isinstance(axis, EnumAxis):
             per_axis.append(axis.type.values)
         else:
             per_axis.append(tuple(v.tag for v in axis.variants))
-    return list(itertools.product(*per_axis))
+    for values in per_axis:
+        for value in values:
+            if ANY in value or SEP in value:
+                raise ValueError(
+                    f"{spec.id}: a shape value may not hold {ANY!r} or {SEP!r}: {value!r}"
+                )
+    return per_axis
+
+
+def _shapes(spec: Spec) -> list[tuple[str, ...]]:
+    """Every shape: one value (enum axis) or tag (variant axis) per axis, axes in order."""
+    return list(itertools.product(*axis_values(spec)))
 
 
 def shape_name(shape: tuple[str, ...]) -> str:

@@ -109,7 +109,9 @@ ROWS: dict[str, Row[Any]] = {
 
 # (trigger, shape) -> (row, next shape) for each row that may fire from the shape, in
 # table order; the first whose guard holds fires. Rows the shape rules out are left out,
-# and a row the shape makes certain ends its list.
+# and a row the shape makes certain ends its list. A `*` in a shape stands for every
+# value of its axis (the rows are the same for each); in a next shape it keeps the
+# source's value. `pi_context.statemachine.patterns.spell_out` gives every shape's rows.
 # fmt: off
 TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("start", "idle"): (("start.available", "preparing"), ("start.unavailable", "failed"),),
