@@ -27,26 +27,30 @@ class Loc:
 
 
 @dataclass(frozen=True)
-class EnumType:
-    """A closed set of string values."""
+class NamedType:
+    """What the types a spec names (enums and ids) have in common: the name, and for one
+    declared under ``types`` its ``why`` and position (keywords: each kind adds its values)."""
 
     name: str
-    values: tuple[str, ...]
-    why: str = ""
-    loc: Loc | None = None
+    why: str = field(default="", kw_only=True)
+    loc: Loc | None = field(default=None, kw_only=True)
 
 
 @dataclass(frozen=True)
-class IdType:
+class EnumType(NamedType):
+    """A closed set of string values."""
+
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IdType(NamedType):
     """An opaque identifier: only compared for equality and copied.
 
     ``abstraction`` lists the distinct representatives the finite abstraction uses.
     """
 
-    name: str
     abstraction: tuple[str, ...]
-    why: str = ""
-    loc: Loc | None = None
 
 
 @dataclass(frozen=True)
