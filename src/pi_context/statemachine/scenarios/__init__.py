@@ -17,31 +17,26 @@ Version modules import only ``scenario`` and their family's module, never each o
 
 from __future__ import annotations
 
-from pi_context.statemachine.scenarios import (
-    handoff_0_6,
-    handoff_0_6_auto,
-    reset_control_0_25,
-    reset_control_0_26,
-    reset_control_0_26_proposal,
-    reset_control_0_27,
-    reset_control_0_33,
-    reset_control_0_34,
-)
+from importlib import import_module
+
 from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Stepper, Wire, run_scenario
+
+# The version modules (each a spec's ``SPEC_ID`` and ``SCENARIOS``), imported by name.
+_VERSIONS = (
+    "reset_control_0_25",
+    "reset_control_0_26",
+    "reset_control_0_26_proposal",
+    "reset_control_0_27",
+    "reset_control_0_33",
+    "reset_control_0_34",
+    "handoff_0_6",
+    "handoff_0_6_auto",
+)
 
 # Spec id -> its scenarios, in the order a mutation report names the first to fail.
 SCENARIOS: dict[str, tuple[Scenario, ...]] = {
     module.SPEC_ID: module.SCENARIOS
-    for module in (
-        reset_control_0_25,
-        reset_control_0_26,
-        reset_control_0_26_proposal,
-        reset_control_0_27,
-        reset_control_0_33,
-        reset_control_0_34,
-        handoff_0_6,
-        handoff_0_6_auto,
-    )
+    for module in (import_module(f"{__name__}.{name}") for name in _VERSIONS)
 }
 
 __all__ = ["SCENARIOS", "Expect", "Scenario", "Stepper", "Wire", "run_scenario"]

@@ -55,24 +55,26 @@ def restore(
 
 
 START = ev("start", available=True)
-REPORTS: dict[str, Wire] = {
-    "preparing": ev("source_read", ok=True),
-    "generating": ev("notes_generated", ok=True),
-    "quality": ev("quality_checked", ok=True),
-    "saving": ev("offer_saved", written=True, verified=True, ready=True),
-    "switching": ev("destination_created", created=True),
-    "validating": ev("destination_verified", ok=True),
-    "continuing": ev("continued", ok=True),
+# Each running stage's report and the facts it sets to its outcome (the host stays ready).
+REPORTED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "preparing": ("source_read", ("ok",)),
+    "generating": ("notes_generated", ("ok",)),
+    "quality": ("quality_checked", ("ok",)),
+    "saving": ("offer_saved", ("written", "verified")),
+    "switching": ("destination_created", ("created",)),
+    "validating": ("destination_verified", ("ok",)),
+    "continuing": ("continued", ("ok",)),
 }
-FAILING: dict[str, Wire] = {
-    "preparing": ev("source_read", ok=False),
-    "generating": ev("notes_generated", ok=False),
-    "quality": ev("quality_checked", ok=False),
-    "saving": ev("offer_saved", written=False, verified=False, ready=True),
-    "switching": ev("destination_created", created=False),
-    "validating": ev("destination_verified", ok=False),
-    "continuing": ev("continued", ok=False),
-}
+
+
+def _report(stage: str, ok: bool) -> Wire:
+    kind, facts = REPORTED[stage]
+    ready = {"ready": True} if kind == "offer_saved" else {}
+    return ev(kind, **dict.fromkeys(facts, ok), **ready)
+
+
+REPORTS: dict[str, Wire] = {stage: _report(stage, True) for stage in RUNNING}
+FAILING: dict[str, Wire] = {stage: _report(stage, False) for stage in RUNNING}
 COMMANDS = (ev("enable"), ev("disable"), ev("pause"), ev("resume"))
 
 
@@ -106,9 +108,23 @@ def _status_during(stage: str, trigger: str, status: str) -> str:
     return status
 
 
+def _starts(reads: tuple[str, ...] | None = None, **facts: bool) -> Expect:
+    """Pressure that starts an automatic handoff (armed, an attempt taken)."""
+    started = st("preparing", trigger="automatic", automatic="armed")
+    return Expect(pressure(**facts), started, "begin-automatic", reads)
+
+
+def _exhausts(before: Wire, reads: tuple[str, ...] | None = None) -> Expect:
+    """Pressure beyond the attempt limit: the user is told, and only the automatic state of
+    the record ``before`` changes."""
+    return Expect(
+        pressure(attempts=False), before | {"automatic": "exhausted"}, "report-exhausted", reads
+    )
+
+
 def _begin(trigger: str, status: str) -> Expect:
     if trigger == "automatic":
-        return Expect(pressure(), _running("preparing", "automatic", "armed"), "begin-automatic")
+        return _starts()
     return Expect(START, _running("preparing", "manual", status), "read-source")
 
 
@@ -231,74 +247,71 @@ def _stage_scenarios(trigger: str, status: str) -> list[Scenario]:
     return out
 
 
+def _offer_saved(
+    name: str,
+    why: str,
+    saving: tuple[str, str, bool, bool],
+    outcome: tuple[str, str, str, tuple[str, ...] | None],
+) -> Scenario:
+    """One report of a written offer while saving: ``saving`` is the trigger, the automatic
+    state and whether the offer is verified and the host ready; ``outcome`` the stage and
+    offer it leaves, the effect and the reads."""
+    trigger, status, verified, ready = saving
+    stage, offer, effect, consulted = outcome
+    return Scenario(
+        name,
+        why,
+        st("saving", trigger=trigger, automatic=status),
+        (
+            Expect(
+                ev("offer_saved", written=True, verified=verified, ready=ready),
+                st(stage, offer, trigger=trigger, automatic=status),
+                effect,
+                consulted,
+            ),
+        ),
+    )
+
+
 def _automatic_scenarios() -> list[Scenario]:
     armed = st(automatic="armed")
     out = [
-        Scenario(
-            "not-ready-stops-before-switch",
-            "assertReady failing after the verified offer stops an automatic handoff on the "
-            "source, the offer kept and the attempt recorded.",
-            st("saving", trigger="automatic", automatic="armed"),
+        _offer_saved(*case)
+        for case in (
             (
-                Expect(
-                    ev("offer_saved", written=True, verified=True, ready=False),
-                    st("failed", "verified", trigger="automatic", automatic="armed"),
-                    "fail-attempt",
-                ),
+                "not-ready-stops-before-switch",
+                "assertReady failing after the verified offer stops an automatic handoff on "
+                "the source, the offer kept and the attempt recorded.",
+                ("automatic", "armed", True, False),
+                ("failed", "verified", "fail-attempt", None),
             ),
-        ),
-        Scenario(
-            "manual-switch-ignores-ready",
-            "A manual handoff is not guarded by assertReady (the seed calls it only with "
-            "automatic options).",
-            st("saving", automatic="armed"),
             (
-                Expect(
-                    ev("offer_saved", written=True, verified=True, ready=False),
-                    st("switching", automatic="armed"),
-                    "create-destination",
-                    (),
-                ),
+                "manual-switch-ignores-ready",
+                "A manual handoff is not guarded by assertReady (the seed calls it only with "
+                "automatic options).",
+                ("manual", "armed", True, False),
+                ("switching", "none", "create-destination", ()),
             ),
-        ),
-        Scenario(
-            "unverified-offer-automatic",
-            "An automatic offer written but not proven on disk stops before any switch.",
-            st("saving", trigger="automatic", automatic="armed"),
             (
-                Expect(
-                    ev("offer_saved", written=True, verified=False, ready=True),
-                    st("failed", "unverified", trigger="automatic", automatic="armed"),
-                    "fail-attempt",
-                    (),
-                ),
+                "unverified-offer-automatic",
+                "An automatic offer written but not proven on disk stops before any switch.",
+                ("automatic", "armed", False, True),
+                ("failed", "unverified", "fail-attempt", ()),
             ),
-        ),
-        Scenario(
-            "unverified-offer-manual",
-            "A manual offer written but not proven on disk stops before any switch.",
-            st("saving", automatic="cooling"),
             (
-                Expect(
-                    ev("offer_saved", written=True, verified=False, ready=True),
-                    st("failed", "unverified", automatic="cooling"),
-                    "fail",
-                    (),
-                ),
+                "unverified-offer-manual",
+                "A manual offer written but not proven on disk stops before any switch.",
+                ("manual", "cooling", False, True),
+                ("failed", "unverified", "fail", ()),
             ),
-        ),
+        )
+    ]
+    out += [
         Scenario(
             "armed-under-pressure-starts",
             "Armed and under pressure with attempts left, an automatic handoff starts.",
             armed,
-            (
-                Expect(
-                    pressure(),
-                    st("preparing", trigger="automatic", automatic="armed"),
-                    "begin-automatic",
-                    ("attemptsLeft",),
-                ),
-            ),
+            (_starts(("attemptsLeft",)),),
         ),
         Scenario(
             "calm-or-unavailable-does-nothing",
@@ -337,12 +350,7 @@ def _automatic_scenarios() -> list[Scenario]:
                     "none",
                     ("cooled",),
                 ),
-                Expect(
-                    pressure(cooled=True),
-                    st("preparing", trigger="automatic", automatic="armed"),
-                    "begin-automatic",
-                    ("cooled", "attemptsLeft"),
-                ),
+                _starts(("cooled", "attemptsLeft"), cooled=True),
             ),
         ),
         Scenario(
@@ -361,21 +369,11 @@ def _automatic_scenarios() -> list[Scenario]:
             "told), then stays quiet; attempts freed again start one; resume also frees them.",
             armed,
             (
-                Expect(
-                    pressure(attempts=False),
-                    st(automatic="exhausted"),
-                    "report-exhausted",
-                    ("attemptsLeft",),
-                ),
+                _exhausts(armed, ("attemptsLeft",)),
                 Expect(
                     pressure(attempts=False), st(automatic="exhausted"), "none", ("attemptsLeft",)
                 ),
-                Expect(
-                    pressure(attempts=True),
-                    st("preparing", trigger="automatic", automatic="armed"),
-                    "begin-automatic",
-                    ("attemptsLeft",),
-                ),
+                _starts(("attemptsLeft",), attempts=True),
             ),
         ),
         Scenario(
@@ -385,7 +383,7 @@ def _automatic_scenarios() -> list[Scenario]:
             st(automatic="exhausted"),
             (
                 Expect(ev("resume"), armed, "record-resume"),
-                Expect(pressure(attempts=False), st(automatic="exhausted"), "report-exhausted"),
+                _exhausts(armed),
                 Expect(ev("pause"), st(automatic="paused"), "record-automatic"),
                 Expect(ev("disable"), st(automatic="off"), "record-automatic"),
                 Expect(ev("disable"), st(automatic="off"), "none"),
@@ -397,14 +395,7 @@ def _automatic_scenarios() -> list[Scenario]:
             "cooling-exhausted-after-cooldown",
             "A cooled-down session at the attempt limit is exhausted, not started.",
             st(automatic="cooling"),
-            (
-                Expect(
-                    pressure(attempts=False),
-                    st(automatic="exhausted"),
-                    "report-exhausted",
-                    ("cooled", "attemptsLeft"),
-                ),
-            ),
+            (_exhausts(st(automatic="cooling"), ("cooled", "attemptsLeft")),),
         ),
     ]
     for end, status in (("done", "cooling"), ("failed", "paused"), ("cancelled", "exhausted")):
@@ -437,11 +428,7 @@ def _automatic_scenarios() -> list[Scenario]:
             "exhausted-after-automatic-done",
             "Reaching the attempt limit after a completed automatic handoff keeps its record.",
             done,
-            (
-                Expect(
-                    pressure(attempts=False), done | {"automatic": "exhausted"}, "report-exhausted"
-                ),
-            ),
+            (_exhausts(done),),
         )
     )
     manual_end = st("failed", "unverified", "source", "reported", automatic="cooling")
@@ -453,12 +440,7 @@ def _automatic_scenarios() -> list[Scenario]:
             manual_end,
             (
                 Expect(pressure(cooled=False), manual_end, "none", ("cooled",)),
-                Expect(
-                    pressure(attempts=False),
-                    manual_end | {"automatic": "exhausted"},
-                    "report-exhausted",
-                    ("cooled", "attemptsLeft"),
-                ),
+                _exhausts(manual_end, ("cooled", "attemptsLeft")),
             ),
         )
     )

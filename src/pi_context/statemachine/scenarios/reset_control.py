@@ -1,18 +1,16 @@
 """Wire builders and cases shared by the reset-control generations.
 
-``OVERFLOW_LAZY``/``SETTLE_LAZY`` are the reads every generation makes in that order. The
-rest serves the window-scoped close-out generations (published 0.26, the 0.26 proposal,
-0.27, 0.33, 0.34): states and events built from a few arguments, and the cases written for
-one generation that a later one decides the same way, grouped by which generations share
-them. Each
-version's module picks its groups; no version module imports another.
+``OVERFLOW_LAZY``/``SETTLE_LAZY`` are the reads every generation makes in that order, and
+``TURN_FACTS``/``SETTLE_FACTS`` the facts every generation's boundaries carry. The rest
+serves the window-scoped close-out generations (published 0.26, the 0.26 proposal, 0.27,
+0.33, 0.34): states and events built from a few arguments, and the cases written for one
+generation that a later one decides the same way, grouped by which generations share them.
+Each version's module picks its groups; no version module imports another.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire
+from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire, facts_event
 
 OVERFLOW_LAZY = ("queued", "automaticResetEnabled")
 SETTLE_LAZY = ("queued", "enabled", "automaticResetEnabled")
@@ -34,32 +32,34 @@ def s26(request: Wire | None = None, overflow: str = "idle") -> Wire:
     return {"request": dict(request or NONE), "overflow": overflow}
 
 
+# The facts every generation's turn_end and before_settle carry (0.25's too), in the order
+# they are sent; each generation's builders add its own facts and a case's overrides.
+TURN_FACTS: Wire = {
+    "aborted": False,
+    "overflow": False,
+    "failed": False,
+    "enabled": True,
+    "queued": False,
+    "automaticResetEnabled": True,
+}
+SETTLE_FACTS: Wire = {
+    "queued": False,
+    "enabled": True,
+    "automaticResetEnabled": True,
+    "aborted": False,
+}
+
+
 def turn26(window: str = W, **overrides: bool) -> Wire:
-    facts: dict[str, Any] = {
-        "windowId": window,
-        "aborted": False,
-        "overflow": False,
-        "failed": False,
-        "enabled": True,
-        "queued": False,
-        "automaticResetEnabled": True,
-        "hardReserveDue": False,
-    }
-    facts.update(overrides)
-    return {"type": "turn_end", "facts": facts}
+    return facts_event(
+        "turn_end", {"windowId": window}, TURN_FACTS, {"hardReserveDue": False}, **overrides
+    )
 
 
 def settle26(window: str = W, **overrides: bool) -> Wire:
-    facts: dict[str, Any] = {
-        "windowId": window,
-        "queued": False,
-        "enabled": True,
-        "automaticResetEnabled": True,
-        "aborted": False,
-        "failed": False,
-    }
-    facts.update(overrides)
-    return {"type": "before_settle", "facts": facts}
+    return facts_event(
+        "before_settle", {"windowId": window}, SETTLE_FACTS, {"failed": False}, **overrides
+    )
 
 
 def close_out(window: str = W, source: str = "manual") -> Wire:
@@ -72,6 +72,11 @@ def tool_request(window: str = W) -> Wire:
 
 # Without a pending chain, published 0.26 reads the enabled switch before the queue.
 SETTLE_NO_CHAIN_LAZY = ("enabled", "queued")
+
+
+# The user's /wipe-memory arms a manual close-out of the window; a second one is a duplicate.
+ARM_MANUAL = Expect(close_out(), s26(close()), "close-out-armed")
+MANUAL_AGAIN = Expect(close_out(), s26(close()), "already-pending")
 
 
 # The seeds' 0.26 cases every close-out generation decides alike.
@@ -189,6 +194,61 @@ WINDOW_CASES: tuple[Scenario, ...] = (
         ),
     ),
 )
+
+
+def seed_close_out_cases(
+    *,
+    recorded: str,
+    settle_reads: tuple[str, ...],
+    queued_reads: tuple[str, ...],
+    fallback_why: str,
+    dedupe_why: str,
+    queued_why: str,
+) -> tuple[Scenario, ...]:
+    """The seeds' four close-out cases as published 0.26 and the proposal each decide them:
+    alike but for the effect of recording a window's tool request (``recorded``) and the
+    reads of a settle without a chain (``settle_reads``, or ``queued_reads`` when work is
+    queued), and each says why in its own words."""
+    return (
+        Scenario(
+            "close-out-dedupes-spans-turns-and-upgrades-to-tool-commit",
+            "A close-out deduplicates, survives note/tool turns, and a tool request commits it.",
+            s26(),
+            (
+                ARM_MANUAL,
+                MANUAL_AGAIN,
+                Expect(turn26(), s26(close()), "none"),
+                Expect(tool_request(), s26(tool()), recorded),
+                Expect(turn26(), s26(), "commit-boundary"),
+            ),
+        ),
+        Scenario(
+            "manual-close-out-falls-back-at-a-normal-stop",
+            fallback_why,
+            s26(close()),
+            (Expect(settle26(), s26(), "commit-boundary", settle_reads),),
+        ),
+        Scenario(
+            "tool-request-dedupes-per-window",
+            dedupe_why,
+            s26(),
+            (
+                Expect(tool_request(), s26(tool()), recorded),
+                Expect(tool_request(), s26(tool()), "already-pending"),
+            ),
+        ),
+        Scenario(
+            "queued-work-runs-before-the-fallback",
+            queued_why,
+            s26(close()),
+            (
+                Expect(settle26(queued=True), s26(close()), "none", queued_reads),
+                Expect(turn26(), s26(close()), "none"),
+                Expect(settle26(), s26(), "commit-boundary"),
+            ),
+        ),
+    )
+
 
 # The seeds' 0.26 cases the proposal keeps and 0.27 decides differently (its manual commit stops).
 BEFORE_027_CASES: tuple[Scenario, ...] = (
@@ -342,6 +402,13 @@ def tool27(source: str, window: str = W) -> Wire:
     return {"phase": "tool-requested", "windowId": window, "source": source}
 
 
+# Steps many cases take from 0.27 on: a plain turn keeps the user's close-out armed (it
+# reads only the hard reserve), and the settle then commits it without a chain and stops; a
+# turn commits the model's own request, reading nothing, and the run continues.
+TURN_KEEPS_MANUAL = Expect(turn26(), s26(close()), "none", ("hardReserveDue",))
+SETTLE_COMMITS_STOP = Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY)
+TURN_COMMITS = Expect(turn26(), s26(), "commit-boundary", ())
+
 # 0.27's own cases (the user's close-out commits and stops) that 0.33 and 0.34 keep.
 MANUAL_STOP_CASES: tuple[Scenario, ...] = (
     Scenario(
@@ -365,7 +432,7 @@ MANUAL_STOP_CASES: tuple[Scenario, ...] = (
         (
             Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
             Expect(tool_request(), s26(tool27("tool")), "already-pending"),
-            Expect(turn26(), s26(), "commit-boundary", ()),
+            TURN_COMMITS,
         ),
     ),
     Scenario(
@@ -374,14 +441,14 @@ MANUAL_STOP_CASES: tuple[Scenario, ...] = (
         s26(close(source="automatic"), "spent"),
         (
             Expect(tool_request(), s26(tool27("automatic"), "spent"), "close-out-armed"),
-            Expect(turn26(), s26(), "commit-boundary", ()),
+            TURN_COMMITS,
         ),
     ),
     Scenario(
         "manual-fallback-forgets-spent-chain",
         "The stopping fallback also starts a fresh window that ends a spent chain.",
         s26(close(), "spent"),
-        (Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),),
+        (SETTLE_COMMITS_STOP,),
     ),
 )
 
@@ -406,12 +473,12 @@ SINCE_033_CASES: tuple[Scenario, ...] = (
         "turn and commits at the settle, which stops the run.",
         s26(),
         (
-            Expect(close_out(), s26(close()), "close-out-armed"),
-            Expect(close_out(), s26(close()), "already-pending"),
-            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            ARM_MANUAL,
+            MANUAL_AGAIN,
+            TURN_KEEPS_MANUAL,
             Expect(tool_request(), s26(close()), "already-pending"),
-            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
-            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+            TURN_KEEPS_MANUAL,
+            SETTLE_COMMITS_STOP,
         ),
     ),
     Scenario(
@@ -420,9 +487,9 @@ SINCE_033_CASES: tuple[Scenario, ...] = (
         "manual close-out: the turn no longer commits, the settle commits and stops.",
         s26(tool27("tool")),
         (
-            Expect(close_out(), s26(close()), "close-out-armed"),
-            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
-            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
+            ARM_MANUAL,
+            TURN_KEEPS_MANUAL,
+            SETTLE_COMMITS_STOP,
         ),
     ),
     Scenario(
@@ -432,7 +499,7 @@ SINCE_033_CASES: tuple[Scenario, ...] = (
         s26(tool27("tool"), "spent"),
         (
             Expect(close_out(source="automatic"), s26(tool27("tool"), "spent"), "already-pending"),
-            Expect(turn26(), s26(), "commit-boundary", ()),
+            TURN_COMMITS,
         ),
     ),
     Scenario(
@@ -443,7 +510,7 @@ SINCE_033_CASES: tuple[Scenario, ...] = (
         (
             Expect(tool_request(), s26(tool27("automatic")), "close-out-armed"),
             Expect(tool_request(), s26(tool27("automatic")), "already-pending"),
-            Expect(turn26(), s26(), "commit-boundary", ()),
+            TURN_COMMITS,
         ),
     ),
     Scenario(
@@ -453,7 +520,7 @@ SINCE_033_CASES: tuple[Scenario, ...] = (
         s26(close(OTHER)),
         (
             Expect(tool_request(), s26(tool27("tool")), "close-out-armed"),
-            Expect(turn26(), s26(), "commit-boundary", ()),
+            TURN_COMMITS,
         ),
     ),
 )

@@ -4,8 +4,13 @@ request and overflow recovery, and what published 0.25.1 decides where the seeds
 
 from __future__ import annotations
 
-from pi_context.statemachine.scenarios.reset_control import OVERFLOW_LAZY, SETTLE_LAZY
-from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire
+from pi_context.statemachine.scenarios.reset_control import (
+    OVERFLOW_LAZY,
+    SETTLE_FACTS,
+    SETTLE_LAZY,
+    TURN_FACTS,
+)
+from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire, facts_event
 
 SPEC_ID = "reset-control@0.25"
 
@@ -15,23 +20,11 @@ def s25(request: str = "none", overflow: str = "idle") -> Wire:
 
 
 def turn25(**overrides: bool) -> Wire:
-    facts = {
-        "aborted": False,
-        "overflow": False,
-        "failed": False,
-        "enabled": True,
-        "queued": False,
-        "automaticResetEnabled": True,
-        "thresholdDue": False,
-    }
-    facts.update(overrides)
-    return {"type": "turn_end", "facts": facts}
+    return facts_event("turn_end", TURN_FACTS, {"thresholdDue": False}, **overrides)
 
 
 def settle25(**overrides: bool) -> Wire:
-    facts = {"queued": False, "enabled": True, "automaticResetEnabled": True, "aborted": False}
-    facts.update(overrides)
-    return {"type": "before_settle", "facts": facts}
+    return facts_event("before_settle", SETTLE_FACTS, **overrides)
 
 
 REQUEST = {"type": "request"}

@@ -4,15 +4,15 @@ The cases later generations share live in :mod:`.reset_control`."""
 
 from __future__ import annotations
 
+from pi_context.statemachine.scenarios import reset_control as rc
 from pi_context.statemachine.scenarios.reset_control import (
-    BEFORE_027_CASES,
+    ARM_MANUAL,
     OTHER,
     SETTLE_NO_CHAIN_LAZY,
-    UPSTREAM_KEPT_IN_027,
-    WINDOW_CASES,
     close,
     close_out,
     s26,
+    seed_close_out_cases,
     settle26,
     tool,
     tool_request,
@@ -22,46 +22,16 @@ from pi_context.statemachine.scenarios.scenario import Expect, Scenario
 
 SPEC_ID = "reset-control@0.26"
 
-# The seeds' cases only published 0.26 decides this way.
-SEEDS: tuple[Scenario, ...] = (
-    Scenario(
-        "close-out-dedupes-spans-turns-and-upgrades-to-tool-commit",
-        "A close-out deduplicates, survives note/tool turns, and a tool request commits it.",
-        s26(),
-        (
-            Expect(close_out(), s26(close()), "close-out-armed"),
-            Expect(close_out(), s26(close()), "already-pending"),
-            Expect(turn26(), s26(close()), "none"),
-            Expect(tool_request(), s26(tool()), "close-out-armed"),
-            Expect(turn26(), s26(), "commit-boundary"),
-        ),
-    ),
-    Scenario(
-        "manual-close-out-falls-back-at-a-normal-stop",
-        "A successful, unqueued stop commits a manual close-out at before_settle.",
-        s26(close()),
-        (Expect(settle26(), s26(), "commit-boundary", SETTLE_NO_CHAIN_LAZY),),
-    ),
-    Scenario(
-        "tool-request-dedupes-per-window",
-        "Repeated wipe_memory calls in one window deduplicate.",
-        s26(),
-        (
-            Expect(tool_request(), s26(tool()), "close-out-armed"),
-            Expect(tool_request(), s26(tool()), "already-pending"),
-        ),
-    ),
-    Scenario(
-        "queued-work-runs-before-the-fallback",
-        "Queued steering/follow-up work runs once in the old window before the close-out "
-        "fallback commits.",
-        s26(close()),
-        (
-            Expect(settle26(queued=True), s26(close()), "none", SETTLE_NO_CHAIN_LAZY),
-            Expect(turn26(), s26(close()), "none"),
-            Expect(settle26(), s26(), "commit-boundary"),
-        ),
-    ),
+# The seeds' cases as only published 0.26 decides them: recording a tool request is reported
+# as armed, and a settle without a chain reads the switch before the queue.
+SEEDS = seed_close_out_cases(
+    recorded="close-out-armed",
+    settle_reads=SETTLE_NO_CHAIN_LAZY,
+    queued_reads=SETTLE_NO_CHAIN_LAZY,
+    fallback_why="A successful, unqueued stop commits a manual close-out at before_settle.",
+    dedupe_why="Repeated wipe_memory calls in one window deduplicate.",
+    queued_why="Queued steering/follow-up work runs once in the old window before the close-out "
+    "fallback commits.",
 )
 
 # Published-0.26 cases no later generation keeps.
@@ -76,7 +46,7 @@ UPSTREAM: tuple[Scenario, ...] = (
             Expect(
                 close_out(OTHER, "automatic"), s26(close(OTHER, "automatic")), "close-out-armed"
             ),
-            Expect(close_out(), s26(close()), "close-out-armed"),
+            ARM_MANUAL,
             Expect(tool_request(), s26(tool()), "close-out-armed"),
         ),
     ),
@@ -107,4 +77,4 @@ UPSTREAM: tuple[Scenario, ...] = (
     ),
 )
 
-SCENARIOS = SEEDS + WINDOW_CASES + BEFORE_027_CASES + UPSTREAM_KEPT_IN_027 + UPSTREAM
+SCENARIOS = SEEDS + rc.WINDOW_CASES + rc.BEFORE_027_CASES + rc.UPSTREAM_KEPT_IN_027 + UPSTREAM

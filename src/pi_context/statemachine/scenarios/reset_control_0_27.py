@@ -4,12 +4,12 @@ of the close-out they upgrade."""
 
 from __future__ import annotations
 
+from pi_context.statemachine.scenarios import reset_control as rc
 from pi_context.statemachine.scenarios.reset_control import (
-    HARD_RESERVE_OVER_MANUAL,
-    MANUAL_STOP_CASES,
+    ARM_MANUAL,
     OTHER,
-    UPSTREAM_KEPT_IN_027,
-    WINDOW_CASES,
+    TURN_COMMITS,
+    TURN_KEEPS_MANUAL,
     close,
     close_out,
     s26,
@@ -31,8 +31,8 @@ OWN: tuple[Scenario, ...] = (
         "its turn commits the boundary and the run stops.",
         s26(),
         (
-            Expect(close_out(), s26(close()), "close-out-armed"),
-            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
+            ARM_MANUAL,
+            TURN_KEEPS_MANUAL,
             Expect(tool_request(), s26(tool27("manual")), "close-out-armed"),
             Expect(turn26(), s26(), "commit-boundary-stop", ()),
         ),
@@ -53,7 +53,7 @@ OWN: tuple[Scenario, ...] = (
         s26(tool27("tool")),
         (
             Expect(close_out(), s26(tool27("tool")), "already-pending"),
-            Expect(turn26(), s26(), "commit-boundary", ()),
+            TURN_COMMITS,
         ),
     ),
     Scenario(
@@ -66,5 +66,9 @@ OWN: tuple[Scenario, ...] = (
 )
 
 SCENARIOS = (
-    WINDOW_CASES + UPSTREAM_KEPT_IN_027 + OWN + MANUAL_STOP_CASES + (HARD_RESERVE_OVER_MANUAL,)
+    rc.WINDOW_CASES
+    + rc.UPSTREAM_KEPT_IN_027
+    + OWN
+    + rc.MANUAL_STOP_CASES
+    + (rc.HARD_RESERVE_OVER_MANUAL,)
 )

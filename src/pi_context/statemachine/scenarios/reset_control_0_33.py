@@ -6,13 +6,7 @@ window."""
 
 from __future__ import annotations
 
-from pi_context.statemachine.scenarios.reset_control import (
-    HARD_RESERVE_OVER_MANUAL,
-    MANUAL_STOP_CASES,
-    SINCE_033_CASES,
-    UPSTREAM_KEPT_IN_027,
-    WINDOW_CASES,
-)
+from pi_context.statemachine.scenarios import reset_control as rc
 
 SPEC_ID = "reset-control@0.33"
 
@@ -21,9 +15,9 @@ SPEC_ID = "reset-control@0.33"
 # call during /wipe-memory is only acknowledged.
 
 SCENARIOS = (
-    WINDOW_CASES
-    + UPSTREAM_KEPT_IN_027
-    + MANUAL_STOP_CASES
-    + (HARD_RESERVE_OVER_MANUAL,)
-    + SINCE_033_CASES
+    rc.WINDOW_CASES
+    + rc.UPSTREAM_KEPT_IN_027
+    + rc.MANUAL_STOP_CASES
+    + (rc.HARD_RESERVE_OVER_MANUAL,)
+    + rc.SINCE_033_CASES
 )

@@ -6,16 +6,13 @@ extension's provider-context decision cancels the empty follow-up after a commit
 
 from __future__ import annotations
 
+from pi_context.statemachine.scenarios import reset_control as rc
 from pi_context.statemachine.scenarios.reset_control import (
-    CHANGED_IN_034,
-    MANUAL_STOP_CASES,
     OTHER,
     OVERFLOW_LAZY,
+    SETTLE_COMMITS_STOP,
     SETTLE_LAZY,
-    SETTLE_NO_CHAIN_LAZY,
-    SINCE_033_CASES,
-    UPSTREAM_KEPT_IN_027,
-    WINDOW_CASES,
+    TURN_KEEPS_MANUAL,
     W,
     close,
     close_out,
@@ -25,7 +22,7 @@ from pi_context.statemachine.scenarios.reset_control import (
     tool_request,
     turn26,
 )
-from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire
+from pi_context.statemachine.scenarios.scenario import Expect, Scenario, Wire, facts_event
 
 SPEC_ID = "reset-control@0.34"
 
@@ -36,17 +33,33 @@ def stop_pending(window: str = W) -> Wire:
     return {"phase": "stop-pending", "windowId": window}
 
 
+# The hard reserve commits the user's close-out and stops, leaving a stop intent for the fresh
+# window; there the settle only stops (the plain ``stop``), having read the queue.
+SAFETY_STOP = Expect(
+    turn26(hardReserveDue=True), s26(stop_pending()), "commit-boundary-stop", ("hardReserveDue",)
+)
+SETTLE_ONLY_STOPS = Expect(settle26(FRESH), s26(), "stop", ("queued",))
+
+
 def provider(window: str = FRESH, **overrides: bool) -> Wire:
     """The provider-context hook in ``window``, by default after a committed boundary with
     nothing queued and no user message since."""
-    facts: dict[str, object] = {
-        "windowId": window,
-        "queued": False,
-        "committed": True,
-        "userSinceBoundary": False,
-    }
-    facts.update(overrides)
-    return {"type": "provider_context", "facts": facts}
+    return facts_event(
+        "provider_context",
+        {"windowId": window, "queued": False, "committed": True, "userSinceBoundary": False},
+        **overrides,
+    )
+
+
+def overflow_keeps_manual(chain: str = "pending", **facts: bool) -> Expect:
+    """An overflow turn keeps the user's close-out armed next to the chain, reading nothing."""
+    return Expect(turn26(W, overflow=True, **facts), s26(close(), chain), "none", ())
+
+
+def settle_stops_behind_chain(**facts: bool) -> Expect:
+    """The settle commits the user's close-out behind a chain (or retries the commit of a stop
+    intent) and stops, having read the queue and the switch."""
+    return Expect(settle26(W, **facts), s26(), "commit-boundary-stop", ("queued", "enabled"))
 
 
 PROVIDER_LAZY = ("queued", "committed", "userSinceBoundary")
@@ -62,12 +75,7 @@ HOOK: tuple[Scenario, ...] = (
         "and the abort that follows clears the stop intent.",
         s26(close()),
         (
-            Expect(
-                turn26(hardReserveDue=True),
-                s26(stop_pending()),
-                "commit-boundary-stop",
-                ("hardReserveDue",),
-            ),
+            SAFETY_STOP,
             Expect(provider(), s26(stop_pending()), "cancel-follow-up", PROVIDER_LAZY),
             Expect({"type": "abort"}, s26(), "none"),
         ),
@@ -79,7 +87,7 @@ HOOK: tuple[Scenario, ...] = (
         (
             Expect(provider(queued=True), s26(stop_pending()), "none", ("queued",)),
             Expect(turn26(FRESH), s26(stop_pending()), "none", ()),
-            Expect(settle26(FRESH), s26(), "stop", ("queued",)),
+            SETTLE_ONLY_STOPS,
         ),
     ),
     Scenario(
@@ -123,17 +131,12 @@ OWN: tuple[Scenario, ...] = (
         "read nothing), and the settle only stops.",
         s26(close()),
         (
-            Expect(
-                turn26(hardReserveDue=True),
-                s26(stop_pending()),
-                "commit-boundary-stop",
-                ("hardReserveDue",),
-            ),
+            SAFETY_STOP,
             Expect(tool_request(FRESH), s26(stop_pending()), "already-pending"),
             Expect(close_out(FRESH, "automatic"), s26(stop_pending()), "already-pending"),
             Expect(settle26(FRESH, queued=True), s26(stop_pending()), "none", ("queued",)),
             Expect(turn26(FRESH, hardReserveDue=True), s26(stop_pending()), "none", ()),
-            Expect(settle26(FRESH), s26(), "stop", ("queued",)),
+            SETTLE_ONLY_STOPS,
         ),
     ),
     Scenario(
@@ -148,7 +151,7 @@ OWN: tuple[Scenario, ...] = (
         "Still in the window of the request (the safety boundary's construction failed), the "
         "settle retries the commit and stops.",
         s26(stop_pending()),
-        (Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),),
+        (settle_stops_behind_chain(),),
     ),
     Scenario(
         "upstream-uncommitted-safety-reset-dropped-when-disabled",
@@ -189,8 +192,8 @@ OWN: tuple[Scenario, ...] = (
         "chain's recovery.",
         s26(close()),
         (
-            Expect(turn26(overflow=True), s26(close(), "pending"), "none", ()),
-            Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),
+            overflow_keeps_manual(),
+            settle_stops_behind_chain(),
         ),
     ),
     Scenario(
@@ -199,8 +202,8 @@ OWN: tuple[Scenario, ...] = (
         "the settle commits and stops (0.33 closed the chain without a commit).",
         s26(close(), "spent"),
         (
-            Expect(turn26(overflow=True), s26(close(), "pending-spent"), "none", ()),
-            Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),
+            overflow_keeps_manual("pending-spent"),
+            settle_stops_behind_chain(),
         ),
     ),
     Scenario(
@@ -209,24 +212,14 @@ OWN: tuple[Scenario, ...] = (
         "queued work runs first, and the settle commits and stops even after an error.",
         s26(close()),
         (
-            Expect(
-                turn26(overflow=True, failed=True, queued=True, automaticResetEnabled=False),
-                s26(close(), "pending"),
-                "none",
-                (),
-            ),
+            overflow_keeps_manual(failed=True, queued=True, automaticResetEnabled=False),
             Expect(
                 settle26(failed=True, queued=True, automaticResetEnabled=False),
                 s26(close(), "pending"),
                 "none",
                 ("queued",),
             ),
-            Expect(
-                settle26(failed=True, automaticResetEnabled=False),
-                s26(),
-                "commit-boundary-stop",
-                ("queued", "enabled"),
-            ),
+            settle_stops_behind_chain(failed=True, automaticResetEnabled=False),
         ),
     ),
     Scenario(
@@ -234,10 +227,7 @@ OWN: tuple[Scenario, ...] = (
         "A successful queued turn after a manual overflow clears only the chain; the settle "
         "then commits the close-out and stops.",
         s26(close(), "pending"),
-        (
-            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
-            Expect(settle26(), s26(), "commit-boundary-stop", SETTLE_NO_CHAIN_LAZY),
-        ),
+        (TURN_KEEPS_MANUAL, SETTLE_COMMITS_STOP),
     ),
     Scenario(
         "upstream-manual-overflow-disabled-disarms-only-the-chain",
@@ -252,18 +242,8 @@ OWN: tuple[Scenario, ...] = (
         "resets off.",
         s26(close(), "spent"),
         (
-            Expect(
-                turn26(overflow=True, automaticResetEnabled=False),
-                s26(close(), "pending-spent"),
-                "none",
-                (),
-            ),
-            Expect(
-                settle26(automaticResetEnabled=False),
-                s26(),
-                "commit-boundary-stop",
-                ("queued", "enabled"),
-            ),
+            overflow_keeps_manual("pending-spent", automaticResetEnabled=False),
+            settle_stops_behind_chain(automaticResetEnabled=False),
         ),
     ),
     Scenario(
@@ -292,10 +272,10 @@ KEPT: tuple[Scenario, ...] = (
         s26(close(), "pending"),
         (
             Expect(settle26(enabled=False), s26(close()), "none", ("queued", "enabled")),
-            Expect(turn26(overflow=True), s26(close(), "pending"), "none", ()),
-            Expect(turn26(), s26(close()), "none", ("hardReserveDue",)),
-            Expect(turn26(overflow=True), s26(close(), "pending"), "none", ()),
-            Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),
+            overflow_keeps_manual(),
+            TURN_KEEPS_MANUAL,
+            overflow_keeps_manual(),
+            settle_stops_behind_chain(),
         ),
     ),
     Scenario(
@@ -324,13 +304,13 @@ KEPT: tuple[Scenario, ...] = (
         "upstream-stop-after-safety-clears-a-chain",
         "The plain stop after the safety reset also ends an armed chain.",
         s26(stop_pending(), "pending-spent"),
-        (Expect(settle26(FRESH), s26(), "stop", ("queued",)),),
+        (SETTLE_ONLY_STOPS,),
     ),
     Scenario(
         "upstream-retried-stop-clears-a-chain",
         "The retried commit of a stop intent ends an armed chain.",
         s26(stop_pending(), "pending"),
-        (Expect(settle26(), s26(), "commit-boundary-stop", ("queued", "enabled")),),
+        (settle_stops_behind_chain(),),
     ),
     Scenario(
         "upstream-dropped-stop-clears-a-chain",
@@ -341,10 +321,10 @@ KEPT: tuple[Scenario, ...] = (
 )
 
 SCENARIOS = (
-    WINDOW_CASES
-    + tuple(s for s in UPSTREAM_KEPT_IN_027 if s.id not in CHANGED_IN_034)
-    + MANUAL_STOP_CASES
-    + SINCE_033_CASES
+    rc.WINDOW_CASES
+    + tuple(s for s in rc.UPSTREAM_KEPT_IN_027 if s.id not in rc.CHANGED_IN_034)
+    + rc.MANUAL_STOP_CASES
+    + rc.SINCE_033_CASES
     + OWN
     + KEPT
     + HOOK

@@ -7,12 +7,21 @@ lazy facts consulted. ``run_scenario`` feeds one to any stepper and lists the di
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 Wire = dict[str, Any]
 Stepper = Callable[[Wire, Wire], tuple[Wire, str, tuple[str, ...] | None]]
+
+
+def facts_event(kind: str, *parts: Mapping[str, Any], **overrides: bool) -> Wire:
+    """A fact-carrying event: the parts' facts in order, then a case's overrides."""
+    facts: dict[str, Any] = {}
+    for part in parts:
+        facts.update(part)
+    facts.update(overrides)
+    return {"type": kind, "facts": facts}
 
 
 @dataclass(frozen=True)
