@@ -72,7 +72,7 @@ def run_conformance(
     ``command`` may be an :class:`Implementation` the caller started early, so that its
     start-up overlaps the caller's own imports (its timeouts then apply).
     """
-    stream = stream or sys.stderr
+    options = RunOptions(examples, steps, seed, exhaustive, show, stream or sys.stderr)
     started = time.monotonic()
     if isinstance(command, Implementation):
         impl = command
@@ -108,19 +108,7 @@ def run_conformance(
                     )
                     report.specs.append(result)
                 continue
-            report.specs.append(
-                run_spec(
-                    impl,
-                    gens[spec.id],
-                    examples=examples,
-                    steps=steps,
-                    seed=seed,
-                    exhaustive=exhaustive,
-                    show=show,
-                    stream=stream,
-                    plan=plans.get(spec.id),
-                )
-            )
+            report.specs.append(run_spec(impl, gens[spec.id], options, plans.get(spec.id)))
         if not report.specs:
             ours = ", ".join(s.id for s in chosen)
             report.errors.append(
@@ -162,26 +150,32 @@ def _handshake(impl: Implementation, report: ConformanceReport) -> bool:
     return True
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How ``run_conformance`` checks each spec (its keyword arguments of the same names)."""
+
+    examples: int
+    steps: int
+    seed: int | None
+    exhaustive: bool
+    show: bool
+    stream: TextIO
+
+
 def run_spec(
     impl: Implementation,
     gen: ResetControl,
-    *,
-    examples: int = 100,
-    steps: int = 30,
-    seed: int | None = None,
-    exhaustive: bool = True,
-    show: bool = True,
-    stream: TextIO | None = None,
+    options: RunOptions,
     plan: ExhaustivePlan | None = None,
 ) -> SpecResult:
-    stream = stream or sys.stderr
+    examples, show, stream = options.examples, options.show, options.stream
     spec = gen.spec
     started = time.monotonic()
     result = SpecResult(spec)
     budget = Budget(CRASH_BUDGET)
     if show:
         print(f"{spec.id} against {impl.command}", file=stream)
-    if exhaustive:
+    if options.exhaustive:
         run_exhaustive(impl, gen, result, budget, show=show, stream=stream, plan=plan)
         if result.failures:
             minimal_traces(impl, gen, result)
@@ -197,8 +191,8 @@ def run_spec(
             gen,
             result,
             examples=examples,
-            steps=steps,
-            seed=seed,
+            steps=options.steps,
+            seed=options.seed,
             budget=budget,
             on_example=tick,
         )

@@ -206,12 +206,9 @@ class Implementation:
                 self._selector.unregister(proc.stdin.fileno())
 
     def _read_stderr(self, fd: int) -> None:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
+        chunk = _read_some(fd)
+        if chunk is None:
             return
-        except OSError:
-            chunk = b""
         if not chunk:
             if self._selector is not None and self._err_open:
                 self._selector.unregister(fd)
@@ -262,12 +259,9 @@ class Implementation:
                 if key.fd == err_fd:
                     self._read_stderr(err_fd)
                 elif key.fd == out_fd and mask & selectors.EVENT_READ:
-                    try:
-                        chunk = os.read(out_fd, 1 << 16)
-                    except BlockingIOError:
+                    chunk = _read_some(out_fd)
+                    if chunk is None:
                         continue
-                    except OSError:
-                        chunk = b""
                     lines = self._lines.feed(chunk) if chunk else self._lines.finish()
                     if None in lines or self._lines.overflowing:
                         self.kill()
@@ -342,6 +336,17 @@ def _close_quietly(stream: IO[bytes] | None) -> None:
         return
     with contextlib.suppress(OSError):
         stream.close()
+
+
+def _read_some(fd: int) -> bytes | None:
+    """What a non-blocking pipe holds now: None when nothing yet, ``b""`` at its end (a
+    read error counts as the end: the process is gone)."""
+    try:
+        return os.read(fd, 1 << 16)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
 
 
 # Implementations still running when the interpreter exits take their groups with them.

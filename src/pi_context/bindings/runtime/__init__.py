@@ -19,6 +19,7 @@ reset-control machine.
 * ``handoff``     ``/handoff`` (driven through ``ports.HandoffHost``)
 * ``overflow``    provider context-overflow detection
 * ``tree``        tree navigation and its branch-summary decision
+* ``via``         one-line typed read-only attributes (``Via``, ``Derived``)
 
 Names are imported on first use, so importing one module of this package (the tool registry
 loads ``tools``) does not load the whole runtime, and the package imports none of its modules

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,60 +32,54 @@ from .window import WindowView
 
 Draft = dict[str, Any]
 Notify = Callable[[str, str], None]
+_SYSTEM_RANDOM = random.SystemRandom()
+"""Window ids where the host gave no ``RuntimeConfig.rng`` (it keeps no state to share)."""
 
 
+@dataclass(slots=True, eq=False, repr=False)
 class Boundaries:
     """Builds the boots and boundaries of one runtime."""
 
-    def __init__(
-        self,
-        lifecycle: Lifecycle,
-        window: WindowView,
-        config: RuntimeConfig,
-        cwd: Callable[[], Path],
-        notify: Notify,
-        owner: object,
-    ) -> None:
-        self._lifecycle = lifecycle
-        self._window = window
-        self._config = config
-        self._cwd = cwd
-        self._notify = notify
-        self._owner = owner  # what a host's build_reset is called with (the Runtime)
-        self._rng: random.Random = config.rng or random.SystemRandom()
-        self._notes_notified: set[str] = set()
+    lifecycle: Lifecycle
+    window: WindowView
+    config: RuntimeConfig
+    cwd: Callable[[], Path]
+    notify: Notify
+    owner: object
+    """What a host's ``build_reset`` is called with (the Runtime)."""
+    _notes_notified: set[str] = field(default_factory=set, init=False)
 
     def notes_homes(self) -> NotesHomes:
         """The five notes homes of this runtime's identity (session, cwd, agent, model)."""
-        model = self._lifecycle.model
+        model = self.lifecycle.model
         return NotesHomes(
-            root=notes_root(self._config.notes_home),
-            session_id=self._lifecycle.session.session_id,
-            project_root=self._cwd(),
-            agent_name=self._config.agent_name,
+            root=notes_root(self.config.notes_home),
+            session_id=self.lifecycle.session.session_id,
+            project_root=self.cwd(),
+            agent_name=self.config.agent_name,
             model_id=model.id if model else None,
         )
 
     def notes_snapshot(self) -> NotesSnapshot:
-        clock = self._lifecycle.session.now_ms  # the session's clock, as its entries
+        clock = self.lifecycle.session.now_ms  # the session's clock, as its entries
         return load_snapshot(NoteStore(self.notes_homes(), clock=clock))
 
     def boot_text(self, window_id: str, previous: str | None) -> str:
         """Acquire one notes snapshot and render the boot of ``window_id`` from it."""
-        opened = self._lifecycle.session.now_ms()  # the session's clock, as its entries
+        opened = self.lifecycle.session.now_ms()  # the session's clock, as its entries
         snapshot = self.notes_snapshot()
         notice = snapshot.human_notice()
         if notice and window_id not in self._notes_notified:
             self._notes_notified.add(window_id)
-            self._notify("warning", notice)
+            self.notify("warning", notice)
         homes = self.notes_homes()
         return render_boot(
             BootInput(
                 agent_name=str(homes.slug("agent")),
                 first_window_id=root_window_id(
-                    self._lifecycle.session.session_id,
-                    self._window.branch(),
-                    fork_safe=self._window.fork_safe,
+                    self.lifecycle.session.session_id,
+                    self.window.branch(),
+                    fork_safe=self.window.fork_safe,
                 ),
                 current_window_id=window_id,
                 previous_window_id=previous,
@@ -96,10 +91,11 @@ class Boundaries:
 
     def reset_drafts(self) -> list[Draft]:
         """The default boundary: checkpoint, marker (fresh id), boot, continuation."""
-        branch = self._window.branch()
-        session_id = self._lifecycle.session.session_id
-        fork_safe = self._window.fork_safe
-        new_id = mint_window_id(branch, session_id, self._rng, fork_safe=fork_safe)
+        branch = self.window.branch()
+        session_id = self.lifecycle.session.session_id
+        fork_safe = self.window.fork_safe
+        rng = self.config.rng or _SYSTEM_RANDOM
+        new_id = mint_window_id(branch, session_id, rng, fork_safe=fork_safe)
         previous = current_window_id(branch, session_id, fork_safe=fork_safe)
         return reset_drafts(
             branch,
@@ -111,22 +107,22 @@ class Boundaries:
 
     def builder(self) -> ResetBuild:
         """The boundary builder in use: the host's ``build_reset`` or ``reset_drafts``."""
-        custom = self._config.build_reset
+        custom = self.config.build_reset
         if custom is None:
             return self.reset_drafts
-        owner = self._owner
+        owner = self.owner
         return lambda: custom(owner)
 
     def ensure_boot(self) -> StartResult:
         """Create the root boot once, or complete an interrupted reset tail; else nothing."""
-        session = self._lifecycle.session
-        branch = self._window.branch()
+        session = self.lifecycle.session
+        branch = self.window.branch()
         plan = plan_tail_repair(branch)
         if plan.status == "no-marker":
-            if self._lifecycle.refuse_while_off("a new root boot") is not None:
+            if self.lifecycle.refuse_while_off("a new root boot") is not None:
                 return StartResult("disabled")
-            messages = self._window.messages()
-            fork_safe = self._window.fork_safe
+            messages = self.window.messages()
+            fork_safe = self.window.fork_safe
             if not needs_root_boot(branch, messages, session.session_id, fork_safe=fork_safe):
                 return StartResult("present")
             root = root_window_id(session.session_id, branch, fork_safe=fork_safe)
@@ -137,7 +133,7 @@ class Boundaries:
         if plan.status == "complete":
             return StartResult("present")
         if plan.status == "refused":
-            self._notify(
+            self.notify(
                 "warning",
                 f"pi-context: window {plan.window_id} has an incomplete reset that cannot be "
                 f"repaired ({plan.reason}); run /wipe-memory to start a fresh window",
@@ -145,7 +141,7 @@ class Boundaries:
             return StartResult("refused", reason=plan.reason)
         assert plan.window_id is not None and plan.marker_id is not None
         previous = previous_window_id(
-            branch, session.session_id, plan.marker_id, fork_safe=self._window.fork_safe
+            branch, session.session_id, plan.marker_id, fork_safe=self.window.fork_safe
         )
         drafts = plan.drafts(self.boot_text(plan.window_id, previous), CONTINUATION_TEXT)
         ids = session.append_drafts(drafts)

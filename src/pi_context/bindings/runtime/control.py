@@ -24,6 +24,8 @@ from pi_context.spec.model import HOST_ACTION_MEANINGS, HostAction, HostActionMe
 from pi_context.statemachine.reset_control import DEFAULT_SPEC as DEFAULT_SPEC
 from pi_context.statemachine.reset_control import ResetControl, reset_control, spec_ids
 
+from .via import Derived, Via
+
 Source = Literal["manual", "automatic"]
 """Who asked for a close-out: the user (``/wipe-memory``) or the budget (its final warning).
 These are values the host reports in the ``close_out`` event, part of its interface."""
@@ -66,6 +68,13 @@ def lazy_facts(binding: ResetControl) -> dict[str, frozenset[str]]:
         event: frozenset(_snake(name) for name in names)
         for event, names in binding.lazy_order.items()
     }
+
+
+class _Fact(Derived[bool]):
+    """A fact the reducer reads: computed on first read (a lazy one), then memoised."""
+
+    def __init__(self, name: str, doc: str | None = None) -> None:
+        super().__init__(lambda facts: facts._read(name), doc)
 
 
 class Facts:
@@ -116,52 +125,24 @@ class Facts:
                 self.consulted.append(name)
         return self._values[name]
 
-    @property
-    def window_id(self) -> str:
-        return self._window_id
-
-    @property
-    def aborted(self) -> bool:
-        return self._read("aborted")
-
-    @property
-    def overflow(self) -> bool:
-        return self._overflow
-
-    @property
-    def failed(self) -> bool:
-        return self._failed
-
-    @property
-    def enabled(self) -> bool:
-        return self._read("enabled")
-
-    @property
-    def queued(self) -> bool:
-        return self._read("queued")
-
-    @property
-    def automatic_reset_enabled(self) -> bool:
-        return self._read("automatic_reset_enabled")
-
-    @property
-    def hard_reserve_due(self) -> bool:
-        return self._read("hard_reserve_due")
-
-    @property
-    def committed(self) -> bool:
-        """The newest reset marker's boundary is committed (0.34's provider context)."""
-        return self._read("committed")
-
-    @property
-    def user_since_boundary(self) -> bool:
-        """A user message follows the newest reset marker (0.34's provider context)."""
-        return self._read("user_since_boundary")
-
-    @property
-    def threshold_due(self) -> bool:
-        """0.25's name for the hard-reserve fact (``FACT_ALIASES``)."""
-        return self._read("hard_reserve_due")
+    window_id = Via[str]("_window_id")
+    overflow = Via[bool]("_overflow")
+    failed = Via[bool]("_failed")
+    aborted = _Fact("aborted")
+    enabled = _Fact("enabled")
+    queued = _Fact("queued")
+    automatic_reset_enabled = _Fact("automatic_reset_enabled")
+    hard_reserve_due = _Fact("hard_reserve_due")
+    committed = _Fact(
+        "committed", "The newest reset marker's boundary is committed (0.34's provider context)."
+    )
+    user_since_boundary = _Fact(
+        "user_since_boundary",
+        "A user message follows the newest reset marker (0.34's provider context).",
+    )
+    threshold_due = _Fact(
+        "hard_reserve_due", "0.25's name for the hard-reserve fact (``FACT_ALIASES``)."
+    )
 
 
 @dataclass(frozen=True)
@@ -185,25 +166,19 @@ class Step:
     def meaning(self) -> HostActionMeaning:
         return HOST_ACTION_MEANINGS[self.host]
 
-    @property
-    def commits(self) -> bool:
-        """The host builds and appends a reset boundary for this step."""
-        return self.meaning.commits
-
-    @property
-    def continues(self) -> bool:
-        """After a committed boundary the run goes on (the continuation is the prompt)."""
-        return self.meaning.continues
-
-    @property
-    def stops(self) -> bool:
-        """The run ends with this step (after its boundary, when it commits one)."""
-        return self.meaning.stops
-
-    @property
-    def retries(self) -> bool:
-        """After a committed boundary the failed request is re-run."""
-        return self.meaning.retries
+    commits = Via[bool](
+        "meaning.commits", "The host builds and appends a reset boundary for this step."
+    )
+    continues = Via[bool](
+        "meaning.continues",
+        "After a committed boundary the run goes on (the continuation is the prompt).",
+    )
+    stops = Via[bool](
+        "meaning.stops", "The run ends with this step (after its boundary, when it commits one)."
+    )
+    retries = Via[bool](
+        "meaning.retries", "After a committed boundary the failed request is re-run."
+    )
 
 
 @dataclass

@@ -19,6 +19,7 @@ shown to the user as progress text through the runtime's notify callback.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,22 +82,22 @@ COMMAND = "/handoff"
 SPEC_ID = ht.SPEC_ID
 
 
+@dataclass(frozen=True, slots=True)
 class _Pressure:
     """``pressure``'s facts; the lazy ones are computed only when the table reads them."""
 
-    def __init__(self, owner: Handoffs, due: bool, available: bool, now: int) -> None:
-        self.due = due
-        self.available = available
-        self._owner = owner
-        self._now = now
+    owner: Handoffs
+    due: bool
+    available: bool
+    now: int
 
     @property
     def cooled(self) -> bool:
-        return auto.cooled(self._owner.attempts, self._owner.policy, self._now)
+        return auto.cooled(self.owner.attempts, self.owner.policy, self.now)
 
     @property
     def attempts_left(self) -> bool:
-        return auto.attempts_left(self._owner.attempts, self._owner.policy, self._now)
+        return auto.attempts_left(self.owner.attempts, self.owner.policy, self.now)
 
 
 class Handoffs:

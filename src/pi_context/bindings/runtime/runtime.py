@@ -61,6 +61,7 @@ from .results import (
 from .settings import default_agent_dir, load_settings
 from .tool_host import RuntimeTools
 from .tree import TreeSummaryDecision
+from .via import Via
 from .window import WindowView
 
 if TYPE_CHECKING:
@@ -134,25 +135,11 @@ class Runtime:
 
     # --- identity and state ---------------------------------------------------------------------
 
-    @property
-    def session(self) -> Session:
-        return self.lifecycle.session
-
-    @property
-    def session_id(self) -> str:
-        return self.lifecycle.session.session_id
-
-    @property
-    def model(self) -> ModelInfo | None:
-        return self.lifecycle.model
-
-    @property
-    def enabled(self) -> bool:
-        return self.lifecycle.enabled
-
-    @property
-    def generation(self) -> int:
-        return self.lifecycle.generation
+    session = Via[Session]("lifecycle.session")
+    session_id = Via[str]("lifecycle.session.session_id")
+    model = Via[ModelInfo | None]("lifecycle.model")
+    enabled = Via[bool]("lifecycle.enabled")
+    generation = Via[int]("lifecycle.generation")
 
     @property
     def cwd(self) -> Path:
@@ -161,13 +148,8 @@ class Runtime:
         session = self.lifecycle.session
         return Path(session.cwd) if session.cwd else Path.cwd()
 
-    @property
-    def notices(self) -> list[Notice]:
-        return self._notices.notices
-
-    @property
-    def resets(self) -> list[ResetRecord]:
-        return self.effects.resets
+    notices = Via[list[Notice]]("_notices.notices")
+    resets = Via[list[ResetRecord]]("effects.resets")
 
     def branch(self) -> list[Entry]:
         """The active branch (root to leaf)."""
@@ -177,9 +159,7 @@ class Runtime:
         """The session's model projection of the active branch."""
         return self.window.messages()
 
-    @property
-    def window_id(self) -> str:
-        return self.window.window_id
+    window_id = Via[str]("window.window_id")
 
     def usage(self) -> Usage | None:
         """Usage of the active window (None when it cannot be known)."""
