@@ -8,22 +8,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pi_context.spec import expr as ex
+from pi_context.spec import model as m
 from pi_context.spec.expr import snake
-from pi_context.spec.model import (
-    Axis,
-    EnumAxis,
-    NextCase,
-    NextLiteral,
-    NextVariant,
-    Row,
-    Spec,
-    VariantAxis,
-)
 from pi_context.statemachine.codegen.naming import variant_class
 
 
 def row_chain(
-    spec: Spec, event: str, guard_of: Callable[[Row], str], result_of: Callable[[Row], str]
+    spec: m.Spec, event: str, guard_of: Callable[[m.Row], str], result_of: Callable[[m.Row], str]
 ) -> list[str]:
     """An event function's body after its preamble: the rows in table order, first match
     returns; a row whose guard is ``True`` ends the chain, else no match is an error."""
@@ -41,7 +32,7 @@ def row_chain(
     return out
 
 
-def case_maps(spec: Spec) -> dict[tuple[str, str], str]:
+def case_maps(spec: m.Spec) -> dict[tuple[str, str], str]:
     """(row id, axis) -> the name of the module constant that maps the axis's current value
     to its next one. Rows that map an axis the same way share one constant (emitted once,
     in the reducer; the wire reducer imports it)."""
@@ -50,9 +41,9 @@ def case_maps(spec: Spec) -> dict[tuple[str, str], str]:
     for row in spec.rows:
         for axis in spec.axes:
             nv = row.next_for(axis.name)
-            if not isinstance(nv, NextCase):
+            if not isinstance(nv, m.NextCase):
                 continue
-            assert isinstance(axis, EnumAxis)
+            assert isinstance(axis, m.EnumAxis)
             pairs = tuple((v, nv.apply(v)) for v in axis.type.values)
             key = (axis.name, pairs)
             if key not in by_mapping:
@@ -62,7 +53,7 @@ def case_maps(spec: Spec) -> dict[tuple[str, str], str]:
     return names
 
 
-def case_map_lines(spec: Spec, value_type: Callable[[EnumAxis], str]) -> list[str]:
+def case_map_lines(spec: m.Spec, value_type: Callable[[m.EnumAxis], str]) -> list[str]:
     """Each distinct case map once, with the rows that use it."""
     names = case_maps(spec)
     out: list[str] = []
@@ -72,7 +63,7 @@ def case_map_lines(spec: Spec, value_type: Callable[[EnumAxis], str]) -> list[st
         axis = spec.axis(axis_name)
         row = next(r for r in spec.rows if r.id == row_id)
         nv = row.next_for(axis_name)
-        assert isinstance(axis, EnumAxis) and isinstance(nv, NextCase)
+        assert isinstance(axis, m.EnumAxis) and isinstance(nv, m.NextCase)
         pairs = ", ".join(f"{v!r}: {nv.apply(v)!r}" for v in axis.type.values)
         t = value_type(axis)
         out.append(f"# {axis_name} next: {', '.join(r for r, _ in uses)}")
@@ -80,12 +71,12 @@ def case_map_lines(spec: Spec, value_type: Callable[[EnumAxis], str]) -> list[st
     return out
 
 
-def variant_axes(spec: Spec) -> list[VariantAxis]:
+def variant_axes(spec: m.Spec) -> list[m.VariantAxis]:
     """The spec's variant axes, in axis order."""
-    return [axis for axis in spec.axes if isinstance(axis, VariantAxis)]
+    return [axis for axis in spec.axes if isinstance(axis, m.VariantAxis)]
 
 
-def header(spec: Spec, what: str) -> list[str]:
+def header(spec: m.Spec, what: str) -> list[str]:
     """The first lines of a generated module: what it is, where it came from, its spec hash."""
     name = Path(spec.path).name
     return [
@@ -101,21 +92,21 @@ def header(spec: Spec, what: str) -> list[str]:
     ]
 
 
-def const_state(spec: Spec, row: Row) -> str | None:
+def const_state(spec: m.Spec, row: m.Row) -> str | None:
     """The module constant naming the row's next state when it does not depend on input."""
     parts: list[str] = []
     for axis in spec.axes:
         nv = row.next_for(axis.name)
-        if isinstance(nv, NextLiteral):
+        if isinstance(nv, m.NextLiteral):
             parts.append(nv.value)
-        elif isinstance(nv, NextVariant) and not nv.fields:
+        elif isinstance(nv, m.NextVariant) and not nv.fields:
             parts.append(nv.tag)
         else:
             return None
     return "_STATE_" + "__".join(ex.snake(p).upper() for p in parts)
 
 
-def const_states(spec: Spec) -> Iterator[str]:
+def const_states(spec: m.Spec) -> Iterator[str]:
     """The module constants for the next states that do not depend on input."""
     seen: set[str] = set()
     for row in spec.rows:
@@ -127,7 +118,7 @@ def const_states(spec: Spec) -> Iterator[str]:
         yield f"{name} = t.State({args})"
 
 
-def state_expr(spec: Spec, row: Row, state: str, event: str, ns: str = "") -> str:
+def state_expr(spec: m.Spec, row: m.Row, state: str, event: str, ns: str = "") -> str:
     """Python for the row's next state (reuses unchanged axes and constant states)."""
     if all(row.next_for(a.name) is None for a in spec.axes):
         return state
@@ -140,16 +131,16 @@ def state_expr(spec: Spec, row: Row, state: str, event: str, ns: str = "") -> st
     return f"t.State({', '.join(args)})"
 
 
-def _axis_next(spec: Spec, row: Row, axis: Axis, state: str, event: str, ns: str) -> str:
+def _axis_next(spec: m.Spec, row: m.Row, axis: m.Axis, state: str, event: str, ns: str) -> str:
     nv = row.next_for(axis.name)
     current = f"{state}.{ex.snake(axis.name)}"
     if nv is None:
         return current
-    if isinstance(nv, NextLiteral):
+    if isinstance(nv, m.NextLiteral):
         return repr(nv.value)
-    if isinstance(nv, NextCase):
+    if isinstance(nv, m.NextCase):
         return f"{ns}{case_maps(spec)[(row.id, axis.name)]}[{current}]"
-    assert isinstance(nv, NextVariant) and isinstance(axis, VariantAxis)
+    assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
     variant = axis.variant(nv.tag)
     assert variant is not None
     cls = variant_class(axis, nv.tag)
