@@ -71,6 +71,17 @@ def case_map_lines(spec: m.Spec, value_type: Callable[[m.EnumAxis], str]) -> lis
     return out
 
 
+def py_def(signature: str, doc: str = "") -> list[str]:
+    """The first lines of a generated module-level function: a blank line, its ``def`` and
+    its one-line docstring (when given)."""
+    return ["", f"def {signature}:", *([f'    """{doc}"""'] if doc else [])]
+
+
+def sections(spec: m.Spec, *parts: Callable[[m.Spec], list[str]]) -> list[str]:
+    """A module's lines from the emitters of its parts, in order."""
+    return [line for part in parts for line in part(spec)]
+
+
 def variant_axes(spec: m.Spec) -> list[m.VariantAxis]:
     """The spec's variant axes, in axis order."""
     return [axis for axis in spec.axes if isinstance(axis, m.VariantAxis)]

@@ -21,7 +21,7 @@ import tokenize
 
 from pi_context.spec import expr as ex
 from pi_context.spec.model import EnumAxis, NextCase, NextLiteral, Row, Spec, VariantAxis
-from pi_context.statemachine.codegen.emit import header, state_expr
+from pi_context.statemachine.codegen.emit import header, sections, state_expr
 from pi_context.statemachine.codegen.naming import event_class
 
 
@@ -51,8 +51,7 @@ def machine_module(spec: Spec) -> str:
         f"INITIAL_SHAPE = {shape_name(_initial_shape(spec))!r}",
         "",
     ]
-    out += _rows(spec)
-    out += _table(spec)
+    out += sections(spec, _rows, _table)
     return "\n".join(out)
 
 

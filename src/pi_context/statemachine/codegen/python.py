@@ -30,6 +30,7 @@ from pi_context.statemachine.codegen.emit import (
     case_map_lines,
     const_states,
     header,
+    py_def,
     row_chain,
     state_expr,
     variant_axes,
@@ -334,10 +335,9 @@ def reduce_module(spec: Spec) -> str:
 
 def _event_function(spec: Spec, event: Event) -> list[str]:
     cls = event_class(event.name)
-    out = [
-        "",
-        f"def _{ex.snake(event.name)}(state: t.State, event: t.{cls}) -> tuple[t.State, t.Effect, str]:",
-    ]
+    out = py_def(
+        f"_{ex.snake(event.name)}(state: t.State, event: t.{cls}) -> tuple[t.State, t.Effect, str]"
+    )
     if event.facts:
         out.append("    facts = event.facts")
     for name in event.lazy_order:

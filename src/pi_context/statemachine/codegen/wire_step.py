@@ -24,7 +24,13 @@ from __future__ import annotations
 
 from pi_context.spec import expr as ex
 from pi_context.spec import model as m
-from pi_context.statemachine.codegen.emit import case_maps, row_chain, variant_axes
+from pi_context.statemachine.codegen.emit import (
+    case_maps,
+    py_def,
+    row_chain,
+    sections,
+    variant_axes,
+)
 
 
 def step_functions(spec: m.Spec) -> list[str]:
@@ -34,14 +40,8 @@ def step_functions(spec: m.Spec) -> list[str]:
         "# ---------------------------------------------------------------- direct wire reducer",
         "",
     ]
-    out += _tables(spec)
-    out += _helpers(spec)
-    out += _step_wire(spec)
-    for event in spec.events:
-        out += _event_function(spec, event)
-    out += _event_table(spec)
-    out += _typed_fallback(spec)
-    return out
+    parts = (_tables, _helpers, _step_wire, _event_functions, _event_table, _typed_fallback)
+    return out + sections(spec, *parts)
 
 
 # ---------------------------------------------------------------- names
@@ -119,11 +119,10 @@ def _helpers(spec: m.Spec) -> list[str]:
     ]
     for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
-        out += [
-            "",
-            f"def _{fn}_copy(value: dict[str, Any], tag: str) -> dict[str, Any]:",
-            f'    """An unchanged {axis.name} value, rebuilt in canonical key order."""',
-        ]
+        out += py_def(
+            f"_{fn}_copy(value: dict[str, Any], tag: str) -> dict[str, Any]",
+            f"An unchanged {axis.name} value, rebuilt in canonical key order.",
+        )
         for n, variant in enumerate(axis.variants):
             items = [f"{axis.tag!r}: {variant.tag!r}"] + [
                 f"{f.name!r}: value[{f.name!r}]" for f in variant.fields
@@ -270,6 +269,10 @@ def _field_var(f: m.Field) -> str:
 
 def _fact_var(f: m.Field) -> str:
     return f"f_{ex.snake(f.name)}"
+
+
+def _event_functions(spec: m.Spec) -> list[str]:
+    return [line for event in spec.events for line in _event_function(spec, event)]
 
 
 def _event_function(spec: m.Spec, event: m.Event) -> list[str]:
