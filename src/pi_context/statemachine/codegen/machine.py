@@ -26,14 +26,11 @@ from pi_context.statemachine.codegen.naming import event_class
 
 
 def machine_module(spec: Spec) -> str:
-    out = header(spec, "The table for the `transitions` machine")
+    stdlib = ["from collections.abc import Callable", "from typing import Any, TypeAlias, TypeVar"]
+    out = header(
+        spec, "The table for the `transitions` machine", stdlib, ["reducer as r", "types as t"]
+    )
     out += [
-        "from collections.abc import Callable",
-        "from typing import Any, TypeAlias, TypeVar",
-        "",
-        "from . import reducer as r",
-        "from . import types as t",
-        "",
         "_E = TypeVar('_E')",
         "Memo: TypeAlias = dict[str, bool]  # the lazy facts read in this step, by spec name",
         "# A row: its effect, its guard over (state, event, memo) and its next state.",

@@ -122,11 +122,12 @@ def _cause_name(row: Row) -> str:
 
 
 def types_module(spec: Spec) -> str:
-    out = header(spec, "State, event and effect types")
-    out += [
+    stdlib = [
         "from dataclasses import dataclass",
         "from typing import ClassVar, Literal, Protocol, TypeAlias",
-        "",
+    ]
+    out = header(spec, "State, event and effect types", stdlib)
+    out += [
         f"SPEC_ID = {spec.id!r}",
         f"SPEC_SHA256 = {spec.sha256!r}",
         "",
@@ -286,12 +287,8 @@ def _lazy_read(name: str) -> str:
 
 
 def reduce_module(spec: Spec) -> str:
-    out = header(spec, "The compiled reducer")
+    out = header(spec, "The compiled reducer", ["from typing import TypeVar"], ["types as t"])
     out += [
-        "from typing import TypeVar",
-        "",
-        "from . import types as t",
-        "",
         "_T = TypeVar('_T')",
         "",
         "",
