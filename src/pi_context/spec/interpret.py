@@ -88,13 +88,19 @@ def next_state(
         else:
             assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
             value: Wire = {axis.tag: nv.tag}
-            variant = axis.variant(nv.tag)
-            assert variant is not None
-            given = dict(nv.fields)
-            for f in variant.fields:
-                value[f.name] = ex.evaluate(given[f.name], lookup)
+            for name, given in variant_fields(axis, nv):
+                value[name] = ex.evaluate(given, lookup)
             out[axis.name] = value
     return out
+
+
+def variant_fields(axis: m.VariantAxis, nv: m.NextVariant) -> list[tuple[str, ex.Expr]]:
+    """The fields of the variant a row sets ``axis`` to, in the variant's field order, each
+    with the expression the row gives it (what every next-state builder walks)."""
+    variant = axis.variant(nv.tag)
+    assert variant is not None
+    given = dict(nv.fields)
+    return [(f.name, given[f.name]) for f in variant.fields]
 
 
 def cause_text(row: m.Row, state: Mapping[str, Any]) -> str | None:

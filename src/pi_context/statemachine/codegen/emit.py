@@ -10,6 +10,7 @@ from pathlib import Path
 from pi_context.spec import expr as ex
 from pi_context.spec import model as m
 from pi_context.spec.expr import snake
+from pi_context.spec.interpret import variant_fields
 from pi_context.statemachine.codegen.naming import variant_class
 
 
@@ -160,15 +161,12 @@ def _axis_next(spec: m.Spec, row: m.Row, axis: m.Axis, state: str, event: str, n
     if isinstance(nv, m.NextCase):
         return f"{ns}{case_maps(spec)[(row.id, axis.name)]}[{current}]"
     assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
-    variant = axis.variant(nv.tag)
-    assert variant is not None
+    fields = variant_fields(axis, nv)
     cls = variant_class(axis, nv.tag)
-    if not variant.fields:
+    if not fields:
         return f"{ns}_{ex.snake(cls).upper()}"
-    given = dict(nv.fields)
     args: list[str] = []
-    for f in variant.fields:
-        value = given[f.name]
+    for name, value in fields:
         code = ex.to_python(
             value,
             {"state": state, "event": event, "facts": f"{event}.facts"},
@@ -177,5 +175,5 @@ def _axis_next(spec: m.Spec, row: m.Row, axis: m.Axis, state: str, event: str, n
         if isinstance(value, ex.Ref) and value.target is not None and value.target.kind == "axis":
             # copied from the current variant: the table analysis proved it present
             code = f"{ns}_present({code})"
-        args.append(f"{ex.snake(f.name)}={code}")
+        args.append(f"{ex.snake(name)}={code}")
     return f"t.{cls}({', '.join(args)})"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from pi_context.spec import expr as ex
 from pi_context.spec import model as m
+from pi_context.spec.interpret import variant_fields
 from pi_context.statemachine.codegen import typescript_names as ts
 from pi_context.statemachine.codegen.naming import pascal
 from pi_context.statemachine.codegen.typescript_input import lazy_check
@@ -159,11 +160,8 @@ def _next_state(ctx: _Ctx, row: m.Row) -> str | None:
             value = f"{table}[{ts.member('state', axis.name)}]"
         else:
             assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
-            given = dict(nv.fields)
-            variant = axis.variant(nv.tag)
-            assert variant is not None
             members = [f"{ts.key(axis.tag)}: {ts.q(nv.tag)}"]
-            members += [f"{ts.key(f.name)}: {_value(ctx, given[f.name])}" for f in variant.fields]
+            members += [f"{ts.key(n)}: {_value(ctx, e)}" for n, e in variant_fields(axis, nv)]
             value = "{ " + ", ".join(members) + " }"
         parts.append(f"{ts.key(axis.name)}: {value}")
     return "{ " + ", ".join(parts) + " }"

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from pi_context.spec import expr as ex
 from pi_context.spec import model as m
+from pi_context.spec.interpret import variant_fields
 from pi_context.statemachine.codegen.emit import (
     case_maps,
     py_def,
@@ -368,13 +369,9 @@ def _next_state(spec: m.Spec, row: m.Row) -> str:
             value = f"{case_maps(spec)[(row.id, axis.name)]}[{var}]"
         else:
             assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
-            variant = axis.variant(nv.tag)
-            assert variant is not None
-            given = dict(nv.fields)
             parts = [f"{axis.tag!r}: {nv.tag!r}"]
-            for f in variant.fields:
-                code = _python(given[f.name], spec)
-                ref = given[f.name]
+            for name, ref in variant_fields(axis, nv):
+                code = _python(ref, spec)
                 if (
                     isinstance(ref, ex.Ref)
                     and ref.target is not None
@@ -383,7 +380,7 @@ def _next_state(spec: m.Spec, row: m.Row) -> str:
                 ):
                     # copied from the current variant: the table analysis proved it present
                     code = f"{_state_var(ref.target.name)}[{ref.target.member!r}]"
-                parts.append(f"{f.name!r}: {code}")
+                parts.append(f"{name!r}: {code}")
             value = "{" + ", ".join(parts) + "}"
         items.append(f"{axis.name!r}: {value}")
     return "{" + ", ".join(items) + "}"
