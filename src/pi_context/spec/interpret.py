@@ -12,15 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pi_context.spec import expr as ex
-from pi_context.spec.model import (
-    EnumAxis,
-    NextCase,
-    NextLiteral,
-    NextVariant,
-    Row,
-    Spec,
-    VariantAxis,
-)
+from pi_context.spec import model as m
 
 Wire = dict[str, Any]
 
@@ -37,7 +29,7 @@ class NoRowMatches(Exception):
     """The table is incomplete for this input (the loader rejects such specs)."""
 
 
-def axis_lookup(spec: Spec, state: Mapping[str, Any], target: ex.Target) -> ex.Value:
+def axis_lookup(spec: m.Spec, state: Mapping[str, Any], target: ex.Target) -> ex.Value:
     return axis_lookup_any(state, target)
 
 
@@ -70,8 +62,8 @@ def _lookup(
 
 
 def guard_holds(
-    spec: Spec,
-    row: Row,
+    spec: m.Spec,
+    row: m.Row,
     state: Mapping[str, Any],
     event: Mapping[str, Any],
     consulted: list[str] | None = None,
@@ -79,7 +71,9 @@ def guard_holds(
     return bool(ex.evaluate(row.guard, _lookup(state, event, consulted)))
 
 
-def next_state(spec: Spec, row: Row, state: Mapping[str, Any], event: Mapping[str, Any]) -> Wire:
+def next_state(
+    spec: m.Spec, row: m.Row, state: Mapping[str, Any], event: Mapping[str, Any]
+) -> Wire:
     lookup = _lookup(state, event)
     out: Wire = {}
     for axis in spec.axes:
@@ -87,23 +81,29 @@ def next_state(spec: Spec, row: Row, state: Mapping[str, Any], event: Mapping[st
         current = state[axis.name]
         if nv is None:
             out[axis.name] = current
-        elif isinstance(nv, NextLiteral):
+        elif isinstance(nv, m.NextLiteral):
             out[axis.name] = nv.value
-        elif isinstance(nv, NextCase):
+        elif isinstance(nv, m.NextCase):
             out[axis.name] = nv.apply(current)
         else:
-            assert isinstance(nv, NextVariant) and isinstance(axis, VariantAxis)
+            assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
             value: Wire = {axis.tag: nv.tag}
-            variant = axis.variant(nv.tag)
-            assert variant is not None
-            given = dict(nv.fields)
-            for f in variant.fields:
-                value[f.name] = ex.evaluate(given[f.name], lookup)
+            for name, given in variant_fields(axis, nv):
+                value[name] = ex.evaluate(given, lookup)
             out[axis.name] = value
     return out
 
 
-def cause_text(row: Row, state: Mapping[str, Any]) -> str | None:
+def variant_fields(axis: m.VariantAxis, nv: m.NextVariant) -> list[tuple[str, ex.Expr]]:
+    """The fields of the variant a row sets ``axis`` to, in the variant's field order, each
+    with the expression the row gives it (what every next-state builder walks)."""
+    variant = axis.variant(nv.tag)
+    assert variant is not None
+    given = dict(nv.fields)
+    return [(f.name, given[f.name]) for f in variant.fields]
+
+
+def cause_text(row: m.Row, state: Mapping[str, Any]) -> str | None:
     """What the user is told caused the boundary ``row`` commits when it fires in ``state``
     (a wire state): ``""`` for a row without a cause, None when its cases name no text."""
     cause = row.cause
@@ -117,7 +117,7 @@ def cause_text(row: Row, state: Mapping[str, Any]) -> str | None:
     return cause.for_value(value)
 
 
-def step(spec: Spec, state: Mapping[str, Any], event: Mapping[str, Any]) -> Step:
+def step(spec: m.Spec, state: Mapping[str, Any], event: Mapping[str, Any]) -> Step:
     consulted: list[str] = []
     for row in spec.rows_for(event["type"]):
         if guard_holds(spec, row, state, event, consulted):
@@ -125,7 +125,7 @@ def step(spec: Spec, state: Mapping[str, Any], event: Mapping[str, Any]) -> Step
     raise NoRowMatches(f"no row of {spec.id} matches {state} with {event}")
 
 
-def initial_state(spec: Spec) -> Wire:
+def initial_state(spec: m.Spec) -> Wire:
     return {axis.name: _copy(spec.initial[axis.name]) for axis in spec.axes}
 
 
@@ -133,24 +133,24 @@ def _copy(value: object) -> object:
     return dict(value) if isinstance(value, dict) else value
 
 
-def state_key(spec: Spec, state: Mapping[str, Any]) -> tuple[Any, ...]:
+def state_key(spec: m.Spec, state: Mapping[str, Any]) -> tuple[Any, ...]:
     """A hashable key for a wire state."""
     parts: list[Any] = []
     for axis in spec.axes:
         value = state[axis.name]
-        if isinstance(axis, EnumAxis):
+        if isinstance(axis, m.EnumAxis):
             parts.append(value)
         else:
             parts.append(tuple(value.items()))
     return tuple(parts)
 
 
-def render_state(spec: Spec, state: Mapping[str, Any]) -> str:
+def render_state(spec: m.Spec, state: Mapping[str, Any]) -> str:
     """Compact human form: ``close-out(w1, manual) / pending``."""
     parts: list[str] = []
     for axis in spec.axes:
         value = state[axis.name]
-        if isinstance(axis, VariantAxis):
+        if isinstance(axis, m.VariantAxis):
             fields = [str(v) for k, v in value.items() if k != axis.tag]
             tag = value[axis.tag]
             parts.append(f"{tag}({', '.join(fields)})" if fields else str(tag))

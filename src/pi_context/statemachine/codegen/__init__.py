@@ -5,7 +5,9 @@
 * ``wire``, ``wire_step``   its ``wire.py``: checked and fast JSON conversion, ``step_wire``
 * ``emit``, ``naming``      emission pieces and names shared by the generators
 * ``typescript``  the TypeScript binding's generated modules (``bindings-ts/generated``);
-                  ``typescript_input`` its input checks, ``typescript_package`` its package.json
+                  ``typescript_reducer`` their event functions, ``typescript_input`` their
+                  input checks, ``typescript_names`` the names and literals these share,
+                  ``typescript_package`` the package.json
 * ``docs``        a spec's reference page (``docs/<family>/<version>.md``)
 * ``outputs``     every generated file by path; ``--check`` compares instead of writing
 * ``tsbuild``     the pinned npm toolchain and type-check of ``bindings-ts``

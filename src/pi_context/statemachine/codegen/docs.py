@@ -7,25 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pi_context.spec import expr as ex
+from pi_context.spec import model as m
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import render_event, render_state
-from pi_context.spec.model import (
-    BOOL,
-    EnumAxis,
-    EnumType,
-    FieldType,
-    IdType,
-    NextCase,
-    NextLiteral,
-    NextVariant,
-    Row,
-    Spec,
-    VariantAxis,
-)
 from pi_context.statemachine.verify.modelcheck import ModelCheckResult, model_check
 
 
-def restored_invariants(base: Spec, spec: Spec) -> str:
+def restored_invariants(base: m.Spec, spec: m.Spec) -> str:
     """The invariants of ``spec`` that ``base``'s table violates, each with ``base``'s shortest
     counterexample: what a proposal restores. Empty when the states differ in shape (a
     projection) or nothing is violated."""
@@ -55,7 +43,7 @@ def restored_invariants(base: Spec, spec: Spec) -> str:
     return "\n".join(out) + "\n"
 
 
-def provenance_section(spec: Spec) -> list[str]:
+def provenance_section(spec: m.Spec) -> list[str]:
     """What the spec reproduces: the upstream file, release and commit, or our own reading."""
     prov = spec.provenance
     if prov is None:
@@ -84,28 +72,28 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _type(t: FieldType) -> str:
-    if t == BOOL:
+def _type(t: m.FieldType) -> str:
+    if t == m.BOOL:
         return "bool"
-    if isinstance(t, EnumType):
+    if isinstance(t, m.EnumType):
         return " \\| ".join(f"`{v}`" for v in t.values)
-    assert isinstance(t, IdType)
+    assert isinstance(t, m.IdType)
     return f"`{t.name}` id"
 
 
-def render_next(spec: Spec, row: Row) -> str:
+def render_next(spec: m.Spec, row: m.Row) -> str:
     parts: list[str] = []
     for axis in spec.axes:
         nv = row.next_for(axis.name)
         if nv is None:
             continue
-        if isinstance(nv, NextLiteral):
+        if isinstance(nv, m.NextLiteral):
             parts.append(f"{axis.name}=`{nv.value}`")
-        elif isinstance(nv, NextCase):
+        elif isinstance(nv, m.NextCase):
             mapping = ", ".join(f"{a}→{b}" for a, b in nv.mapping)
             parts.append(f"{axis.name}: {mapping}")
         else:
-            assert isinstance(nv, NextVariant)
+            assert isinstance(nv, m.NextVariant)
             fields = ", ".join(f"{k}={ex.render(v)}" for k, v in nv.fields)
             parts.append(f"{axis.name}=`{nv.tag}`" + (f"({fields})" if fields else ""))
     return "; ".join(parts) or "unchanged"
@@ -115,7 +103,7 @@ def _mermaid_id(value: str) -> str:
     return "s_" + value.replace("-", "_")
 
 
-def axis_diagram(spec: Spec, result: ModelCheckResult, axis_name: str) -> list[str]:
+def axis_diagram(spec: m.Spec, result: ModelCheckResult, axis_name: str) -> list[str]:
     """Mermaid state diagram of one axis: which events move it between values."""
     axis = spec.axis(axis_name)
     assert axis is not None
@@ -124,7 +112,9 @@ def axis_diagram(spec: Spec, result: ModelCheckResult, axis_name: str) -> list[s
 
     def value_of(state: dict[str, object]) -> str:
         v = state[axis_name]
-        return str(v[axis.tag]) if isinstance(axis, VariantAxis) and isinstance(v, dict) else str(v)
+        return (
+            str(v[axis.tag]) if isinstance(axis, m.VariantAxis) and isinstance(v, dict) else str(v)
+        )
 
     events = all_events(spec)
     for pre in result.reachable:
@@ -133,11 +123,13 @@ def axis_diagram(spec: Spec, result: ModelCheckResult, axis_name: str) -> list[s
             a, b = value_of(pre), value_of(post)
             if a != b:
                 edges.setdefault((a, b), set()).add(event["type"])
-    values = axis.type.values if isinstance(axis, EnumAxis) else tuple(v.tag for v in axis.variants)
+    values = (
+        axis.type.values if isinstance(axis, m.EnumAxis) else tuple(v.tag for v in axis.variants)
+    )
     initial = spec.initial[axis_name]
     start = (
         str(initial[axis.tag])
-        if isinstance(initial, dict) and isinstance(axis, VariantAxis)
+        if isinstance(initial, dict) and isinstance(axis, m.VariantAxis)
         else str(initial)
     )
     lines = ["```mermaid", "stateDiagram-v2"]
@@ -155,7 +147,7 @@ def axis_diagram(spec: Spec, result: ModelCheckResult, axis_name: str) -> list[s
 
 
 def render(
-    spec: Spec,
+    spec: m.Spec,
     result: ModelCheckResult | None = None,
     mutation: str | None = None,
     differences: str | None = None,
@@ -179,7 +171,7 @@ def render(
         "| --- | --- | --- |",
     ]
     for axis in spec.axes:
-        if isinstance(axis, EnumAxis):
+        if isinstance(axis, m.EnumAxis):
             values = ", ".join(f"`{v}`" for v in axis.type.values)
         else:
             values = "; ".join(
@@ -199,7 +191,7 @@ def render(
         for t in spec.types:
             kind = (
                 f"id (abstracted by {', '.join(f'`{r}`' for r in t.abstraction)})"
-                if isinstance(t, IdType)
+                if isinstance(t, m.IdType)
                 else _type(t)
             )
             out.append(f"| `{t.name}` | {kind} | {_cell(t.why)} |")
@@ -310,7 +302,7 @@ def render(
         "## The finite abstraction",
         "",
     ]
-    ids = [t for t in spec.types if isinstance(t, IdType)]
+    ids = [t for t in spec.types if isinstance(t, m.IdType)]
     out += [
         f"The exhaustive case set is every state of the abstraction ({len(all_states(spec))}) times every event",
         f"instance ({len(all_events(spec))}): {len(all_states(spec)) * len(all_events(spec))} cases. Booleans take both values",

@@ -22,20 +22,17 @@ import tokenize
 
 from pi_context.spec import expr as ex
 from pi_context.spec.model import EnumAxis, NextCase, NextLiteral, Row, Spec, VariantAxis
-from pi_context.statemachine.codegen.emit import header, state_expr
+from pi_context.statemachine.codegen.emit import header, sections, state_expr
 from pi_context.statemachine.codegen.naming import event_class
 from pi_context.statemachine.patterns import ANY, SEP, fold
 
 
 def machine_module(spec: Spec) -> str:
-    out = header(spec, "The table for the `transitions` machine")
+    stdlib = ["from collections.abc import Callable", "from typing import Any, TypeAlias, TypeVar"]
+    out = header(
+        spec, "The table for the `transitions` machine", stdlib, ["reducer as r", "types as t"]
+    )
     out += [
-        "from collections.abc import Callable",
-        "from typing import Any, TypeAlias, TypeVar",
-        "",
-        "from . import reducer as r",
-        "from . import types as t",
-        "",
         "_E = TypeVar('_E')",
         "Memo: TypeAlias = dict[str, bool]  # the lazy facts read in this step, by spec name",
         "# A row: its effect, its guard over (state, event, memo) and its next state.",
@@ -53,8 +50,7 @@ def machine_module(spec: Spec) -> str:
         f"INITIAL_SHAPE = {shape_name(_initial_shape(spec))!r}",
         "",
     ]
-    out += _rows(spec)
-    out += _table(spec)
+    out += sections(spec, _rows, _table)
     return "\n".join(out)
 
 

@@ -30,6 +30,7 @@ from pi_context.statemachine.codegen.emit import (
     case_map_lines,
     const_states,
     header,
+    py_def,
     row_chain,
     state_expr,
     variant_axes,
@@ -121,11 +122,12 @@ def _cause_name(row: Row) -> str:
 
 
 def types_module(spec: Spec) -> str:
-    out = header(spec, "State, event and effect types")
-    out += [
+    stdlib = [
         "from dataclasses import dataclass",
         "from typing import ClassVar, Literal, Protocol, TypeAlias",
-        "",
+    ]
+    out = header(spec, "State, event and effect types", stdlib)
+    out += [
         f"SPEC_ID = {spec.id!r}",
         f"SPEC_SHA256 = {spec.sha256!r}",
         "",
@@ -285,12 +287,8 @@ def _lazy_read(name: str) -> str:
 
 
 def reduce_module(spec: Spec) -> str:
-    out = header(spec, "The compiled reducer")
+    out = header(spec, "The compiled reducer", ["from typing import TypeVar"], ["types as t"])
     out += [
-        "from typing import TypeVar",
-        "",
-        "from . import types as t",
-        "",
         "_T = TypeVar('_T')",
         "",
         "",
@@ -334,10 +332,9 @@ def reduce_module(spec: Spec) -> str:
 
 def _event_function(spec: Spec, event: Event) -> list[str]:
     cls = event_class(event.name)
-    out = [
-        "",
-        f"def _{ex.snake(event.name)}(state: t.State, event: t.{cls}) -> tuple[t.State, t.Effect, str]:",
-    ]
+    out = py_def(
+        f"_{ex.snake(event.name)}(state: t.State, event: t.{cls}) -> tuple[t.State, t.Effect, str]"
+    )
     if event.facts:
         out.append("    facts = event.facts")
     for name in event.lazy_order:

@@ -8,13 +8,8 @@ first reads it, so a host's getters are still read at most once and only where n
 
 from __future__ import annotations
 
-import json
-
 from pi_context.spec.model import BOOL, EnumAxis, EnumType, Event, Field, FieldType, Spec
-
-
-def _q(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)
+from pi_context.statemachine.codegen.typescript_names import q as _q
 
 
 def error_class(prefix: str) -> str:

@@ -16,17 +16,8 @@ each variant value, with the ``isinstance`` chain kept for subclasses.
 from __future__ import annotations
 
 from pi_context.spec import expr as ex
-from pi_context.spec.model import (
-    BOOL,
-    EnumAxis,
-    EnumType,
-    Event,
-    Field,
-    FieldType,
-    Spec,
-    VariantAxis,
-)
-from pi_context.statemachine.codegen.emit import variant_axes
+from pi_context.spec import model as m
+from pi_context.statemachine.codegen.emit import py_def, sections, variant_axes
 from pi_context.statemachine.codegen.naming import (
     event_class,
     facts_class,
@@ -39,7 +30,7 @@ CACHE_LIMIT = 4096  # remembered values per kind; the cache is emptied when it i
 KEY_LIMIT = 256  # values with a longer string leaf are parsed but not remembered
 
 
-def wire_module(spec: Spec, header: list[str]) -> str:
+def wire_module(spec: m.Spec, header: list[str]) -> str:
     out = list(header)
     out += [
         "import dataclasses",
@@ -65,12 +56,9 @@ def wire_module(spec: Spec, header: list[str]) -> str:
         "        cache[key] = value",
         "",
     ]
-    out += _state_to_wire(spec)
-    out += _checked_state(spec)
-    out += _fast_state(spec)
-    out += _event_to_wire(spec)
-    out += _checked_event(spec)
-    out += _fast_event(spec)
+    states = (_state_to_wire, _checked_state, _fast_state)
+    events = (_event_to_wire, _checked_event, _fast_event)
+    out += sections(spec, *states, *events)
     out += [
         "",
         "def effect_from_wire(obj: object, path: str = 'effect') -> t.Effect:",
@@ -88,7 +76,7 @@ def wire_module(spec: Spec, header: list[str]) -> str:
 # ---------------------------------------------------------------- typed → wire
 
 
-def _state_to_wire(spec: Spec) -> list[str]:
+def _state_to_wire(spec: m.Spec) -> list[str]:
     # module-level names for the variant classes: one global lookup instead of two
     out = [
         f"_{variant_class(a, v.tag)} = t.{variant_class(a, v.tag)}"
@@ -99,7 +87,7 @@ def _state_to_wire(spec: Spec) -> list[str]:
     items: list[str] = []
     for axis in spec.axes:
         attr = f"state.{ex.snake(axis.name)}"
-        if isinstance(axis, EnumAxis):
+        if isinstance(axis, m.EnumAxis):
             items.append(f"{axis.name!r}: {attr}")
             continue
         var = f"v_{ex.snake(axis.name)}"
@@ -115,7 +103,7 @@ def _state_to_wire(spec: Spec) -> list[str]:
     out += ["    return {" + ", ".join(items) + "}", ""]
     for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
-        out += ["", f"def _{fn}_to_wire(value: t.{type_alias(axis.name)}) -> dict[str, Any]:"]
+        out += py_def(f"_{fn}_to_wire(value: t.{type_alias(axis.name)}) -> dict[str, Any]")
         for variant in axis.variants:
             cls = variant_class(axis, variant.tag)
             body = _variant_dict(axis, variant.tag, [f.name for f in variant.fields])
@@ -124,12 +112,12 @@ def _state_to_wire(spec: Spec) -> list[str]:
     return out
 
 
-def _variant_dict(axis: VariantAxis, tag: str, fields: list[str]) -> str:
+def _variant_dict(axis: m.VariantAxis, tag: str, fields: list[str]) -> str:
     items = [f"{axis.tag!r}: {tag!r}"] + [f"{f!r}: value.{ex.snake(f)}" for f in fields]
     return "{" + ", ".join(items) + "}"
 
 
-def _event_to_wire(spec: Spec) -> list[str]:
+def _event_to_wire(spec: m.Spec) -> list[str]:
     out = ["", "def event_to_wire(event: t.Event) -> dict[str, Any]:"]
     for event in spec.events:
         cls = event_class(event.name)
@@ -147,21 +135,20 @@ def _event_to_wire(spec: Spec) -> list[str]:
 # ---------------------------------------------------------------- checked wire → typed
 
 
-def _from_wire_value(t: FieldType, expr: str, path: str) -> str:
-    if t == BOOL:
+def _from_wire_value(t: m.FieldType, expr: str, path: str) -> str:
+    if t == m.BOOL:
         return f"want_bool({expr}, f'{path}')"
-    if isinstance(t, EnumType):
+    if isinstance(t, m.EnumType):
         return f"want_enum({expr}, f'{path}', {t.values!r})"
     return f"want_id({expr}, f'{path}')"
 
 
-def _checked_state(spec: Spec) -> list[str]:
+def _checked_state(spec: m.Spec) -> list[str]:
     out: list[str] = []
     for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
+        out += py_def(f"_{fn}_from_wire(obj: object, path: str) -> t.{type_alias(axis.name)}")
         out += [
-            "",
-            f"def _{fn}_from_wire(obj: object, path: str) -> t.{type_alias(axis.name)}:",
             f"    tags = ({', '.join(repr(v.tag) for v in axis.variants)},)",
             f"    m = want_object(obj, path, required=({axis.tag!r},))",
             f"    tag = want_enum(m[{axis.tag!r}], f'{{path}}.{axis.tag}', tags)",
@@ -186,7 +173,7 @@ def _checked_state(spec: Spec) -> list[str]:
         "    return t.State(",
     ]
     for a in spec.axes:
-        if isinstance(a, EnumAxis):
+        if isinstance(a, m.EnumAxis):
             value = f"want_enum(m[{a.name!r}], f'{{path}}.{a.name}', {a.type.values!r})"
         else:
             value = f"_{ex.snake(a.name)}_from_wire(m[{a.name!r}], f'{{path}}.{a.name}')"
@@ -195,7 +182,7 @@ def _checked_state(spec: Spec) -> list[str]:
     return out
 
 
-def _checked_event(spec: Spec) -> list[str]:
+def _checked_event(spec: m.Spec) -> list[str]:
     names = tuple(e.name for e in spec.events)
     out = [
         "",
@@ -230,7 +217,7 @@ def _checked_event(spec: Spec) -> list[str]:
 # ---------------------------------------------------------------- fast paths
 
 
-def _leaves(fields: tuple[Field, ...], source: str, prefix: str) -> tuple[list[str], list[str]]:
+def _leaves(fields: tuple[m.Field, ...], source: str, prefix: str) -> tuple[list[str], list[str]]:
     """(reads, key items) for the leaves of a record held in ``source``; booleans are
     checked by class (``1 == True`` would otherwise hit a remembered ``true``)."""
     reads: list[str] = []
@@ -240,7 +227,7 @@ def _leaves(fields: tuple[Field, ...], source: str, prefix: str) -> tuple[list[s
         var = f"{prefix}{ex.snake(f.name)}"
         reads.append(f"{var} = {source}[{f.name!r}]")
         keys.append(var)
-        if f.type == BOOL:
+        if f.type == m.BOOL:
             bools.append(var)
     if bools:
         chain = " is ".join(f"{b}.__class__" for b in bools)
@@ -248,12 +235,18 @@ def _leaves(fields: tuple[Field, ...], source: str, prefix: str) -> tuple[list[s
     return reads, keys
 
 
-def _fast_state(spec: Spec) -> list[str]:
+def _parse_def(kind: str) -> list[str]:
+    """The head of ``state_from_wire`` or ``event_from_wire``."""
+    signature = f"{kind}_from_wire(obj: object, path: str = {kind!r}) -> t.{kind.capitalize()}"
+    return py_def(
+        signature, f"Parse a wire {kind}; a wrong shape raises WireError naming the path."
+    )
+
+
+def _fast_state(spec: m.Spec) -> list[str]:
     varied = variant_axes(spec)
-    out = [
-        "",
-        "def state_from_wire(obj: object, path: str = 'state') -> t.State:",
-        '    """Parse a wire state; a wrong shape raises WireError naming the path."""',
+    out = _parse_def("state")
+    out += [
         "    o: Any = obj",
         f"    if o.__class__ is dict and len(o) == {len(spec.axes)}:",
     ]
@@ -269,10 +262,10 @@ def _fast_state(spec: Spec) -> list[str]:
             "                raise KeyError",
             f"            {tag} = {var}[{axis.tag!r}]",
         ]
-        for m, variant in enumerate(axis.variants):
+        for i, variant in enumerate(axis.variants):
             reads, keys = _leaves(variant.fields, var, f"{ex.snake(axis.name)}_")
             out.append(
-                f"            {'if' if m == 0 else 'elif'} {tag} == {variant.tag!r} "
+                f"            {'if' if i == 0 else 'elif'} {tag} == {variant.tag!r} "
                 f"and len({var}) == {len(variant.fields) + 1}:"
             )
             out += [f"                {r}" for r in reads]
@@ -282,7 +275,7 @@ def _fast_state(spec: Spec) -> list[str]:
                 for other in spec.axes:
                     if other is axis:
                         items += part
-                    elif isinstance(other, EnumAxis):
+                    elif isinstance(other, m.EnumAxis):
                         items.append(f"v_{ex.snake(other.name)}")
                 out.append(f"                key = ({', '.join(items)},)")
             else:
@@ -290,18 +283,16 @@ def _fast_state(spec: Spec) -> list[str]:
         out += ["            else:", "                raise KeyError"]
     if len(varied) != 1:
         parts = [
-            f"k_{ex.snake(a.name)}" if isinstance(a, VariantAxis) else f"(v_{ex.snake(a.name)},)"
+            f"k_{ex.snake(a.name)}" if isinstance(a, m.VariantAxis) else f"(v_{ex.snake(a.name)},)"
             for a in spec.axes
         ]
         out.append(f"            key = {' + '.join(parts)}")
     return out + _remembered("state")
 
 
-def _fast_event(spec: Spec) -> list[str]:
-    out = [
-        "",
-        "def event_from_wire(obj: object, path: str = 'event') -> t.Event:",
-        '    """Parse a wire event; a wrong shape raises WireError naming the path."""',
+def _fast_event(spec: m.Spec) -> list[str]:
+    out = _parse_def("event")
+    out += [
         "    o: Any = obj",
         "    if o.__class__ is dict:",
         "        kind = o.get('type')",
@@ -339,7 +330,7 @@ def _remembered(kind: str) -> list[str]:
     ]
 
 
-def _fast_event_branch(event: Event, first: bool) -> list[str]:
+def _fast_event_branch(event: m.Event, first: bool) -> list[str]:
     size = 1 + len(event.fields) + (1 if event.facts else 0)
     out = [f"            {'if' if first else 'elif'} kind == {event.name!r} and len(o) == {size}:"]
     reads, keys = _leaves(event.fields, "o", "e_")

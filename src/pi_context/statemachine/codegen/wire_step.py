@@ -23,38 +23,26 @@ the typed path is tested exhaustively over the finite abstraction and by propert
 from __future__ import annotations
 
 from pi_context.spec import expr as ex
-from pi_context.spec.model import (
-    BOOL,
-    EnumAxis,
-    EnumType,
-    Event,
-    Field,
-    FieldType,
-    NextCase,
-    NextLiteral,
-    NextVariant,
-    Row,
-    Spec,
-    VariantAxis,
+from pi_context.spec import model as m
+from pi_context.spec.interpret import variant_fields
+from pi_context.statemachine.codegen.emit import (
+    case_maps,
+    py_def,
+    row_chain,
+    sections,
+    variant_axes,
 )
-from pi_context.statemachine.codegen.emit import case_maps, row_chain, variant_axes
 
 
-def step_functions(spec: Spec) -> list[str]:
+def step_functions(spec: m.Spec) -> list[str]:
     """The generated source lines (module level) of the direct wire reducer."""
     out = [
         "",
         "# ---------------------------------------------------------------- direct wire reducer",
         "",
     ]
-    out += _tables(spec)
-    out += _helpers(spec)
-    out += _step_wire(spec)
-    for event in spec.events:
-        out += _event_function(spec, event)
-    out += _event_table(spec)
-    out += _typed_fallback(spec)
-    return out
+    parts = (_tables, _helpers, _step_wire, _event_functions, _event_table, _typed_fallback)
+    return out + sections(spec, *parts)
 
 
 # ---------------------------------------------------------------- names
@@ -68,20 +56,20 @@ def _tag_var(axis_name: str) -> str:
     return f"t_{ex.snake(axis_name)}"
 
 
-def _set_name(t: EnumType) -> str:
+def _set_name(t: m.EnumType) -> str:
     return f"_{ex.snake(t.name).upper()}_VALUES"
 
 
-def _enum_types(spec: Spec) -> list[EnumType]:
+def _enum_types(spec: m.Spec) -> list[m.EnumType]:
     """Every enumeration a wire value is checked against, once each (by name)."""
-    found: dict[str, EnumType] = {}
+    found: dict[str, m.EnumType] = {}
 
-    def add(t: FieldType) -> None:
-        if isinstance(t, EnumType):
+    def add(t: m.FieldType) -> None:
+        if isinstance(t, m.EnumType):
             found.setdefault(t.name, t)
 
     for axis in spec.axes:
-        if isinstance(axis, EnumAxis):
+        if isinstance(axis, m.EnumAxis):
             add(axis.type)
         else:
             for variant in axis.variants:
@@ -96,7 +84,7 @@ def _enum_types(spec: Spec) -> list[EnumType]:
 # ---------------------------------------------------------------- module tables
 
 
-def _tables(spec: Spec) -> list[str]:
+def _tables(spec: m.Spec) -> list[str]:
     out: list[str] = []
     for t in _enum_types(spec):
         values = ", ".join(repr(v) for v in t.values)
@@ -119,7 +107,7 @@ def _tables(spec: Spec) -> list[str]:
     return out
 
 
-def _helpers(spec: Spec) -> list[str]:
+def _helpers(spec: m.Spec) -> list[str]:
     out = [
         "",
         "",
@@ -132,11 +120,10 @@ def _helpers(spec: Spec) -> list[str]:
     ]
     for axis in variant_axes(spec):
         fn = ex.snake(axis.name)
-        out += [
-            "",
-            f"def _{fn}_copy(value: dict[str, Any], tag: str) -> dict[str, Any]:",
-            f'    """An unchanged {axis.name} value, rebuilt in canonical key order."""',
-        ]
+        out += py_def(
+            f"_{fn}_copy(value: dict[str, Any], tag: str) -> dict[str, Any]",
+            f"An unchanged {axis.name} value, rebuilt in canonical key order.",
+        )
         for n, variant in enumerate(axis.variants):
             items = [f"{axis.tag!r}: {variant.tag!r}"] + [
                 f"{f.name!r}: value[{f.name!r}]" for f in variant.fields
@@ -152,24 +139,24 @@ def _helpers(spec: Spec) -> list[str]:
 # ---------------------------------------------------------------- value checks
 
 
-def _check(t: FieldType, value: str, var: str) -> str:
+def _check(t: m.FieldType, value: str, var: str) -> str:
     """A condition that holds exactly when ``value`` is a canonical wire value of ``t``;
     ``var`` names a fresh local when the value is needed twice."""
-    if t == BOOL:
+    if t == m.BOOL:
         return f"{value}.__class__ is bool"
-    if isinstance(t, EnumType):
+    if isinstance(t, m.EnumType):
         if value.isidentifier():  # already a local: no need for another
             return f"{value}.__class__ is str and {value} in {_set_name(t)}"
         return f"({var} := {value}).__class__ is str and {var} in {_set_name(t)}"
     return f"{value}.__class__ is str"
 
 
-def _state_checks(spec: Spec) -> list[str]:
+def _state_checks(spec: m.Spec) -> list[str]:
     """Conditions (to be and-ed) that accept exactly the canonical wire states."""
     conds: list[str] = []
     for axis in spec.axes:
         var = _state_var(axis.name)
-        if isinstance(axis, EnumAxis):
+        if isinstance(axis, m.EnumAxis):
             conds.append(f"{var}.__class__ is str and {var} in {_set_name(axis.type)}")
             continue
         tag = _tag_var(axis.name)
@@ -193,12 +180,12 @@ def _state_checks(spec: Spec) -> list[str]:
 # ---------------------------------------------------------------- step_wire
 
 
-def _params(spec: Spec) -> list[str]:
+def _params(spec: m.Spec) -> list[str]:
     """The decided-on state parts handed to each event function."""
     out: list[str] = []
     for axis in spec.axes:
         out.append(_state_var(axis.name))
-        if isinstance(axis, VariantAxis):
+        if isinstance(axis, m.VariantAxis):
             out.append(_tag_var(axis.name))
     return out
 
@@ -206,7 +193,7 @@ def _params(spec: Spec) -> list[str]:
 _RESULT = "tuple[dict[str, Any], t.Effect, str]"
 
 
-def _step_wire(spec: Spec) -> list[str]:
+def _step_wire(spec: m.Spec) -> list[str]:
     out = [
         "",
         "def step_wire(",
@@ -239,13 +226,13 @@ def _step_wire(spec: Spec) -> list[str]:
     return out
 
 
-def _event_table(spec: Spec) -> list[str]:
+def _event_table(spec: m.Spec) -> list[str]:
     """Event type -> its decision (after the functions it names)."""
     table = ", ".join(f"{e.name!r}: _{ex.snake(e.name)}_wire" for e in spec.events)
     return ["", f"_EVENT_WIRE: dict[str, Callable[..., {_RESULT} | None]] = {{{table}}}", ""]
 
 
-def _dispatch(spec: Spec, returned: str, consulted: str) -> list[str]:
+def _dispatch(spec: m.Spec, returned: str, consulted: str) -> list[str]:
     """Check the state, then hand it to the event's function (which checks the event)."""
     out = [
         "    s: Any = state",
@@ -255,7 +242,7 @@ def _dispatch(spec: Spec, returned: str, consulted: str) -> list[str]:
     for axis in spec.axes:
         var = _state_var(axis.name)
         out.append(f"        {var}: Any = s.get({axis.name!r})")
-        if isinstance(axis, VariantAxis):
+        if isinstance(axis, m.VariantAxis):
             out.append(
                 f"        {_tag_var(axis.name)}: Any = {var}.get({axis.tag!r}) "
                 f"if {var}.__class__ is dict else None"
@@ -277,15 +264,19 @@ def _dispatch(spec: Spec, returned: str, consulted: str) -> list[str]:
 # ---------------------------------------------------------------- one event
 
 
-def _field_var(f: Field) -> str:
+def _field_var(f: m.Field) -> str:
     return f"e_{ex.snake(f.name)}"
 
 
-def _fact_var(f: Field) -> str:
+def _fact_var(f: m.Field) -> str:
     return f"f_{ex.snake(f.name)}"
 
 
-def _event_function(spec: Spec, event: Event) -> list[str]:
+def _event_functions(spec: m.Spec) -> list[str]:
+    return [line for event in spec.events for line in _event_function(spec, event)]
+
+
+def _event_function(spec: m.Spec, event: m.Event) -> list[str]:
     params = ", ".join(f"{p}: Any" for p in _params(spec))
     size = 1 + len(event.fields) + (1 if event.facts else 0)
     out = [
@@ -305,14 +296,14 @@ def _event_function(spec: Spec, event: Event) -> list[str]:
     if event.facts:
         out += [f"    if {_negated(checks)}:", "        return None"]
         out += [f"    {_fact_var(f)} = facts.get({f.name!r})" for f in event.facts]
-        bools = [_fact_var(f) for f in event.facts if f.type == BOOL]
+        bools = [_fact_var(f) for f in event.facts if f.type == m.BOOL]
         fchecks: list[str] = []
         if bools:
             fchecks.append(" is ".join(f"{b}.__class__" for b in bools) + " is bool")
         fchecks += [
             _check(f.type, _fact_var(f), f"x_{ex.snake(f.name)}")
             for f in event.facts
-            if f.type != BOOL
+            if f.type != m.BOOL
         ]
         out += [f"    if {_negated(fchecks)}:", "        return None"]
     else:
@@ -334,16 +325,16 @@ def _negated(conds: list[str]) -> str:
     return "not (" + " and ".join(conds) + ")"
 
 
-def _python(expr: ex.Expr, spec: Spec) -> str:
+def _python(expr: ex.Expr, spec: m.Spec) -> str:
     """A guard or value compiled over the locals of an event function."""
 
     def ref(target: ex.Target, parent: int) -> str:
         if target.kind == "axis":
             axis = next(a for a in spec.axes if a.name == target.name)
             if target.member is None:
-                assert isinstance(axis, EnumAxis), "a whole variant value in an expression"
+                assert isinstance(axis, m.EnumAxis), "a whole variant value in an expression"
                 return _state_var(axis.name)
-            assert isinstance(axis, VariantAxis)
+            assert isinstance(axis, m.VariantAxis)
             if target.member == axis.tag:
                 return _tag_var(axis.name)
             # an absent member reads as None, like the typed classes' None defaults
@@ -361,7 +352,7 @@ def _python(expr: ex.Expr, spec: Spec) -> str:
     return ex.compile_python(expr, ref)
 
 
-def _next_state(spec: Spec, row: Row) -> str:
+def _next_state(spec: m.Spec, row: m.Row) -> str:
     items: list[str] = []
     for axis in spec.axes:
         nv = row.next_for(axis.name)
@@ -369,22 +360,18 @@ def _next_state(spec: Spec, row: Row) -> str:
         if nv is None:
             value = (
                 var
-                if isinstance(axis, EnumAxis)
+                if isinstance(axis, m.EnumAxis)
                 else f"_{ex.snake(axis.name)}_copy({var}, {_tag_var(axis.name)})"
             )
-        elif isinstance(nv, NextLiteral):
+        elif isinstance(nv, m.NextLiteral):
             value = repr(nv.value)
-        elif isinstance(nv, NextCase):
+        elif isinstance(nv, m.NextCase):
             value = f"{case_maps(spec)[(row.id, axis.name)]}[{var}]"
         else:
-            assert isinstance(nv, NextVariant) and isinstance(axis, VariantAxis)
-            variant = axis.variant(nv.tag)
-            assert variant is not None
-            given = dict(nv.fields)
+            assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
             parts = [f"{axis.tag!r}: {nv.tag!r}"]
-            for f in variant.fields:
-                code = _python(given[f.name], spec)
-                ref = given[f.name]
+            for name, ref in variant_fields(axis, nv):
+                code = _python(ref, spec)
                 if (
                     isinstance(ref, ex.Ref)
                     and ref.target is not None
@@ -393,7 +380,7 @@ def _next_state(spec: Spec, row: Row) -> str:
                 ):
                     # copied from the current variant: the table analysis proved it present
                     code = f"{_state_var(ref.target.name)}[{ref.target.member!r}]"
-                parts.append(f"{f.name!r}: {code}")
+                parts.append(f"{name!r}: {code}")
             value = "{" + ", ".join(parts) + "}"
         items.append(f"{axis.name!r}: {value}")
     return "{" + ", ".join(items) + "}"
@@ -402,7 +389,7 @@ def _next_state(spec: Spec, row: Row) -> str:
 # ---------------------------------------------------------------- the typed fallback
 
 
-def _typed_fallback(spec: Spec) -> list[str]:
+def _typed_fallback(spec: m.Spec) -> list[str]:
     return [
         "",
         "class _Reads:",
