@@ -46,54 +46,28 @@ ITEM_ENTRY_TYPES = frozenset({"message", "custom_message", "compaction", "branch
 """Entry types that can contribute items; every other type is session state, not history."""
 
 
+@dataclass(slots=True, eq=False)
 class Item:
     """One history item. Its content is extracted on first use: a call that pages, counts or
     reads touches only the items it delivers, while the projection itself stays cheap."""
 
-    __slots__ = (
-        "window_id",
-        "item_id",
-        "role",
-        "created_at",
-        "tool_name",
-        "tool_error",
-        "output_truncated",
-        "full_output_path",
-        "_extract",
-        "_source",
-        "_content",
-    )
-
-    def __init__(
-        self,
-        window_id: str,
-        item_id: str,
-        role: str,
-        created_at: str | None,
-        extract: Callable[[Any], str],
-        source: Any,
-        *,
-        tool_name: str | None = None,
-        tool_error: bool = False,
-        output_truncated: bool = False,
-        full_output_path: str | None = None,
-    ) -> None:
-        self.window_id = window_id
-        self.item_id = item_id
-        self.role = role
-        self.created_at = created_at
-        self.tool_name = tool_name
-        self.tool_error = tool_error
-        self.output_truncated = output_truncated
-        self.full_output_path = full_output_path
-        self._extract = extract
-        self._source = source
-        self._content: str | None = None
+    window_id: str
+    item_id: str
+    role: str
+    created_at: str | None
+    extract: Callable[[Any], str]
+    """Makes the content from ``source``."""
+    source: Any
+    tool_name: str | None = field(default=None, kw_only=True)
+    tool_error: bool = field(default=False, kw_only=True)
+    output_truncated: bool = field(default=False, kw_only=True)
+    full_output_path: str | None = field(default=None, kw_only=True)
+    _content: str | None = field(default=None, init=False)
 
     @property
     def content(self) -> str:
         if self._content is None:
-            self._content = self._extract(self._source)
+            self._content = self.extract(self.source)
         return self._content
 
     @property
