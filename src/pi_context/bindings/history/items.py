@@ -178,6 +178,32 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _tool_item(
+    where: tuple[str, str, str | None, Callable[[Any], str], Any],
+    tool_name: str,
+    failed: bool,
+    truncated: bool,
+    full_path: object,
+) -> list[Item]:
+    """A ``tool`` item: (window id, entry id, created, extract, source) and what the tool did;
+    ``full_path`` counts only as a non-empty string."""
+    window_id, entry_id, created, extract, source = where
+    return [
+        Item(
+            window_id,
+            entry_id,
+            "tool",
+            created,
+            extract,
+            source,
+            tool_name=tool_name,
+            tool_error=failed,
+            output_truncated=truncated,
+            full_output_path=full_path if isinstance(full_path, str) and full_path else None,
+        )
+    ]
+
+
 def _message_items(entry: Entry, window_id: str) -> list[Item]:
     message = entry.get("message")
     if type(message) is not dict:
@@ -195,38 +221,23 @@ def _message_items(entry: Entry, window_id: str) -> list[Item]:
         truncation = details.get("truncation")
         full_path = details.get("fullOutputPath")
         tool_name = message.get("toolName")
-        return [
-            Item(
-                window_id,
-                entry_id,
-                "tool",
-                created,
-                _text_of,
-                message.get("content"),
-                tool_name=tool_name if isinstance(tool_name, str) else "",
-                tool_error=message.get("isError") is True,
-                output_truncated=type(truncation) is dict and truncation.get("truncated") is True,
-                full_output_path=full_path if isinstance(full_path, str) and full_path else None,
-            )
-        ]
+        return _tool_item(
+            (window_id, entry_id, created, _text_of, message.get("content")),
+            tool_name if isinstance(tool_name, str) else "",
+            message.get("isError") is True,
+            type(truncation) is dict and truncation.get("truncated") is True,
+            full_path,
+        )
     if role == "bashExecution":
-        full_path = message.get("fullOutputPath")
         exit_code = message.get("exitCode")
         failed = message.get("cancelled") is True or (type(exit_code) is int and exit_code != 0)
-        return [
-            Item(
-                window_id,
-                entry_id,
-                "tool",
-                created,
-                _bash_text,
-                message,
-                tool_name="bash",
-                tool_error=failed,
-                output_truncated=message.get("truncated") is True,
-                full_output_path=full_path if isinstance(full_path, str) and full_path else None,
-            )
-        ]
+        return _tool_item(
+            (window_id, entry_id, created, _bash_text, message),
+            "bash",
+            failed,
+            message.get("truncated") is True,
+            message.get("fullOutputPath"),
+        )
     if role == "custom":  # a v2 hookMessage migrated in memory; same as a custom_message
         custom_type = message.get("customType")
         return [_custom_item(entry_id, custom_type, message.get("content"), window_id, created)]
