@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from pi_context.json_fields import json_fields
+
 AUTO_HANDOFF_EVENT = "context-memory-auto-handoff"
 MAX_KEPT_ATTEMPTS = 16
 # What the spec's automatic axis records as enabled / paused.
@@ -64,13 +66,7 @@ class AutoHandoffPolicy:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "enabled_by_default": self.enabled,
-            "pressure_percent": self.pressure_percent,
-            "cooldown_ms": self.cooldown_ms,
-            "max_attempts": self.max_attempts,
-            "attempt_window_ms": self.attempt_window_ms,
-            "max_requests": self.max_requests,
-            "generation_timeout_ms": self.generation_timeout_ms,
+            **json_fields(self, snake=True, renamed={"enabled": "enabled_by_default"}),
             "tuning": "pressure threshold and cooldown are defaults awaiting real measurements",
         }
 

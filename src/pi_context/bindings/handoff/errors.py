@@ -7,7 +7,9 @@ either implementation; the messages are ours.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from pi_context.json_fields import FieldsJSON
 
 BudgetReason = Literal["note_bytes", "note_count", "file_tracking"]
 
@@ -44,15 +46,12 @@ CODES = frozenset(
 
 
 @dataclass(frozen=True)
-class BudgetDetails:
+class BudgetDetails(FieldsJSON):
     """Which budget was exceeded, by how much."""
 
     reason: BudgetReason
     actual: int
     limit: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"reason": self.reason, "actual": self.actual, "limit": self.limit}
 
 
 class HandoffError(Exception):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode, js_trim
+from pi_context.json_fields import FieldsJSON, json_fields
 
 from .errors import Cancelled, HandoffError
 from .text import Utf16Text, fit_text, utf16_len
@@ -36,15 +37,7 @@ class HistoryRecord:
     start_offset: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "id": self.id,
-            "role": self.role,
-            "timestamp": self.timestamp,
-            "text": self.text,
-        }
-        if self.start_offset is not None:
-            out["startOffset"] = self.start_offset
-        return out
+        return json_fields(self, omit_none=("start_offset",))
 
 
 def _js_string(value: Any) -> str:
@@ -167,13 +160,10 @@ class SearchPage:
 
 
 @dataclass(frozen=True)
-class ReadPage:
+class ReadPage(FieldsJSON):
     text: str
     next_offset: int
     has_more: bool
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "nextOffset": self.next_offset, "hasMore": self.has_more}
 
 
 def safe_int(value: Any) -> int | None:

@@ -16,6 +16,7 @@ from typing import Any, Literal, cast
 
 from pi_context.bindings.addresses import address_problem
 from pi_context.bindings.session.jsonl import js_trim
+from pi_context.json_fields import json_fields
 
 from .errors import BudgetDetails, HandoffError
 from .history import HistoryRecord, safe_int
@@ -53,18 +54,7 @@ class Note:
     previous_revision: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "key": self.key,
-            "kind": self.kind,
-            "text": self.text,
-            "sourceIds": list(self.source_ids),
-            "inference": self.inference,
-            "status": self.status,
-            "revision": self.revision,
-        }
-        if self.previous_revision is not None:
-            out["previousRevision"] = self.previous_revision
-        return out
+        return json_fields(self, omit_none=("previous_revision",))
 
 
 @dataclass(frozen=True)
@@ -75,11 +65,8 @@ class NoteState:
     notes_through_entry_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"version": self.version, "notes": [n.to_json() for n in self.notes]}
-        if self.through_entry_id is not None:
-            out["throughEntryId"] = self.through_entry_id
-        if self.notes_through_entry_id is not None:
-            out["notesThroughEntryId"] = self.notes_through_entry_id
+        out = json_fields(self, omit_none=("through_entry_id", "notes_through_entry_id"))
+        out["notes"] = [n.to_json() for n in self.notes]
         return out
 
     @property

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pi_context.json_fields import FieldsJSON
 
 from .history import HistoryRecord
 from .notes import NoteState
@@ -23,7 +24,7 @@ APPROVAL_HINT = re.compile(
 
 
 @dataclass(frozen=True)
-class Quality:
+class Quality(FieldsJSON):
     goals: int
     constraints: int
     open_items: int
@@ -31,17 +32,6 @@ class Quality:
     missing_active: int
     changed_active: int
     invalid_citations: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "goals": self.goals,
-            "constraints": self.constraints,
-            "openItems": self.open_items,
-            "pendingApprovalHints": self.pending_approval_hints,
-            "missingActive": self.missing_active,
-            "changedActive": self.changed_active,
-            "invalidCitations": self.invalid_citations,
-        }
 
 
 def check_quality(before: NoteState, after: NoteState, records: Sequence[HistoryRecord]) -> Quality:

@@ -46,54 +46,28 @@ ITEM_ENTRY_TYPES = frozenset({"message", "custom_message", "compaction", "branch
 """Entry types that can contribute items; every other type is session state, not history."""
 
 
+@dataclass(slots=True, eq=False)
 class Item:
     """One history item. Its content is extracted on first use: a call that pages, counts or
     reads touches only the items it delivers, while the projection itself stays cheap."""
 
-    __slots__ = (
-        "window_id",
-        "item_id",
-        "role",
-        "created_at",
-        "tool_name",
-        "tool_error",
-        "output_truncated",
-        "full_output_path",
-        "_extract",
-        "_source",
-        "_content",
-    )
-
-    def __init__(
-        self,
-        window_id: str,
-        item_id: str,
-        role: str,
-        created_at: str | None,
-        extract: Callable[[Any], str],
-        source: Any,
-        *,
-        tool_name: str | None = None,
-        tool_error: bool = False,
-        output_truncated: bool = False,
-        full_output_path: str | None = None,
-    ) -> None:
-        self.window_id = window_id
-        self.item_id = item_id
-        self.role = role
-        self.created_at = created_at
-        self.tool_name = tool_name
-        self.tool_error = tool_error
-        self.output_truncated = output_truncated
-        self.full_output_path = full_output_path
-        self._extract = extract
-        self._source = source
-        self._content: str | None = None
+    window_id: str
+    item_id: str
+    role: str
+    created_at: str | None
+    extract: Callable[[Any], str]
+    """Makes the content from ``source``."""
+    source: Any
+    tool_name: str | None = field(default=None, kw_only=True)
+    tool_error: bool = field(default=False, kw_only=True)
+    output_truncated: bool = field(default=False, kw_only=True)
+    full_output_path: str | None = field(default=None, kw_only=True)
+    _content: str | None = field(default=None, init=False)
 
     @property
     def content(self) -> str:
         if self._content is None:
-            self._content = self._extract(self._source)
+            self._content = self.extract(self.source)
         return self._content
 
     @property
@@ -204,6 +178,32 @@ def _str_or_none(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _tool_item(
+    where: tuple[str, str, str | None, Callable[[Any], str], Any],
+    tool_name: str,
+    failed: bool,
+    truncated: bool,
+    full_path: object,
+) -> list[Item]:
+    """A ``tool`` item: (window id, entry id, created, extract, source) and what the tool did;
+    ``full_path`` counts only as a non-empty string."""
+    window_id, entry_id, created, extract, source = where
+    return [
+        Item(
+            window_id,
+            entry_id,
+            "tool",
+            created,
+            extract,
+            source,
+            tool_name=tool_name,
+            tool_error=failed,
+            output_truncated=truncated,
+            full_output_path=full_path if isinstance(full_path, str) and full_path else None,
+        )
+    ]
+
+
 def _message_items(entry: Entry, window_id: str) -> list[Item]:
     message = entry.get("message")
     if type(message) is not dict:
@@ -221,38 +221,23 @@ def _message_items(entry: Entry, window_id: str) -> list[Item]:
         truncation = details.get("truncation")
         full_path = details.get("fullOutputPath")
         tool_name = message.get("toolName")
-        return [
-            Item(
-                window_id,
-                entry_id,
-                "tool",
-                created,
-                _text_of,
-                message.get("content"),
-                tool_name=tool_name if isinstance(tool_name, str) else "",
-                tool_error=message.get("isError") is True,
-                output_truncated=type(truncation) is dict and truncation.get("truncated") is True,
-                full_output_path=full_path if isinstance(full_path, str) and full_path else None,
-            )
-        ]
+        return _tool_item(
+            (window_id, entry_id, created, _text_of, message.get("content")),
+            tool_name if isinstance(tool_name, str) else "",
+            message.get("isError") is True,
+            type(truncation) is dict and truncation.get("truncated") is True,
+            full_path,
+        )
     if role == "bashExecution":
-        full_path = message.get("fullOutputPath")
         exit_code = message.get("exitCode")
         failed = message.get("cancelled") is True or (type(exit_code) is int and exit_code != 0)
-        return [
-            Item(
-                window_id,
-                entry_id,
-                "tool",
-                created,
-                _bash_text,
-                message,
-                tool_name="bash",
-                tool_error=failed,
-                output_truncated=message.get("truncated") is True,
-                full_output_path=full_path if isinstance(full_path, str) and full_path else None,
-            )
-        ]
+        return _tool_item(
+            (window_id, entry_id, created, _bash_text, message),
+            "bash",
+            failed,
+            message.get("truncated") is True,
+            message.get("fullOutputPath"),
+        )
     if role == "custom":  # a v2 hookMessage migrated in memory; same as a custom_message
         custom_type = message.get("customType")
         return [_custom_item(entry_id, custom_type, message.get("content"), window_id, created)]

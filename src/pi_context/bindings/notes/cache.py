@@ -19,6 +19,7 @@ import os
 import time
 
 from pi_context.bindings.notes.frontmatter import NoteMeta, ParsedNote
+from pi_context.frozen import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -58,53 +59,27 @@ def cacheable(stamp: Stamp, now_ns: int | None = None) -> bool:
     return settled(stamp, now_ns)
 
 
+@record
 class Entry:
     """One parsed note file. ``body`` is ``None`` when only its metadata is known (a listing
     served from the disk cache); ``memo`` holds objects built from it, keyed by their user."""
 
-    __slots__ = (
-        "stamp",
-        "meta",
-        "size_bytes",
-        "header",
-        "has_frontmatter",
-        "legacy_keys",
-        "malformed",
-        "extra_lines",
-        "body",
-        "memo",
-        "storable",
-        "addressable",
-    )
-
-    def __init__(
-        self,
-        stamp: Stamp,
-        meta: NoteMeta,
-        size_bytes: int,
-        header: str,
-        has_frontmatter: bool,
-        legacy_keys: tuple[str, ...],
-        malformed: tuple[str, ...],
-        extra_lines: tuple[str, ...],
-        body: str | None,
-    ) -> None:
-        self.stamp = stamp
-        self.meta = meta
-        self.size_bytes = size_bytes
-        """UTF-8 bytes of the file after the metadata block."""
-        self.header = header
-        """The file's text before the body: ``header + body`` is the whole text."""
-        self.has_frontmatter = has_frontmatter
-        self.legacy_keys = legacy_keys
-        self.malformed = malformed
-        self.extra_lines = extra_lines
-        self.body = body
-        self.memo: dict[Any, Any] = {}
-        self.storable: bool | None = None
-        """Whether the disk cache can hold it (set by ``diskcache.storable``)."""
-        self.addressable = False
-        """True when the disk cache recorded that its path is a valid note address."""
+    stamp: Stamp
+    meta: NoteMeta
+    size_bytes: int
+    """UTF-8 bytes of the file after the metadata block."""
+    header: str
+    """The file's text before the body: ``header + body`` is the whole text."""
+    has_frontmatter: bool
+    legacy_keys: tuple[str, ...]
+    malformed: tuple[str, ...]
+    extra_lines: tuple[str, ...]
+    body: str | None
+    memo: dict[Any, Any] = field(init=False, default_factory=dict)
+    storable: bool | None = field(init=False, default=None)
+    """Whether the disk cache can hold it (set by ``diskcache.storable``)."""
+    addressable: bool = field(init=False, default=False)
+    """True when the disk cache recorded that its path is a valid note address."""
 
     @staticmethod
     def of(stamp: Stamp, text: str, parsed: ParsedNote) -> Entry:

@@ -290,6 +290,16 @@ def existing_kind(dir_fd: int, name: str, shown: str) -> str:
     return "file"
 
 
+def _create_file(dir_fd: int, name: str, flags: int, what: str, verb: str = "create") -> int:
+    """Open ``name`` in ``dir_fd`` with ``flags``, creating it and never following a link;
+    a failure is an ``io`` error: cannot ``verb`` ``what``."""
+    flags |= os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, 0o666, dir_fd=dir_fd)
+    except OSError as exc:
+        raise _io(exc, f"cannot {verb} {what}") from exc
+
+
 def replace_file(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
     """Atomically and durably replace ``name`` in ``dir_fd`` with ``data``.
 
@@ -300,11 +310,7 @@ def replace_file(dir_fd: int, name: str, data: bytes, *, shown: str) -> None:
     actual = _actual_name(dir_fd, name)
     existing_kind(dir_fd, actual, shown)
     temp = f"{TEMP_PREFIX}{os.getpid()}.{os.urandom(6).hex()}"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(temp, flags, 0o666, dir_fd=dir_fd)
-    except OSError as exc:
-        raise _io(exc, f"cannot create a temp file beside {shown}") from exc
+    fd = _create_file(dir_fd, temp, os.O_WRONLY | os.O_EXCL, f"a temp file beside {shown}")
     try:
         try:
             view = memoryview(data)
@@ -440,11 +446,10 @@ def file_lock(home_fd: int, lock_name: str, *, shown: str) -> Iterator[None]:
     lock_dir = open_dir(home_fd, LOCK_DIR, create=True, shown=f"{shown}/{LOCK_DIR}")
     assert lock_dir is not None
     try:
-        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
-        try:
-            fd = os.open(lock_name, flags, 0o666, dir_fd=lock_dir)
-        except OSError as exc:
-            raise _io(exc, f"cannot open the lock file in {shown}/{LOCK_DIR}") from exc
+        flags = os.O_RDWR | os.O_NONBLOCK
+        fd = _create_file(
+            lock_dir, lock_name, flags, f"the lock file in {shown}/{LOCK_DIR}", verb="open"
+        )
     finally:
         os.close(lock_dir)
     try:

@@ -21,7 +21,7 @@ from pi_context.bindings.notes.frontmatter import (
     ParsedNote,
 )
 from pi_context.bindings.notes.note_address import address_path
-from pi_context.frozen import frozen
+from pi_context.frozen import frozen, record
 
 NOTE_MAX_BYTES = 1_000_000
 """Largest note body, in UTF-8 bytes."""
@@ -76,25 +76,16 @@ class HomeScan:
     refused: tuple[Refused, ...]
 
 
+@record
 class HomeRead:
     """One read of one home: notes built as entries, then notes served straight from the
     disk cache's rows (``rows_served``: (path, row)). Index ``i`` counts entries first."""
 
-    __slots__ = ("scope", "entries", "rows", "rows_served", "refused")
-
-    def __init__(
-        self,
-        scope: str,
-        entries: list[tuple[str, Entry]],
-        rows: diskcache.Rows | None,
-        rows_served: list[tuple[str, int]],
-        refused: list[Refused],
-    ) -> None:
-        self.scope = scope
-        self.entries = entries
-        self.rows = rows
-        self.rows_served = rows_served
-        self.refused = refused
+    scope: str
+    entries: list[tuple[str, Entry]]
+    rows: diskcache.Rows | None
+    rows_served: list[tuple[str, int]]
+    refused: list[Refused]
 
     def __len__(self) -> int:
         return len(self.entries) + len(self.rows_served)

@@ -8,8 +8,9 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes.note_address import NoteAddress
 from pi_context.bindings.notes.query import LineMatch, match_lines
-from pi_context.bindings.notes.records import HomeRead, Note, Refused
+from pi_context.bindings.notes.records import HomeRead, Note, Refused, WriteOutcome
 from pi_context.bindings.notes.store import (
     HomeReadError,
     NoteError,
@@ -68,8 +69,27 @@ def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
     if not isinstance(content, str):
         raise _fail("content must be a string", path=path)
     stale = _bool(args, "stale")
+    return _written(
+        store,
+        address,
+        args,
+        "created",
+        lambda: store.write(scope, path, content, stale=bool(stale)),
+    )
+
+
+def _written(
+    store: NoteStore,
+    address: NoteAddress,
+    args: Args,
+    counted: str,
+    write: Callable[[], WriteOutcome],
+) -> ToolResult:
+    """Run ``write`` and report the note it wrote, with the outcome's ``counted`` field
+    (``created`` or ``applied``)."""
+    scope, path = address.scope, address.path
     try:
-        outcome = store.write(scope, path, content, stale=bool(stale))
+        outcome = write()
     except NoteError as exc:
         return _note_error(exc, args, ("path", "scope"))
     note = outcome.note
@@ -77,7 +97,7 @@ def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
         "address": address_in(store, scope, path),
         "path": path,
         "scope": scope,
-        "created": outcome.created,
+        counted: getattr(outcome, counted),
         "size_bytes": note.size_bytes,
         "meta": _meta_json(note),
     }
@@ -116,20 +136,9 @@ def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
     stale = _bool(args, "stale")
     if not edits and stale is None:
         raise _fail("nothing to edit: pass edits, stale, or both", path=path)
-    try:
-        outcome = store.edit(scope, path, edits, stale=stale)
-    except NoteError as exc:
-        return _note_error(exc, args, ("path", "scope"))
-    note = outcome.note
-    result = {
-        "address": address_in(store, scope, path),
-        "path": path,
-        "scope": scope,
-        "applied": outcome.applied,
-        "size_bytes": note.size_bytes,
-        "meta": _meta_json(note),
-    }
-    return ToolResult(text=fit_json(result), details=result)
+    return _written(
+        store, address, args, "applied", lambda: store.edit(scope, path, edits, stale=stale)
+    )
 
 
 # --- notes_read ----------------------------------------------------------------------------

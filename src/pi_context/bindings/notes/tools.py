@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from pi_context.bindings.notes import tool_args as ta
 from pi_context.bindings.notes.homes import (
     SCOPES,
 )
@@ -29,22 +30,7 @@ from pi_context.bindings.notes.records import NOTE_MAX_BYTES
 from pi_context.bindings.notes.store import (
     NoteError,
 )
-from pi_context.bindings.notes.tool_args import (
-    FILES_DEFAULT,
-    FILES_MAX,
-    LIST_DEFAULT,
-    LIST_MAX,
-    MATCH_CHARS_DEFAULT,
-    MATCH_CHARS_MAX,
-    MATCHES_DEFAULT,
-    MATCHES_MAX,
-    Args,
-    _echo,
-    _error_result,
-    address_in,
-    homes_for,
-    store_for,
-)
+from pi_context.bindings.notes.tool_args import Args, address_in, homes_for, store_for
 from pi_context.bindings.notes.tool_calls import (
     notes_edit,
     notes_list,
@@ -110,14 +96,24 @@ def _guarded(
         try:
             return run(ctx, args)
         except NoteError as exc:
-            return _error_result(exc.message, exc.fields, _echo(args, ("path", "scope")))
+            return ta._error_result(exc.message, exc.fields, ta._echo(args, ("path", "scope")))
         except OSError as exc:
             message = f"notes filesystem error: {exc.strerror or exc}"
-            return _error_result(message, {}, _echo(args, ("path", "scope")))
+            return ta._error_result(message, {}, ta._echo(args, ("path", "scope")))
 
     guarded.__name__ = run.__name__
     guarded.__doc__ = run.__doc__
     return guarded
+
+
+def _count(what: str, maximum: int, default: int) -> dict[str, JSONValue]:
+    """A whole number from 1 to ``maximum``, ``default`` when left out."""
+    return {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": maximum,
+        "description": f"{what}. Defaults to {default}.",
+    }
 
 
 def _schema(properties: dict[str, JSONValue], required: Sequence[str]) -> dict[str, JSONValue]:
@@ -198,12 +194,9 @@ TOOLS: tuple[Tool, ...] = (
                     "type": "integer",
                     "description": "Window start; negative counts from the end. Defaults to 0.",
                 },
-                "limit_chars": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": READ_LIMIT_CHARS_MAX,
-                    "description": f"Most characters returned. Defaults to {READ_LIMIT_CHARS_MAX}.",
-                },
+                "limit_chars": _count(
+                    "Most characters returned", READ_LIMIT_CHARS_MAX, READ_LIMIT_CHARS_MAX
+                ),
             },
             ("path",),
         ),
@@ -220,12 +213,7 @@ TOOLS: tuple[Tool, ...] = (
             {
                 "pattern": _PATTERN,
                 "scope": {**_SCOPE, "description": "Only this home (an alias of an @ pattern)."},
-                "max_results": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": LIST_MAX,
-                    "description": f"Page size. Defaults to {LIST_DEFAULT}.",
-                },
+                "max_results": _count("Page size", ta.LIST_MAX, ta.LIST_DEFAULT),
                 "cursor": _CURSOR,
             },
             (),
@@ -255,26 +243,13 @@ TOOLS: tuple[Tool, ...] = (
                 },
                 "pattern": _PATTERN,
                 "scope": {**_SCOPE, "description": "Only this home (an alias of an @ pattern)."},
-                "max_matches_per_file": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MATCHES_MAX,
-                    "description": f"Matches shown per file. Defaults to {MATCHES_DEFAULT}.",
-                },
-                "max_files": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": FILES_MAX,
-                    "description": f"Files per page. Defaults to {FILES_DEFAULT}.",
-                },
-                "max_chars_per_match": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": MATCH_CHARS_MAX,
-                    "description": (
-                        f"Characters shown per matching line. Defaults to {MATCH_CHARS_DEFAULT}."
-                    ),
-                },
+                "max_matches_per_file": _count(
+                    "Matches shown per file", ta.MATCHES_MAX, ta.MATCHES_DEFAULT
+                ),
+                "max_files": _count("Files per page", ta.FILES_MAX, ta.FILES_DEFAULT),
+                "max_chars_per_match": _count(
+                    "Characters shown per matching line", ta.MATCH_CHARS_MAX, ta.MATCH_CHARS_DEFAULT
+                ),
                 "cursor": _CURSOR,
             },
             ("query",),

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session.jsonl import JSONLineError, parse
+from pi_context.json_fields import json_fields
 
 from .log import rotated
 
@@ -71,22 +72,9 @@ class Metrics:
     suspected_repeated_tools: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "calls": self.calls,
-            "failed_calls": self.failed_calls,
-            "cancelled_calls": self.cancelled_calls,
-            "unfinished_calls": self.unfinished_calls,
-            "failure_rate": self.failure_rate,
-            "handoffs": self.handoffs,
-            "failed_operations": self.failed_operations,
-            "returned_tokens": self.returned_tokens,
-            "extra_tokens": self.extra_tokens,
-            "unknown_usage_calls": self.unknown_usage_calls,
-            "native_unknown_usage": self.native_unknown_usage,
-            "reported_cost": round(self.reported_cost, 9),
-            "call_duration_ms": self.call_duration_ms,
-            "suspected_repeated_tools": self.suspected_repeated_tools,
-        }
+        out = json_fields(self, snake=True)
+        out["reported_cost"] = round(self.reported_cost, 9)
+        return out
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 
 from pi_context.bindings.session.jsonl import encode
 from pi_context.clock import now_ms
+from pi_context.json_fields import json_fields
 
 from .log import LogWriter, log_path
 
@@ -50,14 +51,7 @@ class CallUsage:
     cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.input is not None:
-            out["input"] = self.input
-        if self.output is not None:
-            out["output"] = self.output
-        if self.cost is not None:
-            out["cost"] = self.cost
-        return out
+        return json_fields(self, omit_none=("input", "output", "cost"))
 
 
 @dataclass
@@ -183,13 +177,20 @@ class Call:
             "outcome": outcome,
             "durationMs": max(0, self.operation.logs.clock() - self.started),
         }
-        if code is not None:
-            fields["code"] = code
-        if usage is not None and usage.to_json():
-            fields["usage"] = usage.to_json()
-        if tools:
-            fields["tools"] = list(tools)
-        self.operation._emit(fields)
+        self.operation._emit(_ended(fields, code, usage, tools))
+
+
+def _ended(
+    fields: dict[str, Any], code: str | None, usage: CallUsage | None, tools: Sequence[str]
+) -> dict[str, Any]:
+    """A ``call_end`` event's ``fields`` with its code, usage and tools, where it has them."""
+    if code is not None:
+        fields["code"] = code
+    if usage is not None and usage.to_json():
+        fields["usage"] = usage.to_json()
+    if tools:
+        fields["tools"] = list(tools)
+    return fields
 
 
 def log_model_call(
@@ -219,12 +220,7 @@ def log_model_call(
         "outcome": outcome,
         "durationMs": max(0, ended_ms - started_ms),
     }
-    if code is not None:
-        end["code"] = code
-    if usage is not None and usage.to_json():
-        end["usage"] = usage.to_json()
-    if tools:
-        end["tools"] = list(tools)
+    _ended(end, code, usage, tools)
     for event in (start, end):
         if writer is not None:
             logs.failure = None if writer.append(event) else writer.failure

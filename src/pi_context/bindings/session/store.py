@@ -58,16 +58,7 @@ def read_raw(path: Path) -> RawFile:
     bytes it held when it was opened. The file is streamed line by line: its bytes are never
     all held at once next to the values parsed from them (that doubled the peak memory of a
     load)."""
-    try:
-        fd, info = open_regular(path)
-    except FileNotFoundError:
-        raise
-    except IsADirectoryError as exc:
-        raise SessionError("is a directory, not a session file", path) from exc
-    except NotRegularFile as exc:
-        raise SessionError(f"is {exc.kind}, not a session file", path) from exc
-    except OSError as exc:
-        raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
+    fd, info = _open_session(path, os.O_RDONLY, "read")
     try:
         with bounded_reader(fd, info.st_size) as handle, gc_paused():
             return _parse_lines(handle)
@@ -201,14 +192,25 @@ def _readable(data: bytes, path: Path) -> None:
 
 
 def _open_existing(path: Path, flags: int) -> tuple[int, os.stat_result]:
+    return _open_session(path, flags, "open", "session file disappeared; refusing to append")
+
+
+def _open_session(
+    path: Path, flags: int, verb: str, missing: str | None = None
+) -> tuple[int, os.stat_result]:
+    """``open_regular``, its failures as ``SessionError``; a missing file raises
+    ``FileNotFoundError`` unless ``missing`` says what it means. (A directory opened
+    read-only is refused as not a regular file: "is a directory, not a session file".)"""
     try:
         return open_regular(path, flags)
     except FileNotFoundError as exc:
-        raise SessionError("session file disappeared; refusing to append", path) from exc
+        if missing is None:
+            raise
+        raise SessionError(missing, path) from exc
     except NotRegularFile as exc:
         raise SessionError(f"is {exc.kind}, not a session file", path) from exc
     except OSError as exc:
-        raise SessionError(f"cannot open session file: {exc.strerror or exc}", path) from exc
+        raise SessionError(f"cannot {verb} session file: {exc.strerror or exc}", path) from exc
 
 
 def ends_with_newline(path: Path) -> bool:

@@ -44,6 +44,13 @@ def _text(rng: random.Random) -> str:
     return f"{text} #{rng.randint(0, 999)}"
 
 
+def _custom_payload(rng: random.Random) -> Any:
+    """A custom entry's data: half the time naming a window, else any JSON value."""
+    if rng.random() < 0.5:
+        return {"windowId": f"pcw:fix:{rng.getrandbits(32):08x}"}
+    return _json_value(rng)
+
+
 def _json_value(rng: random.Random, depth: int = 0) -> Any:
     roll = rng.random()
     if depth > 2 or roll < 0.3:
@@ -188,11 +195,7 @@ def random_ops(rng: random.Random, count: int, *, opening: Op | None = None) -> 
         elif roll < 0.64:
             op = {"op": "custom", "customType": rng.choice(_CUSTOM_TYPES)}
             if rng.random() < 0.8:
-                op["data"] = (
-                    {"windowId": f"pcw:fix:{rng.getrandbits(32):08x}"}
-                    if rng.random() < 0.5
-                    else _json_value(rng)
-                )
+                op["data"] = _custom_payload(rng)
         elif roll < 0.74:
             op = {
                 "op": "custom_message",
@@ -201,11 +204,7 @@ def random_ops(rng: random.Random, count: int, *, opening: Op | None = None) -> 
                 "display": rng.random() < 0.5,
             }
             if rng.random() < 0.6:
-                op["details"] = (
-                    {"windowId": f"pcw:fix:{rng.getrandbits(32):08x}"}
-                    if rng.random() < 0.5
-                    else _json_value(rng)
-                )
+                op["details"] = _custom_payload(rng)
         elif roll < 0.80:
             editable = [
                 e
