@@ -74,6 +74,7 @@ UNREACHABLE = {
 
 @cache
 def handoff_spec() -> Any:
+    """The spec the conformance runs against (loaded once)."""
     return load(spec_path(SPEC_ID))
 
 
