@@ -11,18 +11,32 @@ the way.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pi_context.spec import expr as ex
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import Wire, render_event, render_state, state_key
-from pi_context.spec.model import Row, Spec
+from pi_context.spec.model import Row, Spec, TransitionInvariant
 from pi_context.statemachine.verify.progress import Progress
 
 Key = tuple[Any, ...]
+K = TypeVar("K", bound=Hashable)
+S = TypeVar("S")
+
+
+def trail(parents: Mapping[K, tuple[K, S] | None], key: K) -> list[tuple[K, S]]:
+    """The links of a breadth-first search's path to ``key``, from its root on: ``parents``
+    holds each key's (predecessor, step from it), the root's None."""
+    links: list[tuple[K, S]] = []
+    link = parents[key]
+    while link is not None:
+        links.append(link)
+        link = parents[link[0]]
+    links.reverse()
+    return links
 
 
 @dataclass(frozen=True)
@@ -99,6 +113,21 @@ def _lookup_transition(
     return lookup
 
 
+def broken_transition_invariants(
+    spec: Spec, pre: Wire, post: Wire, event: Wire, effect: str
+) -> Iterator[TransitionInvariant]:
+    """The transition invariants of ``spec`` that the step ``pre`` -``event``-> ``post``
+    (with ``effect``) breaks, in the spec's order."""
+    lookup = _lookup_transition(pre, post, event, effect)
+    for inv in spec.transition_invariants:
+        if event["type"] not in inv.events:
+            continue
+        if inv.when is not None and not ex.evaluate(inv.when, lookup):
+            continue
+        if not ex.evaluate(inv.then, lookup):
+            yield inv
+
+
 def _state_lookup(state: Mapping[str, Any]) -> Any:
     def lookup(target: ex.Target) -> ex.Value:
         return interpret.axis_lookup_any(state, target)
@@ -135,13 +164,7 @@ class _Search:
         self.events = all_events(spec)
 
     def path(self, parents: dict[Key, tuple[Key, TraceStep] | None], key: Key) -> list[TraceStep]:
-        steps: list[TraceStep] = []
-        node = parents[key]
-        while node is not None:
-            prev, step = node
-            steps.append(step)
-            node = parents[prev]
-        return list(reversed(steps))
+        return [step for _prev, step in trail(parents, key)]
 
 
 def model_check(spec: Spec, *, show: bool = True) -> ModelCheckResult:
@@ -171,6 +194,10 @@ def model_check(spec: Spec, *, show: bool = True) -> ModelCheckResult:
     for inv in spec.state_invariants:
         if not ex.evaluate(inv.expr, _state_lookup(initial)):
             report("state invariant", inv.id, inv.why, [])
+    checked_per_event = {
+        event["type"]: sum(event["type"] in t.events for t in spec.transition_invariants)
+        for event in search.events
+    }
 
     while queue:
         key = queue.popleft()
@@ -190,20 +217,14 @@ def model_check(spec: Spec, *, show: bool = True) -> ModelCheckResult:
                 result.witnesses[step.row] = tuple(search.path(parents, key) + [trace_step])
             for row_id, fact, value in _guard_reads(spec, spec.rows_for(event["type"]), pre, event):
                 result.guard_outcomes.setdefault((row_id, fact), set()).add(value)
-            lookup = _lookup_transition(pre, post, event, step.effect)
-            for tinv in spec.transition_invariants:
-                if event["type"] not in tinv.events:
-                    continue
-                result.invariant_checks += 1
-                if tinv.when is not None and not ex.evaluate(tinv.when, lookup):
-                    continue
-                if not ex.evaluate(tinv.then, lookup):
-                    report(
-                        "transition invariant",
-                        tinv.id,
-                        tinv.why,
-                        search.path(parents, key) + [trace_step],
-                    )
+            result.invariant_checks += checked_per_event.get(event["type"], 0)
+            for tinv in broken_transition_invariants(spec, pre, post, event, step.effect):
+                report(
+                    "transition invariant",
+                    tinv.id,
+                    tinv.why,
+                    search.path(parents, key) + [trace_step],
+                )
             if post_key not in parents:
                 parents[post_key] = (key, trace_step)
                 states[post_key] = post
@@ -261,14 +282,8 @@ def check_trace(spec: Spec, prop_id: str) -> Counterexample | None:
             trace_step = TraceStep(event, step.state, step.effect, step.row)
             nxt = (state_key(spec, step.state), monitor)
             if monitor == "violation":
-                steps = [trace_step]
-                cur = parents[node]
-                while cur is not None:
-                    steps.append(cur[1])
-                    cur = parents[cur[0]]
-                return Counterexample(
-                    prop.id, "trace property", prop.why, initial, tuple(reversed(steps))
-                )
+                steps = (*(back for _prev, back in trail(parents, node)), trace_step)
+                return Counterexample(prop.id, "trace property", prop.why, initial, steps)
             if nxt not in parents:
                 parents[nxt] = (node, trace_step)
                 states[nxt] = step.state

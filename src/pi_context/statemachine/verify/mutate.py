@@ -36,23 +36,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.spec import expr as ex
-from pi_context.spec import interpret
+from pi_context.spec import interpret, model
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import NoRowMatches, Wire, render_event, render_state, state_key
-from pi_context.spec.model import (
-    EnumAxis,
-    EnumType,
-    FieldType,
-    IdType,
-    NextCase,
-    NextLiteral,
-    NextValue,
-    NextVariant,
-    Row,
-    Spec,
-    VariantAxis,
+from pi_context.spec.model import Row, Spec
+from pi_context.statemachine.verify.modelcheck import (
+    broken_transition_invariants,
+    monitor_next,
+    trail,
 )
-from pi_context.statemachine.verify.modelcheck import _lookup_transition, monitor_next
 from pi_context.statemachine.verify.progress import Progress
 
 CATEGORIES = ("loader", "scenarios", "invariants", "trace properties", "model checker")
@@ -103,15 +95,17 @@ class MutationReport:
 # ---------------------------------------------------------------- mutants
 
 
-def _same_type(a: FieldType, b: FieldType) -> bool:
-    if isinstance(a, IdType) and isinstance(b, IdType):
+def _same_type(a: model.FieldType, b: model.FieldType) -> bool:
+    if isinstance(a, model.IdType) and isinstance(b, model.IdType):
         return a.name == b.name
-    if isinstance(a, EnumType) and isinstance(b, EnumType):
+    if isinstance(a, model.EnumType) and isinstance(b, model.EnumType):
         return a.values == b.values
     return a == b
 
 
-def _sources(spec: Spec, row: Row, axis: VariantAxis, ftype: FieldType) -> list[ex.Expr]:
+def _sources(
+    spec: Spec, row: Row, axis: model.VariantAxis, ftype: model.FieldType
+) -> list[ex.Expr]:
     """Every value of type ``ftype`` a next state of ``row`` could copy or name."""
     event = spec.event(row.event)
     assert event is not None
@@ -128,37 +122,37 @@ def _sources(spec: Spec, row: Row, axis: VariantAxis, ftype: FieldType) -> list[
         if member_type is not None and _same_type(member_type, ftype):
             target = ex.Target("axis", where="cur", name=axis.name, member=name)
             out.append(ex.Ref((axis.name, name), 0, target))
-    if isinstance(ftype, EnumType):
+    if isinstance(ftype, model.EnumType):
         out += [ex.Lit(v, 0) for v in ftype.values]
     return out
 
 
-def _alternatives(spec: Spec, row: Row, axis_name: str) -> list[NextValue | None]:
+def _alternatives(spec: Spec, row: Row, axis_name: str) -> list[model.NextValue | None]:
     axis = spec.axis(axis_name)
     assert axis is not None
-    if isinstance(axis, EnumAxis):
-        return [None, *(NextLiteral(v) for v in axis.type.values)]
-    out: list[NextValue | None] = [None]
+    if isinstance(axis, model.EnumAxis):
+        return [None, *(model.NextLiteral(v) for v in axis.type.values)]
+    out: list[model.NextValue | None] = [None]
     for variant in axis.variants:
         choices = [_sources(spec, row, axis, f.type) for f in variant.fields]
         for combo in itertools.product(*choices):
             fields = tuple((f.name, e) for f, e in zip(variant.fields, combo, strict=True))
-            out.append(NextVariant(variant.tag, fields))
+            out.append(model.NextVariant(variant.tag, fields))
     return out
 
 
-def show_next(nv: NextValue | None) -> str:
+def show_next(nv: model.NextValue | None) -> str:
     if nv is None:
         return "keep"
-    if isinstance(nv, NextLiteral):
+    if isinstance(nv, model.NextLiteral):
         return nv.value
-    if isinstance(nv, NextCase):
+    if isinstance(nv, model.NextCase):
         return "{" + ", ".join(f"{a}→{b}" for a, b in nv.mapping) + "}"
     fields = ", ".join(f"{k}={ex.render(v)}" for k, v in nv.fields)
     return f"{nv.tag}({fields})" if fields else nv.tag
 
 
-def _with_next(spec: Spec, row: Row, axis_name: str, value: NextValue | None) -> Row:
+def _with_next(spec: Spec, row: Row, axis_name: str, value: model.NextValue | None) -> Row:
     current = dict(row.next)
     if value is None:
         current.pop(axis_name, None)
@@ -283,13 +277,7 @@ class Baseline:
         """Event indices of a shortest path from the initial state to state ``si``."""
         if si not in self.parent:
             return None
-        events: list[int] = []
-        node = self.parent[si]
-        while node is not None:
-            prev, ei = node
-            events.append(ei)
-            node = self.parent[prev]
-        return list(reversed(events))
+        return [ei for _prev, ei in trail(self.parent, si)]
 
     def monitors(self, prop: str, m: int, si: int) -> list[int]:
         """The monitor state after each event from state ``si`` in monitor state ``m``."""
@@ -445,14 +433,6 @@ def _model_check(
                 parent[post] = (si, ei)
                 queue.append(post)
 
-    def path(si: int) -> list[tuple[int, int]]:
-        steps: list[tuple[int, int]] = []
-        node = parent[si]
-        while node is not None:
-            steps.append(node)
-            node = parent[node[0]]
-        return list(reversed(steps))
-
     def trace(steps: list[tuple[int, int]]) -> str:
         shown = [render_event(base.events[ei]) for _si, ei in steps]
         return f"{len(steps)} step(s): " + " → ".join(shown)
@@ -462,18 +442,12 @@ def _model_check(
     for (si, ei), c in changed.items():
         if si not in parent:
             continue
-        event = base.events[ei]
-        lookup = _lookup_transition(base.states[si], base.states[c.post], event, c.effect)
-        for inv in spec.transition_invariants:
-            if event["type"] not in inv.events:
-                continue
-            if inv.when is not None and not ex.evaluate(inv.when, lookup):
-                continue
-            if not ex.evaluate(inv.then, lookup):
-                steps = [*path(si), (si, ei)]
-                if best is None or len(steps) < best[0]:
-                    best = (len(steps), f"invariant {inv.id!r}, {trace(steps)}")
-                break
+        before, after = base.states[si], base.states[c.post]
+        for inv in broken_transition_invariants(spec, before, after, base.events[ei], c.effect):
+            steps = [*trail(parent, si), (si, ei)]
+            if best is None or len(steps) < best[0]:
+                best = (len(steps), f"invariant {inv.id!r}, {trace(steps)}")
+            break
     for si in parent:
         state = base.states[si]
 
@@ -482,7 +456,7 @@ def _model_check(
 
         for sinv in spec.state_invariants:
             if not ex.evaluate(sinv.expr, lookup_state):
-                steps = path(si)
+                steps = trail(parent, si)
                 if best is None or len(steps) < best[0]:
                     best = (len(steps), f"state invariant {sinv.id!r}, {trace(steps)}")
     if best is not None:

@@ -27,7 +27,7 @@ from pi_context.spec import interpret
 from pi_context.spec.interpret import render_event, render_state
 from pi_context.spec.model import BOOL, EnumType, Event, Field, FieldType, Spec
 from pi_context.statemachine.reset_control import ResetControl
-from pi_context.statemachine.verify.modelcheck import _lookup_transition, monitor_next
+from pi_context.statemachine.verify.modelcheck import broken_transition_invariants, monitor_next
 from pi_context.statemachine.verify.observe import lazy_attributes, recorded
 
 
@@ -167,14 +167,8 @@ def build_state_machine(
             want = (ref.state, ref.effect, ref.row, ref.consulted)
             if got != want:
                 raise StepMismatch(f"{name} disagrees with the spec: {got} != {want}")
-        lookup = _lookup_transition(pre, ref.state, wire_event, ref.effect)
-        for inv in spec.transition_invariants:
-            if wire_event["type"] not in inv.events:
-                continue
-            if inv.when is not None and not ex.evaluate(inv.when, lookup):
-                continue
-            if not ex.evaluate(inv.then, lookup):
-                raise AssertionError(f"transition invariant {inv.id!r} violated: {inv.why}")
+        for inv in broken_transition_invariants(spec, pre, ref.state, wire_event, ref.effect):
+            raise AssertionError(f"transition invariant {inv.id!r} violated: {inv.why}")
         for prop in spec.traces:
             state = monitor_next(
                 spec, prop.id, self.monitors[prop.id], pre, ref.state, wire_event, ref.effect

@@ -28,6 +28,32 @@ class Mutant:
     mutant not listed for a spec must be killed there)."""
 
 
+BREAKS = {
+    "abort-check-dropped": "a boundary build ignores an abort that happened meanwhile",
+    "stale-check-dropped": "a boundary build is never checked for staleness",
+    "append-check-dropped": "a boundary returned before a lifecycle change is written after it",
+    "cause-table-shifted": "each row's cause is the next row's",
+    "enabled-gate-removed": "the enabled precondition always passes",
+    "enabled-fact-inverted": "the reducer reads enabled inverted",
+    "queued-fact-inverted": "the reducer reads queued inverted",
+    "aborted-fact-dropped": "the reducer never hears that a turn or run was aborted",
+    "hard-reserve-fold-dropped": "hardReserveDue ignores the automatic-reset setting",
+    "lazy-facts-eager": "every lazy fact is read before the reducer asks",
+    "duplicate-flag-dropped": "no step is ever reported as a duplicate",
+    "continue-inverted": (
+        "commit-and-continue and commit-and-stop swap what they do after the boundary"
+    ),
+    "retry-dropped": "an overflow recovery never retries",
+    "run-outcome-forgotten": "before_settle always hears that the run completed",
+    "follow-up-sent": "a provider request the spec cancels is sent all the same",
+    "announced-before-durable": "memory cleared is announced as soon as a boundary is built",
+    "boundary-order-swapped": "the boot is built before the marker",
+    "root-boot-repeated": "every session start and tree navigation appends another root boot",
+    "window-of-root": "every request is tagged with the root window",
+}
+"""Every runtime mutant, by name: what it breaks (in the order they run)."""
+
+
 def patch(owner: Any, attribute: str, build: Callable[[Any], Any]) -> Callable[[], Any]:
     """A patch of ``owner.attribute``; ``build`` gets the original and returns the mutant."""
 
@@ -41,6 +67,36 @@ def patch(owner: Any, attribute: str, build: Callable[[Any], Any]) -> Callable[[
             setattr(owner, attribute, original)
 
     return apply
+
+
+Patch = tuple[Any, str, Callable[[Any], Any]]
+"""Where a mutant breaks the runtime: ``owner.attribute`` becomes ``build(original)``."""
+
+
+def mutant_table(
+    breaks: Mapping[str, str],
+    patches: Mapping[str, Patch],
+    *,
+    equivalent: Mapping[str, Mapping[str, str]] | None = None,
+) -> tuple[Mutant, ...]:
+    """The mutants ``breaks`` names (name -> what it breaks), in its order, each applying its
+    patch; ``equivalent``: name -> spec id -> why no run of that spec can tell it apart."""
+    assert set(patches) == set(breaks), set(patches) ^ set(breaks)
+    known = equivalent or {}
+    return tuple(
+        Mutant(name, what, patch(*patches[name]), known.get(name, {}))
+        for name, what in breaks.items()
+    )
+
+
+def returning(value: Any) -> Callable[[Any], Any]:
+    """A build that replaces a function by one returning ``value``, whatever it is given."""
+    return lambda _original: lambda *args, **kwargs: value
+
+
+def becomes(value: Any) -> Callable[[Any], Any]:
+    """A build that replaces the original by ``value`` outright."""
+    return lambda _original: value
 
 
 def _property(getter: Callable[[Any, Any], Any]) -> Callable[[Any], Any]:
@@ -130,142 +186,66 @@ def _mutants() -> tuple[Mutant, ...]:
     from pi_context.bindings.session import windows
 
     lc, cf, st_ = lifecycle.Lifecycle, control.Facts, control.Step
-    return (
-        Mutant(
-            "abort-check-dropped",
-            "a boundary build ignores an abort that happened meanwhile",
-            patch(
-                lc,
-                "token",
-                lambda orig: lambda self: lifecycle.Token(**{**orig(self).__dict__, "aborts": 0}),
-            ),
-        ),
-        Mutant(
-            "stale-check-dropped",
-            "a boundary build is never checked for staleness",
-            patch(lc, "current", lambda orig: lambda self, token: True),
-        ),
-        Mutant(
-            "append-check-dropped",
-            "a boundary returned before a lifecycle change is written after it",
-            patch(
-                lc,
-                "current",
-                lambda orig: (
-                    lambda self, token: orig(self, token) or _caller_is(effects.Effects.append)
-                ),
-            ),
-        ),
-        Mutant(
-            "cause-table-shifted",
-            "each row's cause is the next row's",
-            patch(ResetControl, "cause", _shifted_cause),
-        ),
-        Mutant(
-            "enabled-gate-removed",
-            "the enabled precondition always passes",
-            patch(lc, "refuse_while_off", lambda orig: lambda self, what: None),
-        ),
-        Mutant(
-            "enabled-fact-inverted",
-            "the reducer reads enabled inverted",
-            patch(cf, "enabled", _property(lambda self, value: not value)),
-        ),
-        Mutant(
-            "queued-fact-inverted",
-            "the reducer reads queued inverted",
-            patch(cf, "queued", _property(lambda self, value: not value)),
-        ),
-        Mutant(
-            "aborted-fact-dropped",
-            "the reducer never hears that a turn or run was aborted",
-            patch(cf, "aborted", _property(lambda self, value: False)),
-        ),
-        Mutant(
-            "hard-reserve-fold-dropped",
-            "hardReserveDue ignores the automatic-reset setting",
-            patch(
-                budget.Budget,
-                "hard_reserve_due",
-                lambda orig: (
-                    lambda self, remaining: (
-                        remaining is not None and remaining <= self.thresholds.hard_reserve
-                    )
-                ),
-            ),
-        ),
-        Mutant(
-            "lazy-facts-eager",
-            "every lazy fact is read before the reducer asks",
-            patch(control.Control, "facts", _eager_facts),
-        ),
-        Mutant(
-            "duplicate-flag-dropped",
-            "no step is ever reported as a duplicate",
-            patch(ResetControl, "duplicate", lambda orig: lambda self, effect: False),
-        ),
-        Mutant(
-            "continue-inverted",
-            "commit-and-continue and commit-and-stop swap what they do after the boundary",
-            patch(st_, "continues", _property(lambda self, value: not value)),
-        ),
-        Mutant(
-            "retry-dropped",
-            "an overflow recovery never retries",
-            patch(st_, "retries", _property(lambda self, value: False)),
-        ),
-        Mutant(
-            "run-outcome-forgotten",
-            "before_settle always hears that the run completed",
-            patch(runtime.Runtime, "run_outcome", lambda orig: lambda self: "completed"),
-            equivalent={
+    inverted = _property(lambda self, value: not value)
+    dropped = _property(lambda self, value: False)
+
+    def no_aborts(orig: Any) -> Any:
+        return lambda self: lifecycle.Token(**{**orig(self).__dict__, "aborts": 0})
+
+    def append_unchecked(orig: Any) -> Any:
+        return lambda self, token: orig(self, token) or _caller_is(effects.Effects.append)
+
+    def unfolded(orig: Any) -> Any:
+        return lambda self, remaining: (
+            remaining is not None and remaining <= self.thresholds.hard_reserve
+        )
+
+    def root_window(orig: Any) -> Any:
+        return lambda branch, session_id, **_: windows.root_window_id(session_id)
+
+    return mutant_table(
+        BREAKS,
+        {
+            "abort-check-dropped": (lc, "token", no_aborts),
+            "stale-check-dropped": (lc, "current", returning(True)),
+            "append-check-dropped": (lc, "current", append_unchecked),
+            "cause-table-shifted": (ResetControl, "cause", _shifted_cause),
+            "enabled-gate-removed": (lc, "refuse_while_off", returning(None)),
+            "enabled-fact-inverted": (cf, "enabled", inverted),
+            "queued-fact-inverted": (cf, "queued", inverted),
+            "aborted-fact-dropped": (cf, "aborted", dropped),
+            "hard-reserve-fold-dropped": (budget.Budget, "hard_reserve_due", unfolded),
+            "lazy-facts-eager": (control.Control, "facts", _eager_facts),
+            "duplicate-flag-dropped": (ResetControl, "duplicate", returning(False)),
+            "continue-inverted": (st_, "continues", inverted),
+            "retry-dropped": (st_, "retries", dropped),
+            "run-outcome-forgotten": (runtime.Runtime, "run_outcome", returning("completed")),
+            "follow-up-sent": (st_, "meaning", _follow_up_sent),
+            "announced-before-durable": (effects.Effects, "perform", _announce_early),
+            "boundary-order-swapped": (builder.Boundaries, "reset_drafts", _swapped_boundary),
+            "root-boot-repeated": (builder, "needs_root_boot", returning(True)),
+            "window-of-root": (window, "current_window_id", root_window),
+        },
+        equivalent={
+            "run-outcome-forgotten": {
                 "reset-control@0.25": (
                     "0.25 reads the run's outcome only as aborted, and only behind a pending "
                     "overflow chain; every way an abort reaches the runtime (an abort, an "
                     "aborted turn) clears that chain first, so no settle that reads it follows"
                 )
             },
-        ),
-        Mutant(
-            "follow-up-sent",
-            "a provider request the spec cancels is sent all the same",
-            patch(st_, "meaning", _follow_up_sent),
-            equivalent=_without(
+            "follow-up-sent": _without(
                 "provider_context",
                 "the spec decides nothing at the provider-context hook, so no request of its "
                 "runs is ever cancelled",
             ),
-        ),
-        Mutant(
-            "announced-before-durable",
-            "memory cleared is announced as soon as a boundary is built",
-            patch(effects.Effects, "perform", _announce_early),
-        ),
-        Mutant(
-            "boundary-order-swapped",
-            "the boot is built before the marker",
-            patch(builder.Boundaries, "reset_drafts", _swapped_boundary),
-        ),
-        Mutant(
-            "root-boot-repeated",
-            "every session start and tree navigation appends another root boot",
-            patch(builder, "needs_root_boot", lambda orig: lambda *args: True),
-        ),
-        Mutant(
-            "window-of-root",
-            "every request is tagged with the root window",
-            patch(
-                window,
-                "current_window_id",
-                lambda orig: lambda branch, session_id, **_: windows.root_window_id(session_id),
-            ),
-            equivalent={
+            "window-of-root": {
                 "reset-control@0.25": (
                     "0.25's events and state carry no window ids: its reducer cannot tell one "
                     "window from another, so a wrong id changes none of its decisions"
                 )
             },
-        ),
+        },
     )
 
 

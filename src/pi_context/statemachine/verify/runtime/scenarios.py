@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .harness import Op, Scenario
 from .host import AWAIT_POINTS, INTERRUPTIONS
 from .machine import RuntimeConformance
-
-Op = tuple[str, dict[str, Any]]
 
 
 def _turn(**given: Any) -> Op:
@@ -35,7 +34,7 @@ def _change(change: str, at: int = 0) -> Op:
 _WIPE: Op = ("wipe_command", {})
 _FAIL: Op = ("failing_builder", {})
 
-SCENARIOS: tuple[tuple[str, tuple[Op, ...]], ...] = (
+SCENARIOS: tuple[Scenario, ...] = (
     ("wipe_memory commits, twice", (_turn(wipes=1), _turn(), _WIPE, _turn(wipes=1), _turn())),
     ("a duplicate wipe_memory", (_turn(wipes=2),)),
     ("the hard reserve", (_turn(band="hard"), _turn(band="hard", then_settle=False))),
@@ -94,16 +93,4 @@ randomly generated runs."""
 
 def run_scenarios(machine: type[RuntimeConformance]) -> str | None:
     """Run every scenario on a fresh machine; the first failure, named, or None."""
-    for name, ops in SCENARIOS:
-        state = machine()
-        try:
-            state.start()
-            state.check_all()
-            for rule_name, arguments in ops:
-                getattr(state, rule_name)(**arguments)
-                state.check_all()
-        except Exception as exc:  # a mismatch, or the runtime itself failing
-            return f"scenario {name!r}: {type(exc).__name__}: {exc}"
-        finally:
-            state.teardown()
-    return None
+    return machine.run_scenarios(SCENARIOS)
