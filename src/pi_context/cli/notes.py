@@ -30,6 +30,8 @@ from pi_context.bindings.notes.relayout import LayoutPlan, apply_move, legacy_ro
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 
+from ._options import add_quiet
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -72,7 +74,7 @@ def register(subparsers: Any) -> None:
         help="a model id whose old hashed model home should move (repeatable)",
     )
     migrate.add_argument("--apply", action="store_true", help="rewrite (default: preview only)")
-    migrate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(migrate, "no progress lines on stderr")
     migrate.set_defaults(handler=run_migrate)
 
     homes = actions.add_parser("homes", help="print each scope's home directory")
