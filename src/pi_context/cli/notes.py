@@ -30,7 +30,7 @@ from pi_context.bindings.notes.relayout import LayoutPlan, apply_move, legacy_ro
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 
-from ._options import add_quiet
+from ._options import add_quiet, fail
 
 
 def register(subparsers: Any) -> None:
@@ -148,8 +148,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     try:
         layout_failed, layout = run_layout(args, root, progress)
     except JailError as exc:
-        print(f"pi-context notes migrate: {exc.message}", file=sys.stderr)
-        return 1
+        return fail("notes migrate", exc.message, 1)
     pending = layout if layout is not None and not args.apply else None
     status = run_metadata(args, root, progress, pending)
     return 1 if layout_failed or status else 0
