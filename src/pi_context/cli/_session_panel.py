@@ -15,6 +15,8 @@ from typing import Any
 from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
 
+from ._options import fail
+
 
 def add_panel(sub: Any) -> None:
     panel = sub.add_parser(
@@ -60,7 +62,7 @@ def _panel(args: argparse.Namespace, command: str) -> dict[str, Any] | None:
         log_dir = args.log_dir.absolute() if args.log_dir is not None else None
         return session_panel(args.file, log_dir=log_dir)
     except SessionError as exc:
-        print(f"pi-context session {command}: {exc}", file=sys.stderr)
+        fail(f"session {command}", exc)
         return None
 
 
@@ -86,9 +88,6 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         written = write_export(report, args.out)
     except OSError as exc:
-        print(
-            f"pi-context session export: cannot write {args.out}: {exc.strerror}", file=sys.stderr
-        )
-        return 1
+        return fail("session export", f"cannot write {args.out}: {exc.strerror}", 1)
     print(f"wrote {written}")
     return 0

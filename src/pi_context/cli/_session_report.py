@@ -15,6 +15,8 @@ from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
 from pi_context.surrogates import escape
 
+from ._options import fail
+
 
 def add_report(sub: Any) -> None:
     report = sub.add_parser(
@@ -37,8 +39,7 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         report = session_report(args.file)
     except SessionError as exc:
-        print(f"pi-context session report: {exc}", file=sys.stderr)
-        return 2
+        return fail("session report", exc)
     # Text from the file may hold lone surrogates (half an emoji, as Node writes it): escaped,
     # since no UTF-8 output can carry them (the JSON encoder escapes them itself).
     sys.stdout.write(encode(report) + "\n" if args.json else escape(render_report(report)))

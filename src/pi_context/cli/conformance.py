@@ -11,6 +11,8 @@ from typing import Any
 
 from pi_context.spec import SpecError
 
+from ._options import add_json_report, add_quiet, add_spec, fail, resolve_specs
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -27,11 +29,10 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--impl", required=True, metavar="CMD", help='the implementation, e.g. "pi-context serve"'
     )
-    parser.add_argument(
-        "--spec",
-        action="append",
-        metavar="ID|FILE",
-        help="spec id or file to check; repeatable (default: every committed spec it serves)",
+    add_spec(
+        parser,
+        "spec id or file to check; repeatable (default: every committed spec it serves)",
+        many=True,
     )
     parser.add_argument("--examples", type=int, default=100, help="random traces per spec")
     parser.add_argument("--steps", type=int, default=30, help="maximum steps per random trace")
@@ -46,7 +47,7 @@ def register(subparsers: Any) -> None:
         help="seconds to wait for the first reply after the implementation starts "
         "(default: the larger of --timeout and 10)",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write a JSON report")
+    add_json_report(parser, "write a JSON report")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="write a JUnit XML report")
     parser.add_argument(
         "--bundle",
@@ -69,7 +70,7 @@ def register(subparsers: Any) -> None:
         help="leave out the events a spec says its extension decides (scope: extension), "
         "for a published reducer run without its extension",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_quiet(parser)
     parser.set_defaults(handler=run)
 
 
@@ -78,12 +79,10 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     problem = script_problem(args.impl, Path.cwd())
     if problem is not None:
-        print(f"pi-context conformance: --impl: {problem}", file=sys.stderr)
-        return 2
+        return fail("conformance", f"--impl: {problem}")
     impl = _start_early(args)
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
-    from pi_context.statemachine.reset_control import resolve_spec
 
     startup = args.startup_timeout
     if (
@@ -92,18 +91,14 @@ def run(args: argparse.Namespace) -> int:
         or args.timeout <= 0
         or (startup is not None and startup <= 0)
     ):
-        print(
-            "pi-context conformance: --examples must be >= 0, --steps >= 1, --timeout > 0 "
-            "and --startup-timeout > 0",
-            file=sys.stderr,
+        _stop(impl)
+        return fail(
+            "conformance",
+            "--examples must be >= 0, --steps >= 1, --timeout > 0 and --startup-timeout > 0",
         )
+    specs = resolve_specs("conformance", args.spec) if args.spec else None
+    if args.spec and specs is None:
         _stop(impl)
-        return 2
-    try:
-        specs = [resolve_spec(ref) for ref in args.spec] if args.spec else None
-    except SpecError as err:
-        _stop(impl)
-        print(f"pi-context conformance: {err}", file=sys.stderr)
         return 2
     if args.replay is not None:
         _stop(impl)
@@ -126,8 +121,7 @@ def run(args: argparse.Namespace) -> int:
             reducer_only=args.reducer_only,
         )
     except ValueError as err:  # e.g. an empty or unparsable command
-        print(f"pi-context conformance: --impl: {err}", file=sys.stderr)
-        return 2
+        return fail("conformance", f"--impl: {err}")
     print(rep.render_text(report))
     # Every output is attempted, whatever happened to the others: a report is worth most
     # when the implementation was at its worst.
@@ -139,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             written = rep.write_bundle(report, args.bundle)
         except OSError as err:
-            print(f"pi-context conformance: cannot write the bundle: {err}", file=sys.stderr)
+            fail("conformance", f"cannot write the bundle: {err}")
             written = []
         if written:
             print(f"\nfailing traces written to {args.bundle}/ (ITF JSON + Mermaid):")
@@ -213,24 +207,21 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
         spec_id, initial, events = load_itf(args.replay)
         spec = next((s for s in specs or [] if s.id == spec_id), None) or resolve_spec(spec_id)
     except (ValueError, SpecError) as err:
-        print(f"pi-context conformance: {err}", file=sys.stderr)
-        return 2
+        return fail("conformance", err)
     gen = reset_control(spec)
     try:
         gen.wire.state_from_wire(initial, "initial")
         for i, event in enumerate(events, 1):
             gen.wire.event_from_wire(event, f"states[{i}].event")
     except ValueError as err:
-        print(f"pi-context conformance: {args.replay}: {err}", file=sys.stderr)
-        return 2
+        return fail("conformance", f"{args.replay}: {err}")
     try:
         with Implementation(
             args.impl, timeout=args.timeout, startup_timeout=args.startup_timeout
         ) as impl:
             trace = replay(impl, spec, gen, initial, events, f"replay of {args.replay}")
     except ValueError as err:
-        print(f"pi-context conformance: --impl: {err}", file=sys.stderr)
-        return 2
+        return fail("conformance", f"--impl: {err}")
     print(f"{spec.id}: replaying {len(events)} step(s) against {args.impl}")
     print(trace.render(spec))
     if trace.failing is not None:
@@ -246,4 +237,4 @@ def _write(path: Path, render: Callable[[], str]) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as err:
-        print(f"pi-context conformance: cannot write {path}: {err}", file=sys.stderr)
+        fail("conformance", f"cannot write {path}: {err}")

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shutil
-import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from ._options import add_quiet, add_spec, fail, progress
 
 
 def register(subparsers: Any) -> None:
@@ -25,14 +28,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--dir", type=Path, default=None, help="empty directory for the run (default: a temp dir)"
     )
-    parser.add_argument(
-        "--spec",
-        default=None,
+    add_spec(
+        parser,
+        "reset-control spec the runtime runs (default: the newest published generation)",
         metavar="ID",
-        help="reset-control spec the runtime runs (default: the newest published generation)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(parser, "no progress lines on stderr")
     parser.add_argument(
         "--handoff",
         action="store_true",
@@ -53,48 +55,31 @@ def run(args: argparse.Namespace) -> int:
     from pi_context.demo.scripted import DemoError, format_table, run_demo, summary_json
 
     if args.windows < 1 or args.windows > 500:
-        print("pi-context demo: --windows must be between 1 and 500", file=sys.stderr)
-        return 2
-
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"pi-context demo: {line}", file=sys.stderr, flush=True)
-
+        return fail("demo", "--windows must be between 1 and 500")
+    say = progress("demo", args.quiet)
     from pi_context.bindings.runtime.control import DEFAULT_SPEC, specs
 
     spec = args.spec or DEFAULT_SPEC
     if spec not in specs():
-        print(
-            f"pi-context demo: unknown spec {spec!r} (known: {', '.join(specs())})", file=sys.stderr
-        )
-        return 2
+        return fail("demo", f"unknown spec {spec!r} (known: {', '.join(specs())})")
     from pi_context.bindings.session import SessionError
 
-    # Only a run that starts gets a folder; one it made for a run that fails is removed.
-    temporary = args.dir is None
-    directory = args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
+    # Only a run that starts gets a folder.
     try:
-        report = run_demo(args.windows, directory, progress, spec)
+        with _run_folder(args.dir) as directory:
+            report = run_demo(args.windows, directory, say, spec)
     except (DemoError, SessionError, OSError) as exc:  # a full disk ends in one line
-        if temporary:
-            shutil.rmtree(directory, ignore_errors=True)
-        print(f"pi-context demo: {exc}", file=sys.stderr)
-        return 1
-    except BaseException:
-        if temporary:
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
+        return fail("demo", exc, 1)
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0
     from pi_context.demo.handoff import format_handoff, run_handoff_demo
 
-    progress("handing off to a fresh session")
+    say("handing off to a fresh session")
     try:
         handed = run_handoff_demo(report, directory.absolute() / "project")
     except (SessionError, OSError) as exc:
-        print(f"pi-context demo: the handoff could not run: {exc}", file=sys.stderr)
-        return 1
+        return fail("demo", f"the handoff could not run: {exc}", 1)
     if args.json:
         import json
 
@@ -121,24 +106,11 @@ def run_auto(args: argparse.Namespace) -> int:
         run_auto_handoff_demo,
     )
 
-    temporary = args.dir is None  # a folder made for a run that fails is removed
-    directory = (args.dir or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))).absolute()
-
-    def progress(line: str) -> None:
-        if not args.quiet:
-            print(f"pi-context demo: {line}", file=sys.stderr, flush=True)
-
     try:
-        demo = run_auto_handoff_demo(directory, progress)
+        with _run_folder(args.dir) as directory:
+            demo = run_auto_handoff_demo(directory.absolute(), progress("demo", args.quiet))
     except (AutoDemoError, SessionError, OSError) as exc:
-        if temporary:
-            shutil.rmtree(directory, ignore_errors=True)
-        print(f"pi-context demo: {exc}", file=sys.stderr)
-        return 1
-    except BaseException:
-        if temporary:
-            shutil.rmtree(directory, ignore_errors=True)
-        raise
+        return fail("demo", exc, 1)
     if args.json:
         import json
 
@@ -155,3 +127,15 @@ def run_auto(args: argparse.Namespace) -> int:
     else:
         print(format_auto_demo(demo), end="")
     return 0 if demo.result is not None and demo.result.ok else 1
+
+
+@contextlib.contextmanager
+def _run_folder(given: Path | None) -> Iterator[Path]:
+    """The run's folder: ``--dir``, or a new temporary one, which a run that fails removes."""
+    directory = given or Path(tempfile.mkdtemp(prefix="pi-context-demo-"))
+    try:
+        yield directory
+    except BaseException:
+        if given is None:
+            shutil.rmtree(directory, ignore_errors=True)
+        raise

@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from ._options import fail
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -39,8 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(err, file=sys.stderr)
         return 2
     except DiffError as err:
-        print(f"pi-context diff: {err}", file=sys.stderr)
-        return 2
+        return fail("diff", err)
     if args.json:
         print(json.dumps(to_json(result), indent=2))
     else:

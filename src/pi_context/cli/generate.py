@@ -14,6 +14,8 @@ from typing import Any
 from pi_context.spec import SpecError, load, spec_paths
 from pi_context.statemachine.codegen import outputs
 
+from ._options import add_quiet, progress
+
 
 def register(subparsers: Any) -> None:
     gen = subparsers.add_parser(
@@ -28,7 +30,7 @@ def register(subparsers: Any) -> None:
         help="what to generate (repeatable; default: everything)",
     )
     gen.add_argument("--check", action="store_true", help="fail if committed files are stale")
-    gen.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(gen, "no progress lines on stderr")
     gen.set_defaults(handler=run)
     docs = subparsers.add_parser(
         "docs",
@@ -36,7 +38,7 @@ def register(subparsers: Any) -> None:
         description="Regenerate the reference pages from the specs (same as --target docs).",
     )
     docs.add_argument("--check", action="store_true", help="fail if the docs are stale")
-    docs.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(docs, "no progress lines on stderr")
     docs.set_defaults(handler=run, target=["docs"])
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    say = _progress(args.quiet, args.command)
+    say = progress(args.command, args.quiet)  # a line per step: loading a spec, each target
     try:
         specs = []
         for path in spec_paths():
@@ -84,16 +86,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {rel}")
     print(f"{len(changed)} of {len(files)} files changed")
     return 0
-
-
-def _progress(quiet: bool, command: str = "generate") -> Callable[[str], None]:
-    """A progress line on stderr per step (loading a spec, each target), unless ``quiet``."""
-
-    def say(line: str) -> None:
-        if not quiet:
-            print(f"pi-context {command}: {line}", file=sys.stderr, flush=True)
-
-    return say
 
 
 @contextlib.contextmanager

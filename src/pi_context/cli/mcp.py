@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.tools import ToolContext
+
+from ._options import fail
 
 INSTALL_HINT = "pip install 'pi-context[mcp]'"
 
@@ -67,30 +68,25 @@ def session_problem(path: Path) -> str | None:
     return None
 
 
-def _problem(message: str) -> int:
-    print(f"pi-context mcp: {message}", file=sys.stderr)
-    return 2
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         import mcp  # noqa: F401  (the optional SDK)
     except ImportError:
-        return _problem(f"the MCP server needs the optional mcp package: {INSTALL_HINT}")
+        return fail("mcp", f"the MCP server needs the optional mcp package: {INSTALL_HINT}")
     session: Path = args.session.expanduser().absolute()
     if session.is_dir():
-        return _problem(f"--session {args.session}: is a directory, not a session file")
+        return fail("mcp", f"--session {args.session}: is a directory, not a session file")
     if not session.exists():
-        return _problem(f"--session {args.session}: no such session file")
+        return fail("mcp", f"--session {args.session}: no such session file")
     problem = session_problem(session)
     if problem is not None:
-        return _problem(f"--session {args.session}: {problem}")
+        return fail("mcp", f"--session {args.session}: {problem}")
     cwd = (args.cwd or Path.cwd()).expanduser().absolute()
     if not cwd.is_dir():
-        return _problem(f"--cwd {args.cwd}: not a directory")
+        return fail("mcp", f"--cwd {args.cwd}: not a directory")
     notes_home = args.notes_home.expanduser().absolute() if args.notes_home else None
     if notes_home is not None and notes_home.exists() and not notes_home.is_dir():
-        return _problem(f"--notes-home {args.notes_home}: not a directory")
+        return fail("mcp", f"--notes-home {args.notes_home}: not a directory")
     context = ToolContext(
         session_path=session,
         notes_home=notes_home,

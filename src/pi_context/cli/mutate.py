@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_context.spec import SpecError
+from ._options import add_json_report, add_quiet, add_spec, fail, resolve_specs
 
 
 def register(subparsers: Any) -> None:
@@ -22,7 +22,7 @@ def register(subparsers: Any) -> None:
             "and equivalent mutants."
         ),
     )
-    parser.add_argument("--spec", required=True, metavar="ID|FILE", help="spec id or spec file")
+    add_spec(parser, "spec id or spec file", required=True)
     parser.add_argument(
         "--docs",
         action="store_true",
@@ -35,48 +35,45 @@ def register(subparsers: Any) -> None:
         help="the pi-context checkout whose docs/ --docs writes (default: the checkout this "
         "package runs from, else the one containing the current directory)",
     )
-    parser.add_argument("--json", type=Path, metavar="FILE", help="write the report as JSON")
+    add_json_report(parser, "write the report as JSON")
     parser.add_argument(
         "--min-rate",
         type=float,
         metavar="R",
         help="exit 1 when the kill rate is below R (e.g. 0.95)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_quiet(parser)
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from pi_context.statemachine.codegen import outputs
-    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
+    from pi_context.statemachine.reset_control import committed_specs
     from pi_context.statemachine.verify.mutate import mutation_report
     from pi_context.statemachine.verify.mutation_docs import docs_path, render_markdown, to_json
 
-    try:
-        spec = resolve_spec(args.spec)
-    except SpecError as err:
-        print(f"pi-context mutate: {err}", file=sys.stderr)
+    specs = resolve_specs("mutate", [args.spec])
+    if specs is None:
         return 2
+    spec = specs[0]
     root: Path | None = None
     if args.docs:
         root = docs_root(args.root, outputs.SOURCE_ROOT, Path.cwd())
         if root is None:
             found = f"{args.root} is not one" if args.root else "none was found"
-            print(
-                f"pi-context mutate: --docs writes into a pi-context checkout's docs/, and "
-                f"{found} (a checkout has pyproject.toml, src/pi_context/ and "
-                "docs/reset-control/); run it inside a checkout or pass --root DIR",
-                file=sys.stderr,
+            return fail(
+                "mutate",
+                f"--docs writes into a pi-context checkout's docs/, and {found} (a checkout has "
+                "pyproject.toml, src/pi_context/ and docs/reset-control/); run it inside a "
+                "checkout or pass --root DIR",
             )
-            return 2
         committed = {s.id: s for s in committed_specs()}
         if committed.get(spec.id) is None or committed[spec.id].sha256 != spec.sha256:
-            print(
-                f"pi-context mutate: --docs documents committed specs only; {args.spec} is not "
-                "one (or differs from it)",
-                file=sys.stderr,
+            return fail(
+                "mutate",
+                f"--docs documents committed specs only; {args.spec} is not one (or differs "
+                "from it)",
             )
-            return 2
     report = mutation_report(spec, show=not args.quiet)
     total = len(report.outcomes)
     print(

@@ -30,6 +30,8 @@ from pi_context.bindings.notes.relayout import LayoutPlan, apply_move, legacy_ro
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 
+from ._options import add_quiet, fail
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -72,7 +74,7 @@ def register(subparsers: Any) -> None:
         help="a model id whose old hashed model home should move (repeatable)",
     )
     migrate.add_argument("--apply", action="store_true", help="rewrite (default: preview only)")
-    migrate.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(migrate, "no progress lines on stderr")
     migrate.set_defaults(handler=run_migrate)
 
     homes = actions.add_parser("homes", help="print each scope's home directory")
@@ -146,8 +148,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     try:
         layout_failed, layout = run_layout(args, root, progress)
     except JailError as exc:
-        print(f"pi-context notes migrate: {exc.message}", file=sys.stderr)
-        return 1
+        return fail("notes migrate", exc.message, 1)
     pending = layout if layout is not None and not args.apply else None
     status = run_metadata(args, root, progress, pending)
     return 1 if layout_failed or status else 0

@@ -8,7 +8,8 @@ from typing import Any
 
 from pi_context.conformance.server import Server
 from pi_context.spec import SpecError, load, spec_paths
-from pi_context.statemachine.reset_control import resolve_spec
+
+from ._options import add_spec, fail, resolve_specs
 
 
 def register(subparsers: Any) -> None:
@@ -20,26 +21,27 @@ def register(subparsers: Any) -> None:
             "the generated reducers until end of input. See docs/conformance-protocol.md."
         ),
     )
-    parser.add_argument(
-        "--spec",
-        action="append",
-        metavar="ID|FILE",
-        help="a spec id or spec file to serve; repeatable (default: every committed spec)",
+    add_spec(
+        parser,
+        "a spec id or spec file to serve; repeatable (default: every committed spec)",
+        many=True,
     )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        if args.spec:
-            specs = [resolve_spec(ref) for ref in args.spec]
-        else:
-            # committed specs are analysed by `pi-context verify` in CI; skipping the table
-            # analysis here makes the server start (and restart) fast
-            specs = [load(path, analyse=False) for path in spec_paths()]
+        # committed specs are analysed by `pi-context verify` in CI; skipping the table
+        # analysis here makes the server start (and restart) fast
+        specs = (
+            resolve_specs("serve", args.spec)
+            if args.spec
+            else [load(path, analyse=False) for path in spec_paths()]
+        )
+        if specs is None:
+            return 2
         server = Server(specs)
     except (SpecError, ValueError) as err:
-        print(f"pi-context serve: {err}", file=sys.stderr)
-        return 2
+        return fail("serve", err)
     server.serve(sys.stdin.buffer, sys.stdout.buffer)
     return 0

@@ -15,6 +15,8 @@ from pi_context.bindings.session.outline import OutlineRow, outline_json
 from pi_context.bindings.session.windows import window_spans
 from pi_context.gc_pause import gc_paused
 
+from ._options import fail
+
 _PREVIEW = 72
 _SHOWN = 5  # problems of one kind, ids, or lines listed before the rest is counted
 _MAX_INDENT = 16  # nested forks drawn as indentation
@@ -69,8 +71,7 @@ def _show(args: argparse.Namespace) -> int:
             _progress(f"{len(session.entries):,} entries read; building the views ...")
         view = {"leaf": args.leaf or "file", **session.view(args.leaf, tree=False)}
     except SessionError as exc:
-        print(f"pi-context session: {exc}", file=sys.stderr)
-        return 1
+        return fail("session", exc, 1)
     for warning in _warnings(session):
         print(f"warning: {_CONTROL.sub(_escape, warning)}", file=sys.stderr)
     rows = session.outline()

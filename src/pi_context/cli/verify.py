@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ._options import add_quiet, add_spec
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
@@ -20,11 +22,10 @@ def register(subparsers: Any) -> None:
             "against the spec (runtime conformance) and against its mutants."
         ),
     )
-    parser.add_argument(
-        "--spec",
-        action="append",
-        metavar="ID|FILE",
-        help="a spec id (reset-control@0.26) or a spec file; repeatable (default: all committed)",
+    add_spec(
+        parser,
+        "a spec id (reset-control@0.26) or a spec file; repeatable (default: all committed)",
+        many=True,
     )
     parser.add_argument(
         "--examples",
@@ -39,7 +40,7 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="skip the runtime conformance and its mutants",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress display")
+    add_quiet(parser)
     parser.set_defaults(handler=run)
 
 

@@ -56,6 +56,47 @@ def tool_calls(reply: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [b for b in content if isinstance(b, Mapping) and b.get("type") == "toolCall"]
 
 
+def usage_block(prompt: int, output: int) -> dict[str, Any]:
+    """A Pi assistant message's ``usage``: ``prompt`` tokens in, ``output`` out, nothing cached,
+    no cost."""
+    return {
+        "input": prompt,
+        "output": output,
+        "cacheRead": 0,
+        "cacheWrite": 0,
+        "totalTokens": prompt + output,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+    }
+
+
+def assistant_message(
+    content: list[dict[str, Any]],
+    stop_reason: str,
+    timestamp: int,
+    *,
+    api: str,
+    provider: str,
+    model: str,
+    usage: dict[str, Any],
+    error: str | None = None,
+) -> Message:
+    """A Pi assistant message as a provider's reply becomes one (``errorMessage`` when the
+    call failed with ``error``)."""
+    message: Message = {
+        "role": "assistant",
+        "content": content,
+        "api": api,
+        "provider": provider,
+        "model": model,
+        "usage": usage,
+        "stopReason": stop_reason,
+    }
+    if error is not None:
+        message["errorMessage"] = error
+    message["timestamp"] = timestamp
+    return message
+
+
 @dataclass
 class HostLoop:
     """The steps of an agent loop around ``runtime``, and ``run`` putting them together."""

@@ -46,7 +46,13 @@ from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.tool_registry import all_tools
 from pi_context.bindings.tools import ToolResult
 from pi_context.clock import now_ms
-from pi_context.integrations.loop import ContextRefused, HostLoop, TurnLimit
+from pi_context.integrations.loop import (
+    ContextRefused,
+    HostLoop,
+    TurnLimit,
+    assistant_message,
+    usage_block,
+)
 
 Message = dict[str, Any]
 Clock = Callable[[], int]
@@ -152,44 +158,31 @@ def to_pi_assistant(response: ModelResponse, clock: Clock = now_ms) -> Message:
             )
     calls = any(block["type"] == "toolCall" for block in content)
     usage = response.usage
-    return {
-        "role": "assistant",
-        "content": content,
-        "api": API,
-        "provider": response.provider_name or API,
-        "model": response.model_name or "unknown",
-        "usage": _usage(usage.input_tokens, usage.output_tokens),
-        "stopReason": "toolUse" if calls else "stop",
-        "timestamp": clock(),
-    }
-
-
-def _usage(prompt: int, output: int) -> dict[str, Any]:
-    return {
-        "input": prompt,
-        "output": output,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": prompt + output,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-    }
+    return assistant_message(
+        content,
+        "toolUse" if calls else "stop",
+        clock(),
+        api=API,
+        provider=response.provider_name or API,
+        model=response.model_name or "unknown",
+        usage=usage_block(usage.input_tokens, usage.output_tokens),
+    )
 
 
 def _error_assistant(error: ModelAPIError, model: str, clock: Clock) -> Message:
     text = str(error)
     if isinstance(error, ModelContextWindowExceededError) and "context window" not in text:
         text = f"context window exceeded: {text}"
-    return {
-        "role": "assistant",
-        "content": [],
-        "api": API,
-        "provider": API,
-        "model": model,
-        "usage": _usage(0, 0),
-        "stopReason": "error",
-        "errorMessage": text,
-        "timestamp": clock(),
-    }
+    return assistant_message(
+        [],
+        "error",
+        clock(),
+        api=API,
+        provider=API,
+        model=model,
+        usage=usage_block(0, 0),
+        error=text,
+    )
 
 
 # --- the driver -------------------------------------------------------------------------------
