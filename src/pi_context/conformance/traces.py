@@ -21,6 +21,7 @@ from pi_context.spec.abstraction import all_events
 from pi_context.spec.interpret import Step, Wire, render_event, render_state, state_key
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.verify.modelcheck import trail
 
 
 @dataclass(frozen=True)
@@ -186,13 +187,7 @@ class ShortestPaths:
         key = state_key(self.spec, state)
         if key not in self._parent:
             return None
-        events: list[Wire] = []
-        node = self._parent[key]
-        while node is not None:
-            prev, event = node
-            events.append(event)
-            node = self._parent[prev]
-        return list(reversed(events))
+        return [event for _, event in trail(self._parent, key)]
 
     def depth(self, state: Mapping[str, Any]) -> int | None:
         path = self.events_to(state)
