@@ -38,7 +38,7 @@ def test_readable_view_marks_windows_context_and_tree(
     assert "══ window pcw:feedc0de:0000abcd (active) ══" in out
     first = session.entries[0]["id"]
     assert f"    {first}  user: before the reset" in out, "raw history shown, not in context"
-    assert "* " in out and "custom_message pi-context/boot (hidden): boot" in out
+    assert "* " in out and "custom_message notesoup/boot (hidden): boot" in out
     assert "compaction (retain-none)" in out
     assert f"● {first} [start]" in out
 

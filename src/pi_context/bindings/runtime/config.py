@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_context.bindings.session.dialect import DEFAULT_DIALECT, check_dialect
+
 from .budget import Policy, Usage
 from .control import DEFAULT_SPEC
 
@@ -78,3 +80,11 @@ class RuntimeConfig:
     its own. Trade-off: the TypeScript extension does not know such a root id and writes a
     second root boot when it opens the session. Off by default. Either way a session keeps
     the naming its boots and markers were written with."""
+    dialect: str = DEFAULT_DIALECT
+    """The dialect of the entries the runtime writes: ``notesoup`` (``notesoup/boot``, ...; the
+    extension from 0.38, the default) or ``pi-context`` (``pi-context/boot``, ...; up to 0.37).
+    Either is read whatever this says, a session switching mid-way included; the settings key
+    (``notesoup`` or ``pi-context``) follows it."""
+
+    def __post_init__(self) -> None:
+        check_dialect(self.dialect)

@@ -7,6 +7,7 @@ the sentences are this implementation's own.
 from __future__ import annotations
 
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
+from pi_context.bindings.session.dialect import GUIDANCE, WARNING, custom_type
 from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 __all__ = [
@@ -31,10 +32,10 @@ REQUESTED_STATUS = "rollover_requested"
 ALREADY_PENDING_STATUS = "rollover_already_pending"
 """``wipe_memory``'s status when this window already has a reset requested."""
 
-GUIDANCE_TYPE = "pi-context/guidance"
-"""The early low-budget reminder (hidden custom message, once per window)."""
-WARNING_TYPE = "pi-context/warning"
-"""The final close-out warning (hidden custom message, once per window)."""
+GUIDANCE_TYPE = custom_type(GUIDANCE)
+"""The early low-budget reminder (hidden custom message, once per window), default dialect."""
+WARNING_TYPE = custom_type(WARNING)
+"""The final close-out warning (hidden custom message, once per window), default dialect."""
 
 CONTEXT_WINDOW_OPEN_TAG = "<context_window>"
 CONTEXT_WINDOW_CLOSE_TAG = "</context_window>"
@@ -44,6 +45,7 @@ GUIDANCE_OPEN_TAG = "<context_window_guidance>"
 GUIDANCE_CLOSE_TAG = "</context_window_guidance>"
 
 PI_CONTEXT_SETTINGS_KEY = "pi-context"
+"""The earlier dialect's settings key; the newest reads ``notesoup`` (``dialect.SETTINGS_KEYS``)."""
 DEFAULT_RESERVE_TOKENS = 16_384
 """Pi's default ``compaction.reserveTokens``: the hard reserve."""
 DEFAULT_REMINDER_MARGIN_TOKENS = 24_576
