@@ -57,7 +57,9 @@ def test_json_view_for_another_leaf(tmp_path: Path, capsys: pytest.CaptureFixtur
         "sessionName",
         "windows",
         "tree",
+        "dialect",
     ]
+    assert view["dialect"] == "notesoup", "the whole file's, whatever the leaf"
     assert view["leaf"] == first and view["branchIds"] == [first]
     [window] = view["windows"]  # the branch ends before the reset: one window, from the start
     assert window["start"] == 0 and window["end"] == 1
