@@ -383,3 +383,28 @@ def test_the_mcp_server_says_which_dialect(tmp_path: Path) -> None:
     assert "in the notesoup dialect" in instructions(ToolContext(session_path=source))
     assert "in the pi-context dialect" in instructions(ToolContext(session_path=old))
     assert "in the unknown dialect" in instructions(ToolContext(session_path=tmp_path / "gone"))
+
+
+def test_the_toggle_answers_to_both_names(tmp_path: Path) -> None:
+    rt = _runtime(tmp_path)
+    assert rt.notesoup_command("off").ok and rt.enabled is False
+    assert rt.pi_context_command("on").ok and rt.enabled is True
+    assert rt.notesoup_command("off").message == rt.pi_context_command("off").message
+
+
+@pytest.mark.parametrize(
+    ("options", "keys"),
+    [({}, ["status"]), ({"reset_result_details": True}, ["status", "window_id", "message"])],
+    ids=["the extension's", "the named option"],
+)
+def test_the_reset_tools_result_is_the_extensions_unless_the_option_asks(
+    tmp_path: Path, options: dict[str, Any], keys: list[str]
+) -> None:
+    rt = _runtime(tmp_path, **options)
+    _user(rt.session, "the task")
+    rt.session_start("startup")
+    names = {schema["name"] for schema in rt.tools.schemas()}
+    tool = "wipe_memory" if "wipe_memory" in names else "clear_memory"
+    first = json.loads(rt.call_tool(tool, {}).text)
+    assert list(first) == keys and first["status"] == "rollover_requested"
+    assert json.loads(rt.call_tool(tool, {}).text)["status"] == "rollover_already_pending"

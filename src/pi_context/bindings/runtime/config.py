@@ -86,5 +86,10 @@ class RuntimeConfig:
     Either is read whatever this says, a session switching mid-way included; the settings key
     (``notesoup`` or ``pi-context``) follows it."""
 
+    reset_result_details: bool = False
+    """Add ``window_id`` and a sentence (``message``) to the reset tool's result. Off by default:
+    the extension answers ``{"status": "rollover_requested"}`` alone, and so do we; the option
+    keeps this project's earlier, more explicit answer for hosts whose models use it."""
+
     def __post_init__(self) -> None:
         check_dialect(self.dialect)

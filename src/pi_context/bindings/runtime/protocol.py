@@ -31,6 +31,8 @@ REQUESTED_STATUS = "rollover_requested"
 """``wipe_memory``'s status when it records a new request (pi-context's wire string)."""
 ALREADY_PENDING_STATUS = "rollover_already_pending"
 """``wipe_memory``'s status when this window already has a reset requested."""
+RESET_RESULT_MESSAGE = "This window ends after the current tool batch; a fresh one follows."
+"""The sentence ``RuntimeConfig.reset_result_details`` adds to the reset tool's result."""
 
 GUIDANCE_TYPE = custom_type(GUIDANCE)
 """The early low-budget reminder (hidden custom message, once per window), default dialect."""

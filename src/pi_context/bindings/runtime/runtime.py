@@ -481,6 +481,11 @@ class Runtime:
         """``/pi-context on|off|status``."""
         return self.commands.pi_context(argument)
 
+    def notesoup_command(self, argument: str = "") -> CommandResult:
+        """``/notesoup on|off|status``: the same toggle under the extension's name from 0.38.0
+        (``/pi-context`` before); both stay available whatever the dialect."""
+        return self.commands.pi_context(argument)
+
     # --- handoff (each method delegates to the handoff collaborator; see handoff.py) ---------
 
     @cached_property
