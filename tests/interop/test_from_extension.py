@@ -163,7 +163,7 @@ def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: 
     (boot,) = [e for e in rt.branch() if e.get("customType") == BOOT_TYPE]
     text = boot["content"]
     printed = boot_addresses(text)
-    assert "Agent name: anonymous (model: claude-sonnet-4-5)" in text
+    assert "Agent name: anonymous (brain: claude-sonnet-4-5)" in text
     assert (
         "@self/ is @agents/anonymous/" in text and "@model/ is @models/claude-sonnet-4-5/" in text
     )

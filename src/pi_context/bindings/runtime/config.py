@@ -86,6 +86,12 @@ class RuntimeConfig:
     Either is read whatever this says, a session switching mid-way included; the settings key
     (``notesoup`` or ``pi-context``) follows it."""
 
+    cut_at_boot: bool = False
+    """Cut the first request of a reset window at its boot. Off by default: after a reset with
+    its native checkpoint the extension sends Pi's projection as it is, which starts with the
+    checkpoint's empty compaction summary message before the boot, and so do we. On, the
+    request starts at the boot (an empty summary tells the model nothing); a reset without a
+    checkpoint (sessions from before checkpoints) is cut at the boot either way."""
     reset_result_details: bool = False
     """Add ``window_id`` and a sentence (``message``) to the reset tool's result. Off by default:
     the extension answers ``{"status": "rollover_requested"}`` alone, and so do we; the option

@@ -76,15 +76,16 @@ WARNING_TEXT = _guidance(
     "work here; if you keep going the window is reset for you."
 )
 
-CONTINUATION_TEXT = (
-    "A fresh context window has begun. Read your checkpoint note, fetch only what it lacks with "
-    "the history tools, then carry on with the task."
-)
-
 RESET_LINE = (
     "The context window was reset: the earlier conversation is out of view and was not "
     "summarized. Your notes and the complete session history remain available."
 )
+CONTINUATION_TEXT = (
+    RESET_LINE + "\n\nA fresh context window has begun. Read your checkpoint note, fetch only "
+    "what it lacks with the history tools, then carry on with the task."
+)
+"""The hidden continuation after every reset: the reset prose (the extension's continuation
+holds it from 0.38.0; the boot holds identity, protocol and notes), then what to do first."""
 
 NOTES_HOMES_TEXT = (
     "Notes live in five homes: this session's own trip (the goal, progress, loose ends); "

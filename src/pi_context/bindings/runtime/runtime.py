@@ -316,7 +316,11 @@ class Runtime:
             )
         try:
             provider = provider_projection(
-                branch, source, self.session_id, fork_safe=self.window.fork_safe
+                branch,
+                source,
+                self.session_id,
+                fork_safe=self.window.fork_safe,
+                cut_at_boot=self.config.cut_at_boot,
             )
         except MissingBootError:
             head = current_system_message(source)

@@ -29,6 +29,7 @@ from .jsonl import encode
 from .store import read_raw
 from .windows import (
     current_reset,
+    is_checkpoint_backed,
     is_reset_marker,
     marker_window_id,
     mint_window_id,
@@ -255,13 +256,7 @@ def plan_tail_repair(branch: Sequence[Entry]) -> TailRepair:
         return TailRepair("no-marker")
     index = next(i for i in range(len(branch) - 1, -1, -1) if branch[i] is marker)
     window_id = marker_window_id(marker)
-    before = branch[index - 1] if index > 0 else None
-    has_checkpoint = (
-        before is not None
-        and before.get("type") == "compaction"
-        and before.get("summary") == ""
-        and before.get("firstKeptEntryId") == before.get("id")
-    )
+    has_checkpoint = is_checkpoint_backed(branch, marker)
 
     dialect = entry_dialect(marker) or DEFAULT_DIALECT
 

@@ -202,6 +202,21 @@ def current_reset(branch: Sequence[Entry]) -> Entry | None:
     return None
 
 
+def is_checkpoint_backed(branch: Sequence[Entry], marker: Entry) -> bool:
+    """Does ``marker`` directly follow its reset's native checkpoint (a compaction with an empty
+    summary that keeps nothing before it, the marker's parent)?"""
+    index = next((i for i in range(len(branch) - 1, -1, -1) if branch[i] is marker), -1)
+    if index <= 0:
+        return False
+    before = branch[index - 1]
+    return (
+        before.get("type") == "compaction"
+        and before.get("summary") == ""
+        and before.get("firstKeptEntryId") == before.get("id")
+        and marker.get("parentId") == before.get("id")
+    )
+
+
 def current_window_id(branch: Sequence[Entry], session_id: str, *, fork_safe: bool = False) -> str:
     marker = current_reset(branch)
     if marker is not None:
@@ -383,13 +398,25 @@ def provider_projection(
     session_id: str,
     *,
     fork_safe: bool = False,
+    cut_at_boot: bool = False,
 ) -> list[Message]:
-    """The messages pi-context lets reach the provider for the active window."""
+    """The messages pi-context lets reach the provider for the active window.
+
+    After a checkpoint-backed reset Pi's own projection already starts at the checkpoint, and
+    the extension sends it as it is: its empty compaction summary, then the boot and what
+    follows. ``cut_at_boot`` cuts there anyway (only the system prefix before the boot stays),
+    as every reset without a checkpoint is cut. A window without its boot raises either way.
+    """
     marker = current_reset(branch)
     if marker is None:
         root = root_window_id(session_id, branch, fork_safe=fork_safe)
         return project_root_window(messages, root)
-    return project_window(messages, marker_window_id(marker))
+    window_id = marker_window_id(marker)
+    if cut_at_boot or not is_checkpoint_backed(branch, marker):
+        return project_window(messages, window_id)
+    if not any(is_window_boot(m, window_id) for m in messages):
+        raise MissingBootError(f"missing boot for context window {window_id}")
+    return list(messages)
 
 
 def needs_root_boot(
