@@ -65,11 +65,12 @@ def test_hostile_patterns_end_instead_of_hanging() -> None:
     """Each pattern against a long ordinary path, in a child process bounded at a minute (the
     earlier regex took minutes on the first, holding the GIL, so only a process bound can
     stop it); the timings against the regex are in ``benchmarks/hostile_bounds.py``."""
-    path = "projects/alpha/" + "a" * 200 + "/notes.md"
+    paths = ("a" * 40 + ".md", "projects/alpha/" + "a" * 200 + "/notes.md")
     code = (
         "from pi_context.bindings.notes.address import compile_glob\n"
         f"for pattern in {HOSTILE!r}:\n"
-        f"    assert not compile_glob(pattern).matches({path!r})\n"
+        f"    for path in {paths!r}:\n"
+        "        assert not compile_glob(pattern).matches(path)\n"
         "print('ok')\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
