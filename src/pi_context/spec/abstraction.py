@@ -114,9 +114,11 @@ def _fields(spec: Spec) -> list[tuple[str, Field]]:
     return found
 
 
-def size_problem(spec: Spec, limit: int = MAX_CASES) -> tuple[Loc | None, str] | None:
+def size_problem(spec: Spec, limit: int | None = None) -> tuple[Loc | None, str] | None:
     """Where and why the abstraction is too large to enumerate (``None`` when it is not):
-    the product that crossed ``limit`` and the field type that multiplies it most."""
+    the product that crossed ``limit`` (default ``MAX_CASES``) and the field type that
+    multiplies it most."""
+    limit = MAX_CASES if limit is None else limit
     states = state_count(spec)
     instances = sum(instance_count(e) for e in spec.events)
     cases = states * instances
