@@ -25,6 +25,7 @@ import errno
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -34,6 +35,8 @@ MARKER = ".pi-context-cache"
 MARKER_BODY = b"pi-context cache: every file here was made by pi-context and may be deleted\n"
 AREAS = ("history", "notes", "hypothesis")
 STAMP = ".last-prune"
+TORN_MARKER_AGE = 10.0
+"""Seconds after which a marker that does not read back as ours is taken as torn."""
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OURS_IN_ROOT = re.compile(
@@ -85,12 +88,22 @@ def _marked(dir_fd: int) -> bool:
         os.close(fd)
 
 
-def _mark(dir_fd: int) -> None:
+def _mark(dir_fd: int, retry: bool = True) -> None:
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(MARKER, flags, 0o600, dir_fd=dir_fd)
     except FileExistsError:
-        return  # another process marked it meanwhile (``_marked`` is asked again)
+        # Another process marked it meanwhile, or is writing it now; a marker torn by a
+        # crash (a while old, yet not ours) is made again, once.
+        try:
+            age = time.time() - os.stat(MARKER, dir_fd=dir_fd, follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            age = TORN_MARKER_AGE
+        if retry and age >= TORN_MARKER_AGE and not _marked(dir_fd):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(MARKER, dir_fd=dir_fd)
+            _mark(dir_fd, retry=False)
+        return
     try:
         os.write(fd, MARKER_BODY)
     finally:
@@ -98,7 +111,7 @@ def _mark(dir_fd: int) -> None:
 
 
 def _foreign(names: Iterable[str], ours: re.Pattern[str]) -> list[str]:
-    return sorted(name for name in names if not ours.match(name))
+    return sorted(name for name in names if name != MARKER and not ours.match(name))
 
 
 def _refuse_foreign(path: Path | str, foreign: list[str]) -> None:

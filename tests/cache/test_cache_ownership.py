@@ -269,3 +269,20 @@ def test_a_notes_root_another_user_owns_is_refused(tmp_path: Path) -> None:
     assert done.returncode != 0
     assert "may be written by group or others" in done.stdout + done.stderr
     assert holds_secret(writable) == []
+
+
+def test_a_marker_torn_by_a_crash_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "cache"
+    monkeypatch.setenv("PI_CONTEXT_CACHE_DIR", str(root))
+    path = session(tmp_path / "s")
+    assert not run_tool("history_list", {"limit": 2}, ToolContext(session_path=path)).is_error
+    for marker in (root / cache_home.MARKER, root / "history" / cache_home.MARKER):
+        marker.write_bytes(b"")  # created, never written: a crash in between
+        old = time.time() - 60
+        os.utime(marker, (old, old))
+    assert not run_tool("history_list", {"limit": 2}, ToolContext(session_path=path)).is_error
+    for marker in (root / cache_home.MARKER, root / "history" / cache_home.MARKER):
+        assert marker.read_bytes() == cache_home.MARKER_BODY
+    assert [e.state for e in cache.entries()] == ["live"]
