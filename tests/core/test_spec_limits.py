@@ -201,6 +201,7 @@ def test_a_large_abstraction_under_the_cap_loads_and_says_how_far_it_is(tmp_path
         "from pi_context.spec import load\n"
         "from pi_context.spec import loader\n"
         "loader._Progress.AFTER = 0.0\n"  # shown at once, not after a second of a test
+        "loader._Progress.SHOW = True\n"  # as on a terminal
         f"load({str(path)!r})\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

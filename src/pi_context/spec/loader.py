@@ -102,9 +102,12 @@ def loads(
 
 class _Progress:
     """Says on stderr how far the table check over the abstraction is, once it has taken
-    more than ``AFTER`` seconds (then at most once a second), and that it is done."""
+    more than ``AFTER`` seconds (then at most once a second), and that it is done; only when
+    stderr is a terminal someone watches (``SHOW`` overrides), so scripts and ``--quiet``
+    commands stay silent."""
 
     AFTER = 1.0
+    SHOW: bool | None = None
 
     def __init__(self, file: str) -> None:
         self.file = file
@@ -112,6 +115,9 @@ class _Progress:
         self.shown = 0.0
 
     def __call__(self, done: int, total: int) -> None:
+        show = self.SHOW if self.SHOW is not None else sys.stderr.isatty()
+        if not show:
+            return
         now = time.monotonic()
         if now - self.started < self.AFTER or (now - self.shown < 1.0 and done < total):
             return
