@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_context import identity
 from pi_context.bindings.notes import relayout
 from pi_context.bindings.notes.jail import JailError
+from pi_context.support import identity
 
 SESSION = "0192e7a4-1111-7000-8000-000000000001"
 NOTES = {

@@ -47,8 +47,8 @@ def _source(entry: Any) -> str:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from pi_context.cache import KINDS, entries
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import KINDS, entries
+    from pi_context.support.cache_dir import cache_root
 
     found = list(entries())
     if args.json:
@@ -99,8 +99,8 @@ def _report(sweep: Any, verb: str) -> int:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from pi_context.cache import prune_report
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import prune_report
+    from pi_context.support.cache_dir import cache_root
 
     sweep = prune_report()
     for e in sweep.removed:
@@ -111,8 +111,8 @@ def run_prune(args: argparse.Namespace) -> int:
 
 
 def run_clear(args: argparse.Namespace) -> int:
-    from pi_context.cache import clear_report
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import clear_report
+    from pi_context.support.cache_dir import cache_root
 
     sweep = clear_report()
     for e in sweep.removed:

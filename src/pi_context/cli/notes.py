@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_context import identity
 from pi_context.bindings.notes.homes import SCOPES, HomeUnavailableError, notes_root
 from pi_context.bindings.notes.jail import JailError, sweep_home
 from pi_context.bindings.notes.migrate import (
@@ -35,6 +34,7 @@ from pi_context.bindings.notes.relayout import (
 )
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
+from pi_context.support import identity
 
 from ._options import add_quiet, fail
 

@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pi_context import identity
 from pi_context.bindings.notes import jail
 from pi_context.bindings.notes.access import lock_name
 from pi_context.bindings.notes.address import (
@@ -41,6 +40,7 @@ from pi_context.bindings.notes.address import (
     note_path,
 )
 from pi_context.bindings.notes.homes import model_slug, project_key, slugify
+from pi_context.support import identity
 
 _HASHED = re.compile(r"-[0-9a-f]{10}$")
 _LEGACY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
