@@ -11,6 +11,7 @@ disagreement.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 
 from pi_context.spec import interpret
 from pi_context.spec import model as m
-from pi_context.statemachine.codegen.quint import qname
+from pi_context.statemachine.codegen.quint_names import qname
 
 Wire = dict[str, Any]
 
@@ -217,6 +218,96 @@ class _Decoder:
                     raise self.fail(f"{where}.facts.{key}", "missing")
                 wire["facts"][f.name] = self.scalar(facts[key], f.type, f"{where}.facts.{key}")
         return wire
+
+
+# ---------------------------------------------------------------- the format itself
+
+
+def itf_problems(data: object, limit: int = 20) -> list[str]:
+    """Where ``data`` breaks the Informal Trace Format (ADR-015), at most ``limit`` places:
+    an object with ``vars`` (names) and ``states`` (objects holding every var), optional
+    ``#meta``/``params``/``loop``, and values that are booleans, strings, ``#bigint``
+    (decimal digits), lists, ``#tup``, ``#set``, ``#map`` (pairs), ``#unserializable`` or
+    records (keys not starting with ``#``; a ``tag``/``value`` pair is a variant)."""
+    problems: list[str] = []
+
+    def bad(where: str, what: str) -> None:
+        if len(problems) < limit:
+            problems.append(f"{where}: {what}")
+
+    def value(v: object, where: str) -> None:
+        if isinstance(v, bool | str):
+            return
+        if isinstance(v, int | float):
+            bad(where, "a bare number (ITF writes integers as {'#bigint': '...'})")
+        elif isinstance(v, list):
+            for i, item in enumerate(v):
+                value(item, f"{where}[{i}]")
+        elif not isinstance(v, dict):
+            bad(where, f"not an ITF value: {json.dumps(v)[:40]}")
+        elif "#bigint" in v:
+            digits = v["#bigint"]
+            if len(v) != 1 or not isinstance(digits, str) or not re.fullmatch(r"-?\d+", digits):
+                bad(where, "#bigint holds one string of decimal digits")
+        elif "#tup" in v or "#set" in v:
+            key = "#tup" if "#tup" in v else "#set"
+            if len(v) != 1 or not isinstance(v[key], list):
+                bad(where, f"{key} holds one list")
+            else:
+                value(v[key], f"{where}.{key}")
+        elif "#map" in v:
+            pairs = v["#map"]
+            if len(v) != 1 or not isinstance(pairs, list):
+                bad(where, "#map holds one list of pairs")
+                return
+            for i, pair in enumerate(pairs):
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    bad(f"{where}.#map[{i}]", "a map entry is a [key, value] pair")
+                else:
+                    value(pair, f"{where}.#map[{i}]")
+        elif "#unserializable" in v:
+            if len(v) != 1 or not isinstance(v["#unserializable"], str):
+                bad(where, "#unserializable holds one string")
+        else:
+            for key, item in v.items():
+                if key.startswith("#"):
+                    bad(f"{where}.{key}", "a record field may not start with '#'")
+                else:
+                    value(item, f"{where}.{key}")
+
+    if not isinstance(data, dict):
+        return ["the trace: not a JSON object"]
+    for key in data:
+        if key not in ("#meta", "params", "vars", "states", "loop"):
+            bad(key, "not a field of an ITF trace")
+    if "#meta" in data and not isinstance(data["#meta"], dict):
+        bad("#meta", "not an object")
+    variables = data.get("vars")
+    if not isinstance(variables, list) or not all(isinstance(n, str) for n in variables):
+        bad("vars", "a list of variable names is required")
+        variables = []
+    states = data.get("states")
+    if not isinstance(states, list):
+        return [*problems, "states: a list of states is required"][:limit]
+    for i, state in enumerate(states):
+        if not isinstance(state, dict):
+            bad(f"states[{i}]", "not an object")
+            continue
+        if "#meta" in state and not isinstance(state["#meta"], dict):
+            bad(f"states[{i}].#meta", "not an object")
+        for name in variables:
+            if name not in state:
+                bad(f"states[{i}]", f"variable {name!r} missing")
+        for key, item in state.items():
+            if key == "#meta":
+                continue
+            if key not in variables:
+                bad(f"states[{i}].{key}", "not one of the trace's vars")
+            value(item, f"states[{i}].{key}")
+    loop = data.get("loop")
+    if loop is not None and not (isinstance(loop, int) and 0 <= loop < max(1, len(states))):
+        bad("loop", "an index into states")
+    return problems
 
 
 # ---------------------------------------------------------------- replaying

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import re
 import shutil
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -20,7 +22,8 @@ from pathlib import Path
 
 from pi_context.spec.model import Spec
 from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
-from pi_context.statemachine.codegen.quint import module_file, quint_module
+from pi_context.statemachine.codegen.quint import quint_module
+from pi_context.statemachine.codegen.quint_names import module_file
 from pi_context.statemachine.codegen.tsbuild import (
     ToolchainUnavailable,
     missing_tools,
@@ -67,9 +70,51 @@ def quint(args: list[str], what: str, cwd: Path, timeout: float = 600) -> str:
     return run_output([node, str(install()), *args], what, cwd=cwd, timeout=timeout)
 
 
+@dataclass(frozen=True)
+class Simulation:
+    """What ``quint run`` said: the invariants it found violated (none: it found no issue)."""
+
+    violated: tuple[str, ...]
+    output: str
+
+
+def simulate(
+    path: Path,
+    invariants: list[str],
+    out: Path,
+    *,
+    samples: int = SAMPLES,
+    steps: int = STEPS,
+    seed: str | None = None,
+    timeout: float = 900,
+) -> Simulation:
+    """``quint run`` over ``path`` checking ``invariants``, each trace written as ITF into
+    ``out`` (a violation: its counterexample); ToolchainUnavailable when Quint fails else."""
+    node = shutil.which("node") or "node"
+    args = [node, str(install()), "run", str(path), "--backend", "typescript"]
+    args += ["--max-samples", str(samples), "--max-steps", str(steps)]
+    args += ["--n-traces", str(samples), "--out-itf", str(out / "trace{seq}.itf.json")]
+    args += [*(["--seed", seed] if seed else []), "--invariants", *invariants]
+    try:
+        done = subprocess.run(
+            args, cwd=out, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise ToolchainUnavailable(f"quint run {path.name} took longer than {timeout:g}s") from None
+    output = (done.stdout + done.stderr).strip()
+    violated = tuple(re.findall(r"^\s*\u274c (\w+)\s*$", output, re.MULTILINE))
+    if done.returncode == 0 and not violated:
+        return Simulation((), output)
+    if done.returncode == 1 and violated:
+        return Simulation(violated, output)
+    raise ToolchainUnavailable(
+        f"quint run {path.name} failed (status {done.returncode}):\n{output}"
+    )
+
+
 def invariant_names(spec: Spec) -> list[str]:
     """The Quint names of every invariant the exported module checks, in its order."""
-    from pi_context.statemachine.codegen.quint import qname
+    from pi_context.statemachine.codegen.quint_names import qname
 
     names = [qname(i.id) for i in spec.state_invariants]
     names += [qname(i.id) for i in spec.transition_invariants]
@@ -116,19 +161,19 @@ def check_spec(
         scratch = Path(tmp)
         path = module_path(spec, scratch)
         result = SpecCheck(spec.id, str(path))
+        out = scratch / "traces"
+        out.mkdir()
         try:
             quint(["typecheck", str(path)], f"quint typecheck {path.name}", cwd=scratch)
-            out = scratch / "traces"
-            out.mkdir()
-            args = ["run", str(path), "--backend", "typescript", "--max-samples", str(samples)]
-            args += ["--max-steps", str(steps), "--n-traces", str(samples)]
-            args += ["--out-itf", str(out / "trace{seq}.itf.json")]
-            args += [*(["--seed", seed] if seed else []), "--invariants", *invariant_names(spec)]
-            quint(args, f"quint run {path.name}", cwd=scratch)
+            run = simulate(
+                path, invariant_names(spec), out, samples=samples, steps=steps, seed=seed
+            )
         except ToolchainUnavailable as err:
             result.problems.append(str(err))
             result.seconds = time.monotonic() - started
             return result
+        if run.violated:
+            result.problems.append(f"Quint found invariants violated: {', '.join(run.violated)}")
         for trace_file in itf_files([out]):
             replayed = replay(spec, decode(spec, read_json(trace_file), str(trace_file.name)))
             result.traces += 1
