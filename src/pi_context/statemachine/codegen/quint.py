@@ -40,7 +40,10 @@ def _comment(text: str, indent: str, prefix: str = "") -> list[str]:
     if not words:
         return []
     width = max(40, 96 - len(indent) - 3)
-    return [f"{indent}// {line}" for line in textwrap.wrap(words, width)]
+    return [
+        f"{indent}// {line}"
+        for line in textwrap.wrap(words, width, break_long_words=False, break_on_hyphens=False)
+    ]
 
 
 def _str(value: str) -> str:
