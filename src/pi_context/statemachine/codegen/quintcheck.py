@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import re
+import secrets
 import shutil
 import subprocess
 import tempfile
@@ -72,10 +73,29 @@ def quint(args: list[str], what: str, cwd: Path, timeout: float = 600) -> str:
 
 @dataclass(frozen=True)
 class Simulation:
-    """What ``quint run`` said: the invariants it found violated (none: it found no issue)."""
+    """What ``quint run`` said: the invariants it found violated (none: it found no issue),
+    the seed that reproduces the run, and what it printed."""
 
     violated: tuple[str, ...]
+    seed: str
     output: str
+
+
+def _run(args: list[str], path: Path, cwd: Path, timeout: float) -> tuple[int, str]:
+    node = shutil.which("node") or "node"
+    try:
+        done = subprocess.run(
+            [node, str(install()), "run", str(path), "--backend", "typescript", *args],
+            cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ToolchainUnavailable(f"quint run {path.name} took longer than {timeout:g}s") from None
+    output = (done.stdout + done.stderr).strip()
+    if done.returncode not in (0, 1) or (done.returncode == 1 and "[violation]" not in output):
+        raise ToolchainUnavailable(
+            f"quint run {path.name} failed (status {done.returncode}):\n{output}"
+        )
+    return done.returncode, output
 
 
 def simulate(
@@ -88,28 +108,31 @@ def simulate(
     seed: str | None = None,
     timeout: float = 900,
 ) -> Simulation:
-    """``quint run`` over ``path`` checking ``invariants``, each trace written as ITF into
-    ``out`` (a violation: its counterexample); ToolchainUnavailable when Quint fails else."""
-    node = shutil.which("node") or "node"
-    args = [node, str(install()), "run", str(path), "--backend", "typescript"]
-    args += ["--max-samples", str(samples), "--max-steps", str(steps)]
-    args += ["--n-traces", str(samples), "--out-itf", str(out / "trace{seq}.itf.json")]
-    args += [*(["--seed", seed] if seed else []), "--invariants", *invariants]
-    try:
-        done = subprocess.run(
-            args, cwd=out, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except subprocess.TimeoutExpired:
-        raise ToolchainUnavailable(f"quint run {path.name} took longer than {timeout:g}s") from None
-    output = (done.stdout + done.stderr).strip()
+    """``quint run`` over ``path`` checking ``invariants``, each of ``samples`` traces written
+    as ITF into ``out``; ToolchainUnavailable when Quint fails otherwise.
+
+    On a violation the run is repeated with the same seed keeping one trace: Quint then names
+    the violated invariants (it evaluates them on the trace it keeps, which among many need
+    not be the violating one) and ``out`` holds just that counterexample."""
+    seed = seed or hex(secrets.randbits(48))
+    common = ["--max-samples", str(samples), "--max-steps", str(steps), "--seed", seed]
+    common += ["--invariants", *invariants]
+    target = ["--out-itf", str(out / "trace{seq}.itf.json")]
+    status, output = _run([*common, "--n-traces", str(samples), *target], path, out, timeout)
+    if status == 0:
+        return Simulation((), seed, output)
+    for old in out.glob("*.itf.json"):
+        old.unlink()
+    status, output = _run([*common, "--n-traces", "1", *target], path, out, timeout)
     violated = tuple(re.findall(r"^\s*\u274c (\w+)\s*$", output, re.MULTILINE))
-    if done.returncode == 0 and not violated:
-        return Simulation((), output)
-    if done.returncode == 1 and violated:
-        return Simulation(violated, output)
-    raise ToolchainUnavailable(
-        f"quint run {path.name} failed (status {done.returncode}):\n{output}"
-    )
+    if status == 1 and not violated and len(invariants) == 1:
+        violated = tuple(invariants)  # Quint names them only when there are several
+    if status == 0 or not violated:
+        raise ToolchainUnavailable(
+            f"quint run {path.name}: a violation with seed {seed} that a repeat did not name:\n"
+            + output
+        )
+    return Simulation(violated, seed, output)
 
 
 def invariant_names(spec: Spec) -> list[str]:
@@ -173,7 +196,8 @@ def check_spec(
             result.seconds = time.monotonic() - started
             return result
         if run.violated:
-            result.problems.append(f"Quint found invariants violated: {', '.join(run.violated)}")
+            found = ", ".join(run.violated)
+            result.problems.append(f"Quint found invariants violated: {found} (seed {run.seed})")
         for trace_file in itf_files([out]):
             replayed = replay(spec, decode(spec, read_json(trace_file), str(trace_file.name)))
             result.traces += 1
