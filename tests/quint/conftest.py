@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from pi_context.checks import quintcheck
+from pi_context.codegen.tsbuild import ToolchainUnavailable, missing_tools
 from pi_context.spec.model import Spec
-from pi_context.statemachine.codegen import quintcheck
-from pi_context.statemachine.codegen.tsbuild import ToolchainUnavailable, missing_tools
 from pi_context.statemachine.reset_control import committed_specs
 
 

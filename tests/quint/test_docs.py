@@ -7,7 +7,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+from pi_context.codegen.outputs import SOURCE_ROOT
 
 PAGE = SOURCE_ROOT / "docs" / "quint.md"
 
@@ -25,7 +25,7 @@ def _blocks(section: str) -> list[list[str]]:
 
 def test_the_ci_command_is_the_one_ci_runs() -> None:
     (ci,) = _blocks("The check CI runs")
-    assert ci == ["python -m pi_context.statemachine.codegen.quintcheck"]
+    assert ci == ["python -m pi_context.checks.quintcheck"]
     assert ci[0] in (SOURCE_ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 

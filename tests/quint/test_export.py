@@ -8,12 +8,12 @@ import re
 
 import pytest
 
+from pi_context.codegen import quint_names
+from pi_context.codegen.outputs import SOURCE_ROOT
+from pi_context.codegen.quint import _Module, quint_module, quint_outputs
+from pi_context.codegen.quint_names import ExportError, qname, set_name, type_name
 from pi_context.spec import expr as ex
 from pi_context.spec.model import Spec, StateInvariant
-from pi_context.statemachine.codegen import quint_names
-from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
-from pi_context.statemachine.codegen.quint import _Module, quint_module, quint_outputs
-from pi_context.statemachine.codegen.quint_names import ExportError, qname, set_name, type_name
 
 
 def test_the_committed_modules_are_current(specs: dict[str, Spec]) -> None:

@@ -2,7 +2,7 @@
 every invariant, its simulated traces replay through our reducer with no disagreement, a
 one-cell mutant is caught by both checkers, and our own ITF bundles load in Quint's reader.
 (CI runs the full figure, 1,000 traces per spec: ``python -m
-pi_context.statemachine.codegen.quintcheck``.)"""
+pi_context.checks.quintcheck``.)"""
 
 from __future__ import annotations
 
@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.conformance.itf import decode, itf_problems, read_json, replay
-from pi_context.conformance.report import to_itf
+from pi_context.checks import quintcheck
+from pi_context.checks.conformance.itf import decode, itf_problems, read_json, replay
+from pi_context.checks.conformance.report import to_itf
+from pi_context.checks.mutate import mutants
+from pi_context.codegen.quint import quint_module
+from pi_context.codegen.quint_names import qname
 from pi_context.spec import interpret
 from pi_context.spec.model import Spec
-from pi_context.statemachine.codegen import quintcheck
-from pi_context.statemachine.codegen.quint import quint_module
-from pi_context.statemachine.codegen.quint_names import qname
-from pi_context.statemachine.verify.modelcheck import broken_transition_invariants, model_check
-from pi_context.statemachine.verify.mutate import mutants
+from pi_context.spec.modelcheck import broken_transition_invariants, model_check
 
 SAMPLES = 100  # per spec here; CI's quintcheck step replays 1,000 per spec
 SEED = "0x5eed"
@@ -144,8 +144,8 @@ def test_a_one_cell_mutant_is_caught_by_both_checkers(
 
 def _bundle_trace(spec: Spec) -> dict[str, object]:
     """A conformance-bundle trace (the runner's ITF writer) whose second step failed."""
-    from pi_context.conformance.check import Problem
-    from pi_context.conformance.traces import Trace, TraceStep
+    from pi_context.checks.conformance.check import Problem
+    from pi_context.checks.conformance.traces import Trace, TraceStep
 
     close = {"type": "close_out", "windowId": "w1", "source": "automatic"}
     tool = {"type": "tool_request", "windowId": "w1"}

@@ -43,8 +43,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.statemachine.codegen.quint import quint_module
-    from pi_context.statemachine.codegen.quint_names import ExportError
+    from pi_context.codegen.quint import quint_module
+    from pi_context.codegen.quint_names import ExportError
     from pi_context.statemachine.reset_control import committed_specs
 
     if args.samples < 1 or args.steps < 1:
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         return fail("export", f"{args.out}: {err.strerror or err}")
     if not args.check:
         return 0
-    from pi_context.statemachine.codegen import quintcheck
+    from pi_context.checks import quintcheck
 
     failed = 0
     for spec in specs:

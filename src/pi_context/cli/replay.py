@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.conformance.itf import (
+    from pi_context.checks.conformance.itf import (
         ITFError,
         decode,
         itf_files,
