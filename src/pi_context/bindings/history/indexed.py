@@ -11,7 +11,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pi_context.bindings.tool_output import JSONValue, page
+from pi_context.bindings.tool_output import JSONValue
 
 from .format import View
 from .index import HistoryIndex
@@ -30,7 +30,7 @@ from .query import (
     parse_queries,
     read_item,
     render_item,
-    shrink_keeping_addresses,
+    window_page,
     window_row,
 )
 
@@ -57,6 +57,14 @@ class IndexedHistory:
         view = self.view
         window_id = view.windows[self.window_index(pos)][0]
         return self.index.item(view.positions[pos], window_id, view.roles[pos])
+
+    @property
+    def count(self) -> int:
+        """How many items the branch holds."""
+        return len(self.view.positions)
+
+    def item_id_at(self, pos: int) -> str:
+        return self.item_at(pos).item_id
 
     def find(self, item_id: str) -> Item | None:
         """The first item on the branch with this id (ids can repeat only in a hand-edited file)."""
@@ -129,13 +137,14 @@ def windows_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, 
     view = history.view
     ends = view.window_ends()
     last = len(view.windows) - 1
-    rows = [
-        window_row(window_id, ends[index] - start, created_at, index == last)
-        for index, (window_id, created_at, _marker, start) in enumerate(view.windows)
-    ]
+    order = list(range(len(view.windows)))
     if paging.recent_first:
-        rows.reverse()
-    return page(rows, paging.cursor, "windows", limit=paging.limit, shrink=shrink_keeping_addresses)
+        order.reverse()
+    rows = []
+    for index in order:
+        window_id, created_at, _marker, start = view.windows[index]
+        rows.append(window_row(window_id, ends[index] - start, created_at, index == last))
+    return window_page(rows, paging, order, history.window_ids)
 
 
 def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
@@ -145,7 +154,7 @@ def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSO
     rendered = _Rendered(
         len(positions), lambda i: render_item(history.item_at(positions[i]), max_chars)
     )
-    return item_page(rendered, paging)
+    return item_page(rendered, paging, positions, history.count, history.item_id_at)
 
 
 def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
@@ -166,7 +175,7 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
             raise CorruptIndex(f"item {item.item_id} does not hold the query the index found")
         return render_item(item, max_chars, offset)
 
-    return item_page(_Rendered(len(hits), render), paging)
+    return item_page(_Rendered(len(hits), render), paging, hits, history.count, history.item_id_at)
 
 
 def read(history: IndexedHistory, args: Mapping[str, Any]) -> Any:

@@ -125,9 +125,9 @@ _LIMIT = {
     "output budget). It caps the page, not the set: follow next_cursor for the rest.",
 }
 _CURSOR = {
-    "type": "integer",
-    "minimum": 0,
-    "description": "Position to resume from: pass the previous page's next_cursor. "
+    "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+    "description": "Where to resume: pass the previous page's next_cursor exactly (an "
+    "offset oldest first, a key that does not move as the session grows newest first). "
     "next_cursor is null only at the true end.",
 }
 # Optional filters that also take null (as the published extension's Union with Null): one
