@@ -12,6 +12,7 @@ import mmap
 import sqlite3
 import zlib
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from typing import Any
 from .columns import CorruptIndex, Strings
 from .lines import ROLE_CODES
 
+VIEW_MEMO_MAX = 32
 SCHEMA = 7  # 7: a digest of every indexed byte (6: both window namings flagged; 5: packed
 # columns in checksummed parts)
 _DEVELOPER = ROLE_CODES["developer"]
@@ -56,6 +58,18 @@ class View:
     windows: list[tuple[str, str | None, str | None, int]]  # id, created_at, marker id, start
     ascending: bool = True  # positions in file order (the usual case): bisect finds an item
     naming: int = 0  # the session's own window naming seen so far: _NAMING_* (decides the root)
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    """Selections made over this view (position lists per filter, search hits), kept while a
+    resident host holds the view, so a call costs what it returns."""
+
+    def memoized(self, key: Any, make: Callable[[], Any]) -> Any:
+        memo = self.memo
+        if key in memo:
+            return memo[key]
+        if len(memo) >= VIEW_MEMO_MAX:
+            memo.pop(next(iter(memo)))
+        value = memo[key] = make()
+        return value
 
     def window_ends(self) -> list[int]:
         starts = [w[3] for w in self.windows]
