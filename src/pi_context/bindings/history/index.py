@@ -119,6 +119,23 @@ class HistoryIndex(_Build):
             self.db.close()
             self.db = None
 
+    def _holds(self, meta: dict[str, Any]) -> bool:
+        """Whether what is loaded is of ``meta``'s state (when the file was last seen aside:
+        a check that found it intact changes nothing loaded)."""
+        held = self._held
+        if held is None or len(held) != len(meta):
+            return False
+        for key, value in meta.items():
+            if key == "content_stamp" and type(value) is list and len(value) == 3:
+                # Our own update re-stamps the content file's time; its bytes are the size.
+                value = [value[0], value[2]]
+                stamp = held.get(key)
+                if type(stamp) is not list or len(stamp) != 3 or [stamp[0], stamp[2]] != value:
+                    return False
+            elif key != "seen" and value != held.get(key):
+                return False
+        return True
+
     def _drop_loaded(self) -> None:
         """Forget what was loaded from the database (it is reloaded on use)."""
         self._columns = {}
@@ -218,7 +235,7 @@ class HistoryIndex(_Build):
             if verdict is not True:
                 with self._locked():
                     now = _meta(db)  # another process may have updated it meanwhile
-                    if now is None or now != self._held:
+                    if now is None or not self._holds(now):
                         self._drop_loaded()  # held from a state the update does not start at
                     if now is None or meta is None or _state(now) != _state(meta):
                         verdict = self._check(now, stat, fd)
@@ -226,7 +243,11 @@ class HistoryIndex(_Build):
                         self._rebuild(db, stat, fd, taken_ns)
                     elif verdict is not True:
                         assert now is not None
+                        loaded = self._columns
                         self._append(db, now, fd, verdict, snapshot(stat, taken_ns))
+                        after = _meta(db)
+                        if after is not None and self._holds(after):
+                            self._columns = loaded  # found intact, nothing new: all still holds
                     meta = _meta(db)
             if meta is None:
                 raise CorruptIndex("no metadata after a rebuild")
@@ -275,9 +296,10 @@ class HistoryIndex(_Build):
             raise CorruptIndex("the index was rebuilt meanwhile")
         if meta["end"] < checked["end"]:
             raise CorruptIndex("the index went backwards")
-        if meta == self._held and self.file_view is not None:
+        if self._holds(meta) and self.file_view is not None:
             # Held open across calls (a resident host) and nothing changed since the last
             # call: the columns it loaded and checked, its view and content map still hold.
+            self.meta = meta
             return meta
         self._drop_loaded()
         self.meta = meta
