@@ -224,6 +224,8 @@ class HistoryIndex(_Build):
             raise Unindexable(f"the session is {exc.kind}") from exc
         try:
             taken_ns = time.time_ns()
+            if self.db is not None:  # held across calls: the on-access sweep is still due
+                cache.prune_if_due()
             if self.db is not None and not self._same_database():
                 self.close()  # held across calls, and the cache was replaced meanwhile
             db = self.db = self.db or self._connect()
