@@ -20,7 +20,7 @@ from typing import Any
 
 from pi_context.bindings.tool_output import JSONValue, page
 
-from .query import HistoryError, Paging, _echo
+from .errors import HistoryError, Paging, _echo
 
 Shrink = Callable[[JSONValue, Callable[[JSONValue], bool]], JSONValue]
 

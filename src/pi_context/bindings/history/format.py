@@ -13,9 +13,10 @@ import sqlite3
 import zlib
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pi_context.frozen import field, record
 
 from .columns import CorruptIndex, Strings
 from .lines import ROLE_CODES
@@ -48,7 +49,7 @@ class Unindexable(Exception):
     """This call must be answered by the unindexed path (the loader decides everything)."""
 
 
-@dataclass
+@record
 class View:
     """The selected branch: its items (index numbers) in branch order, their roles, windows."""
 
@@ -58,7 +59,7 @@ class View:
     windows: list[tuple[str, str | None, str | None, int]]  # id, created_at, marker id, start
     ascending: bool = True  # positions in file order (the usual case): bisect finds an item
     naming: int = 0  # the session's own window naming seen so far: _NAMING_* (decides the root)
-    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
+    memo: dict[Any, Any] = field(default_factory=dict)
     """Selections made over this view (position lists per filter, search hits), kept while a
     resident host holds the view, so a call costs what it returns."""
 
@@ -94,7 +95,7 @@ class View:
         return cls(leaf_seq, positions, roles, windows, bool(ascending), int(naming))
 
 
-@dataclass
+@record
 class _Entries:
     """Entry columns as plain lists, for walking branches (``first`` is the first seq held)."""
 

@@ -8,7 +8,6 @@ rule, plus the offending argument echoed back (and, where it helps, the valid ch
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeGuard, TypeVar, overload
 
 from pi_context.bindings.addresses import ADDRESS_MAX_CHARS, address_problem, described
@@ -19,16 +18,19 @@ from pi_context.bindings.tool_output import (
     ReadRangeError,
     ReadWindow,
     json_bytes,
-    middle_truncate,
     read_window,
     shrink_to_fit,
 )
+from pi_context.frozen import frozen
 
+from .cursors import keyed_page
+from .errors import ECHO_MAX_CHARS, HistoryError, Paging, _echo
 from .items import ROLES, TOOL_ROLES, History, Item
+
+__all__ = ["ECHO_MAX_CHARS", "HistoryError", "Paging"]
 
 DEFAULT_MAX_CHARS_PER_ITEM = 1_200
 MAX_CHARS_PER_ITEM_MAX = 50_000
-ECHO_MAX_CHARS = 200  # echoed arguments are middle-truncated so an error always fits
 
 # Keys a budget truncation leaves alone while anything else can give.
 PROTECTED = frozenset({"window_id", "item_id", "role", "created_at"})
@@ -36,24 +38,6 @@ PROTECTED = frozenset({"window_id", "item_id", "role", "created_at"})
 # ADDRESS_MAX_CHARS (longer ids are delivered as null with a reason), so a row holding them
 # whole and every other string cut to a marker always fits.
 ADDRESS_KEYS = frozenset({"window_id", "item_id"})
-
-
-class HistoryError(Exception):
-    """A model-facing argument or addressing error; ``payload`` is the JSON the model sees."""
-
-    def __init__(self, message: str, **echo: JSONValue) -> None:
-        super().__init__(message)
-        self.payload: dict[str, JSONValue] = {"error": message, **echo}
-
-
-def _echo(value: object) -> JSONValue:
-    if isinstance(value, str):
-        return middle_truncate(value, ECHO_MAX_CHARS)
-    if isinstance(value, list):
-        return [_echo(v) for v in value[:20]]
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    return middle_truncate(repr(value), ECHO_MAX_CHARS)
 
 
 def _echo_address(value: object) -> JSONValue:
@@ -166,14 +150,6 @@ def _bool_arg(args: Mapping[str, Any], name: str, default: bool) -> bool:
     return default if value is None else value
 
 
-@dataclass(frozen=True)
-class Paging:
-    cursor: int | str
-    """An offset (oldest first, or the published newest-first offset) or a key (``cursors``)."""
-    limit: int | None
-    recent_first: bool
-
-
 def parse_paging(args: Mapping[str, Any]) -> Paging:
     raw = args.get("cursor")
     cursor: int | str
@@ -201,7 +177,7 @@ def parse_max_chars(args: Mapping[str, Any]) -> int:
     return DEFAULT_MAX_CHARS_PER_ITEM if value is None else value
 
 
-@dataclass(frozen=True)
+@frozen
 class Filters:
     window_id: str | None = None
     role: str | None = None
@@ -394,8 +370,6 @@ def item_page(
     id_at: Callable[[int], str],
 ) -> dict[str, JSONValue]:
     """A page of items; ``order[i]`` is rendered row ``i``'s branch position (of ``count``)."""
-    from .cursors import keyed_page
-
     return keyed_page(
         rendered, order, paging, "items", count=count, id_at=id_at, what="item", shrink=shrink_item
     )
@@ -427,8 +401,6 @@ def window_page(
     rows: Sequence[JSONValue], paging: Paging, order: Sequence[int], ids: Sequence[str]
 ) -> dict[str, JSONValue]:
     """A page of window rows; ``order[i]`` is row ``i``'s window index in ``ids``."""
-    from .cursors import keyed_page
-
     return keyed_page(
         rows,
         order,
