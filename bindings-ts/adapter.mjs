@@ -7,7 +7,7 @@
 //   node adapter.mjs --spec ID --reducer FILE [...]   your own: FILE is a JavaScript module
 //                                                     exporting reduceResetControl(state, event)
 //
-// Build the reducers first (`python -m pi_context.statemachine.codegen.tsbuild` emits dist/),
+// Build the reducers first (`python -m pi_context.codegen.tsbuild` emits dist/),
 // then `pi-context conformance --impl "node adapter.mjs ..."`. The adapter is the only
 // hand-written part: it parses requests, hands the reducer facts wrapped in getters (so
 // `consulted` lists the facts the reducer read, in first-read order), freezes its inputs (so a
@@ -67,7 +67,7 @@ async function ownSpecs() {
       stale = true;
     }
     if (stale) {
-      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with python -m pi_context.statemachine.codegen.tsbuild\n`);
+      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with python -m pi_context.codegen.tsbuild\n`);
     }
   }
   try {
@@ -75,7 +75,7 @@ async function ownSpecs() {
   } catch (err) {
     process.stderr.write(
       `adapter: cannot load dist/index.js; run the TypeScript build first ` +
-        `(python -m pi_context.statemachine.codegen.tsbuild): ${err.message}\n`,
+        `(python -m pi_context.codegen.tsbuild): ${err.message}\n`,
     );
     process.exit(2);
   }

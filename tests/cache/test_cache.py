@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pi_context import cache
 from pi_context.bindings.history.index import cache_dir_for
 from pi_context.bindings.notes.cache import SETTLE_NS
 from pi_context.bindings.tool_registry import run_tool
 from pi_context.bindings.tools import ToolContext
+from pi_context.support import cache
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "pi-sessions" / "s0005.jsonl"

@@ -22,8 +22,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.conformance.protocol import MAX_LINE, LineBuffer, ProtocolError, decode, encode
-from pi_context.conformance.server import Server
+from pi_context.checks.conformance.protocol import (
+    MAX_LINE,
+    LineBuffer,
+    ProtocolError,
+    decode,
+    encode,
+)
+from pi_context.checks.conformance.server import Server
 from pi_context.spec import load, spec_paths
 
 from .conftest import SERVE

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pi_context.bindings.session import Durability, Session, SessionError, seeded_uuids
 from pi_context.bindings.session.jsonl import encode
-from pi_context.bindings.session.synth import apply_ops, random_ops, stepping_clock
+from pi_context.testing.synth import apply_ops, random_ops, stepping_clock
 
 CWD = Path("/tmp/pi-context-corruption")
 USER = {"op": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}

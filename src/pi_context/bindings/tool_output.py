@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 TOOL_OUTPUT_MAX_BYTES = 32_768
 """Hard ceiling, in UTF-8 bytes, on the text one tool call delivers to the model."""

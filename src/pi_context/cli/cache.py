@@ -46,8 +46,8 @@ def _source(entry: Any) -> str:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from pi_context.cache import KINDS, entries
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import KINDS, entries
+    from pi_context.support.cache_dir import cache_root
 
     found = list(entries())
     if args.json:
@@ -88,8 +88,8 @@ def run_info(args: argparse.Namespace) -> int:
 
 
 def run_prune(args: argparse.Namespace) -> int:
-    from pi_context.cache import prune
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import prune
+    from pi_context.support.cache_dir import cache_root
 
     removed = prune()
     for e in removed:
@@ -100,8 +100,8 @@ def run_prune(args: argparse.Namespace) -> int:
 
 
 def run_clear(args: argparse.Namespace) -> int:
-    from pi_context.cache import clear
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import clear
+    from pi_context.support.cache_dir import cache_root
 
     removed = clear()
     freed = _size(sum(e.bytes for e in removed))

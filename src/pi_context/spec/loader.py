@@ -19,7 +19,6 @@ from pathlib import Path
 
 import yaml
 
-from pi_context.regular import read_regular
 from pi_context.spec.declarations import parse_axis, parse_effect, parse_event, parse_type
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.invariants import parse_invariants
@@ -36,6 +35,7 @@ from pi_context.spec.nodes import Bail, Ctx, Node
 from pi_context.spec.refinement import parse_provenance, parse_refines
 from pi_context.spec.rows import parse_initial, parse_rows
 from pi_context.spec.yamlcompose import compose
+from pi_context.support.regular import read_regular
 
 SPEC_MAX_BYTES = 4 << 20
 """Largest spec file read (the published specs are under 100 KB)."""

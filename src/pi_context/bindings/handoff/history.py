@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode, js_trim
-from pi_context.json_fields import FieldsJSON, json_fields
+from pi_context.support.json_fields import FieldsJSON, json_fields
 
 from .errors import Cancelled, HandoffError
 from .text import Utf16Text, fit_text, utf16_len

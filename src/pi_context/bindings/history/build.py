@@ -10,7 +10,7 @@ from array import array
 from itertools import accumulate
 from typing import Any
 
-import pi_context.cache as cache
+import pi_context.support.cache as cache
 from pi_context.bindings.session.jsonl import (
     FAST_DECODE,
     FAST_DECODE_ERRORS,
@@ -29,7 +29,7 @@ from pi_context.bindings.session.windows import (
     names_fork_safe_window,
     names_upstream_window,
 )
-from pi_context.regular import open_regular
+from pi_context.support.regular import open_regular
 
 from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
 from .format import (

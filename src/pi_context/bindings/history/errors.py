@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pi_context.bindings.tool_output import JSONValue, middle_truncate
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 ECHO_MAX_CHARS = 200  # echoed arguments are middle-truncated so an error always fits
 

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pi_context.frozen import field, record
+from pi_context.support.frozen import field, record
 
 from .columns import CorruptIndex, Strings
 from .lines import ROLE_CODES

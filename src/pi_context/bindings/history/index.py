@@ -46,10 +46,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pi_context.cache as cache
-from pi_context.cache_dir import cache_root
-from pi_context.locking import LockTimeout, flock_within
-from pi_context.regular import NotRegularFile, open_regular, special_entry
+import pi_context.support.cache as cache
+from pi_context.support.cache_dir import cache_root
+from pi_context.support.locking import LockTimeout, flock_within
+from pi_context.support.regular import NotRegularFile, open_regular, special_entry
 
 from .build import _Build, _parse
 from .columns import CorruptIndex

@@ -30,7 +30,7 @@ from typing import Any
 
 from pi_context.bindings.session.jsonl import encode as stringify
 from pi_context.bindings.session.windows import is_reset_marker, window_spans
-from pi_context.frozen import field, frozen, record
+from pi_context.support.frozen import field, frozen, record
 
 Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
 

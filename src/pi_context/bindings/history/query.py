@@ -21,7 +21,7 @@ from pi_context.bindings.tool_output import (
     read_window,
     shrink_to_fit,
 )
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 from .cursors import keyed_page
 from .errors import ECHO_MAX_CHARS, HistoryError, Paging, _echo

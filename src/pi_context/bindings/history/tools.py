@@ -19,7 +19,7 @@ from pi_context.bindings.tool_output import (
     middle_truncate,
 )
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
-from pi_context.gc_pause import gc_paused
+from pi_context.support.gc_pause import gc_paused
 
 from . import indexed
 from .columns import CorruptIndex

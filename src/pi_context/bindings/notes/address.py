@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 MAX_PATH_BYTES = 1024
 """Longest virtual path, in UTF-8 bytes."""

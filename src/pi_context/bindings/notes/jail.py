@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from pi_context.locking import flock_within
+from pi_context.support.locking import flock_within
 
 TEMP_PREFIX = ".pi-notes-tmp."
 LOCK_DIR = ".pi-notes-locks"

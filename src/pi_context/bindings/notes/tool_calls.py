@@ -55,8 +55,8 @@ from pi_context.bindings.tool_output import (
     read_window,
 )
 from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
-from pi_context.clock import now_ms
-from pi_context.gc_pause import gc_paused
+from pi_context.support.clock import now_ms
+from pi_context.support.gc_pause import gc_paused
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 
 class SessionError(Exception):

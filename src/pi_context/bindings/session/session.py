@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pi_context.clock import now_ms
-from pi_context.gc_pause import gc_paused
+from pi_context.support.clock import now_ms
+from pi_context.support.gc_pause import gc_paused
 
 from . import tree as tr
 from .appends import _Appends, _apply_draft

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS, address_problem
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 if TYPE_CHECKING:
     import random
