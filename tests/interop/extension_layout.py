@@ -174,15 +174,18 @@ def ext_resolve(identity: ExtIdentity, address: str) -> Path:
 
 
 def ext_address(identity: ExtIdentity, scope: str, vpath: str, who: str | None = None) -> str:
-    """How the extension's listings name a note: bare for the session, ``@project/``,
-    ``@human/``, and ``@agents/<slug>/`` / ``@models/<slug>/`` for agent and model homes."""
+    """How the extension's listings name a note (from ``a508f68``): bare for the session,
+    ``@project/``, ``@human/``, ``@self/`` and ``@model/`` for the running agent's and model's
+    homes, ``@agents/<slug>/`` / ``@models/<slug>/`` for any other."""
     if scope == "session":
         return vpath
     if scope in ("project", "human"):
         return f"@{scope}/{vpath}"
     if scope == "agent":
-        return f"@agents/{who or identity.agent}/{vpath}"
-    return f"@models/{who or identity.model}/{vpath}"
+        agent = who or identity.agent
+        return f"@self/{vpath}" if agent == identity.agent else f"@agents/{agent}/{vpath}"
+    model = who or identity.model
+    return f"@model/{vpath}" if model == identity.model else f"@models/{model}/{vpath}"
 
 
 def ext_root_window(session_id: str) -> str:

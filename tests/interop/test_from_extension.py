@@ -84,9 +84,9 @@ def test_every_note_of_the_extension_lists_under_the_address_it_lists_it_by(layo
     # Another agent's home is listed when a pattern names it, as the extension does.
     named = json.loads(call(ctx, "notes_list", pattern="@agents/*/**").text)["files"]
     assert sorted(r["address"] for r in named) == [
-        "@agents/anonymous/habits.md",
         "@agents/reviewer/checklist.md",
-    ]
+        "@self/habits.md",
+    ], "the running agent's notes as @self/, another agent's by its name"
     only_project = json.loads(call(ctx, "notes_list", pattern="@project/**").text)["files"]
     assert sorted(r["address"] for r in only_project) == [
         "@project/MAP.md",
@@ -122,7 +122,7 @@ def test_edits_land_in_the_extensions_files_in_its_format(layout: Layout):
     assert keys(after) == keys(before), "the extension's keys, in its order"
     written = call(ctx, "notes_write", path="@self/lessons.md", content="check twice")
     assert not written.is_error, written.text
-    assert written.details["address"] == "@agents/anonymous/lessons.md"
+    assert written.details["address"] == "@self/lessons.md", "the running agent's home"
     assert (
         ext_resolve(layout.identity, "@self/lessons.md")
         .read_text("utf-8")
@@ -172,7 +172,7 @@ def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: 
     assert ("notes_read @human/MAP.md" in text) is cut
     pocket = BOOT_ADDRESSES[0].findall(text)
     assert pocket[0] == "plan/mine.md", "a bare address: this session's note"
-    assert {"@agents/anonymous/habits.md", "@models/claude-sonnet-4-5/quirks.md"} <= set(pocket)
+    assert {"@self/habits.md", "@model/quirks.md"} <= set(pocket)
     # A new session's home is its own: the layout's session notes are not in its pocket.
     assert "checkpoint.md" not in pocket
     for address in printed:

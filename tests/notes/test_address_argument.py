@@ -72,3 +72,36 @@ def test_a_call_naming_no_note_is_refused_naming_address(tmp_path: Path, name: s
     result = _call(_ctx(tmp_path), name, **extra)
     assert result.is_error
     assert f"{name} needs address" in json.loads(result.text)["error"]
+
+
+def test_listings_show_the_running_agents_and_models_notes_as_self_and_model(
+    tmp_path: Path,
+) -> None:
+    ctx = ToolContext(
+        notes_home=tmp_path / "notes",
+        cwd=_ctx(tmp_path).cwd,
+        session_id="s-1",
+        agent_name="faye",
+        model_id="openai/gpt-5",
+    )
+    for address in ("@self/habits.md", "@agents/faye/lessons.md", "@model/quirks.md"):
+        written = _call(ctx, "notes_write", address=address, content="x")
+        assert not written.is_error, written.text
+    other = tmp_path / "notes" / "agents" / "reviewer" / "checklist.md"
+    other.parent.mkdir(parents=True)
+    other.write_text("another agent's note", "utf-8")
+    listed = json.loads(_call(ctx, "notes_list").text)["files"]
+    assert sorted(row["address"] for row in listed) == [
+        "@model/quirks.md",
+        "@self/habits.md",
+        "@self/lessons.md",
+    ]
+    named = json.loads(_call(ctx, "notes_list", pattern="@agents/*/**").text)["files"]
+    assert sorted(row["address"] for row in named) == [
+        "@agents/reviewer/checklist.md",
+        "@self/habits.md",
+        "@self/lessons.md",
+    ]
+    # The earlier listing form still names the same note, and is answered in the newest.
+    read = _call(ctx, "notes_read", address="@models/gpt-5/quirks.md")
+    assert not read.is_error and read.details["address"] == "@model/quirks.md"

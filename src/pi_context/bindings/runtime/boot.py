@@ -128,7 +128,7 @@ def pocket(snapshot: NotesSnapshot) -> list[SnapshotNote]:
 def address(data: BootInput, note: SnapshotNote) -> str:
     """The address ``notes_read`` takes for ``note``."""
     who = {"agent": data.agent_name, "model": data.model_name}.get(note.scope)
-    return format_address(note.scope, note.path, who)
+    return format_address(note.scope, note.path, who, who)
 
 
 def notes_homes_text(data: BootInput) -> str:
