@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
+# spec-sha256: cb8b9c530f466af2ff00ed98c2eda321ad601ac13f05bef6b2a45a143f248d46
 
 from __future__ import annotations
 
