@@ -109,7 +109,7 @@ def test_reset_control_reducer_and_machine_agree_on_every_case(spec_id: str) -> 
 
 
 def test_reset_control_default_and_ids() -> None:
-    assert pi_context.reset_control().id == "reset-control@0.34"
+    assert pi_context.reset_control().id == "reset-control@a508f68"
     assert pi_context.spec_ids() == [
         "reset-control@0.25",
         "reset-control@0.26-proposal",

@@ -2,7 +2,8 @@
 
 ``load(path)`` turns a YAML spec into a checked :class:`Spec`; ``SPECS_DIR`` holds the
 committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``,
-``@0.33`` and ``@0.34``, the newest and the default) and ``reset-control@0.26-proposal``.
+``@0.33``, ``@0.34`` and ``@a508f68``, the newest and the default) and
+``reset-control@0.26-proposal``.
 """
 
 from __future__ import annotations

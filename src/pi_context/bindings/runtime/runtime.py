@@ -319,7 +319,7 @@ class Runtime:
             self.notify(
                 "error",
                 f"pi-context: window {self.window_id} has no boot message, so its history was "
-                "not sent; run /wipe-memory to start a fresh window",
+                f"not sent; run {self.control.reset_command} to start a fresh window",
             )
             return ContextResult([head] if head is not None else [], abort=True, step=step)
         if self.lifecycle.refuse_while_off("the budget") is not None:
@@ -470,7 +470,12 @@ class Runtime:
     # --- commands -------------------------------------------------------------------------------
 
     async def wipe_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
-        """``/wipe-memory``: a manual close-out of the current window (see ``commands``)."""
+        """The reset command (``/wipe-memory``; ``/clear-memory`` from a508f68 on): a manual
+        close-out of the current window (see ``commands``)."""
+        return await self.commands.wipe_memory(wait_for_idle)
+
+    async def clear_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+        """``/clear-memory``, the reset command's name from a508f68 on (the same command)."""
         return await self.commands.wipe_memory(wait_for_idle)
 
     def pi_context_command(self, argument: str = "") -> CommandResult:

@@ -1,6 +1,7 @@
 """The tool-facing side of one runtime: its ``ToolContext`` (which carries the runtime to
 the tools that need it), its schemas, its calls through the shared dispatcher, and the
-answers of its two tools (``wipe_memory`` and ``get_context_remaining``)."""
+answers of its two tools (the reset tool, ``wipe_memory`` or ``clear_memory`` as the
+running generation names it, and ``get_context_remaining``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .config import RuntimeConfig
 from .control import Control
 from .lifecycle import Lifecycle
 from .protocol import ALREADY_PENDING_STATUS, REQUESTED_STATUS
+from .tools import RESET_TOOL_NAMES
 from .window import WindowView
 
 
@@ -48,11 +50,18 @@ class RuntimeTools:
         )
 
     def schemas(self) -> list[dict[str, JSONValue]]:
-        """Function-calling declarations of every tool the runtime serves."""
-        return [tool.schema() for tool in all_tools().values()]
+        """Function-calling declarations of every tool the runtime serves: the reset tool
+        only under the running generation's name."""
+        offered = self.control.reset_tool
+        return [
+            tool.schema()
+            for tool in all_tools().values()
+            if tool.name not in RESET_TOOL_NAMES or tool.name == offered
+        ]
 
     def call(self, name: str, arguments: object = None) -> ToolResult:
-        """Any pi-context tool for this session, through the shared dispatcher."""
+        """Any pi-context tool for this session, through the shared dispatcher (the reset
+        tool's other generation's name stays accepted: a model may still use it)."""
         return run_tool(name, arguments, self.context())
 
     def _shut_down(self, name: str) -> ToolResult | None:
@@ -63,11 +72,13 @@ class RuntimeTools:
         )
 
     def wipe_memory(self) -> ToolResult:
-        """The model asks for a fresh window: recorded once per window, committed at turn end."""
-        refused = self._shut_down("wipe_memory")
+        """The model asks for a fresh window (the reset tool, under either generation's name):
+        recorded once per window, committed at turn end."""
+        name = self.control.reset_tool
+        refused = self._shut_down(name)
         if refused is not None:
             return refused
-        refusal = self.lifecycle.refuse_while_off("wipe_memory")
+        refusal = self.lifecycle.refuse_while_off(name)
         if refusal is not None:
             return error_result({"error": refusal})
         window = self.window.window_id

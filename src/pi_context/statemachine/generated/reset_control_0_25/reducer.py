@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: cb8b9c530f466af2ff00ed98c2eda321ad601ac13f05bef6b2a45a143f248d46
+# spec-sha256: 342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099
 
 from __future__ import annotations
 

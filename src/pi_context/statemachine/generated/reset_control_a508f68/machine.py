@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: af76b5b055a06f60162dd250dcd6f36f227a782469ccf105a30ad650f7253d95
+# spec-sha256: e04fdc0701d520f41159c45a069ab3650db66dff14106087ab0e4c65b4458386
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: af76b5b055a06f60162dd250dcd6f36f227a782469ccf105a30ad650f7253d95
+# spec-sha256: e04fdc0701d520f41159c45a069ab3650db66dff14106087ab0e4c65b4458386
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@a508f68"
-SPEC_SHA256 = "af76b5b055a06f60162dd250dcd6f36f227a782469ccf105a30ad650f7253d95"
+SPEC_SHA256 = "e04fdc0701d520f41159c45a069ab3650db66dff14106087ab0e4c65b4458386"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
