@@ -37,7 +37,7 @@ from pi_context.bindings.session.windows import (
     current_window_id,
     provider_projection,
 )
-from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult
 
 from . import tree as tree_nav
 from .budget import Budget, Policy, Usage, resolve_policy
@@ -531,6 +531,11 @@ class Runtime:
     def tool_context(self) -> ToolContext:
         """The context a tool call of this session runs in (it carries this runtime)."""
         return self.tools.context()
+
+    def served_tools(self) -> dict[str, Tool]:
+        """The tools this runtime offers the model, by name (the reset tool under the running
+        generation's name only); ``call_tool`` also accepts the reset tool's other name."""
+        return self.tools.served()
 
     def tool_schemas(self) -> list[dict[str, JSONValue]]:
         """Function-calling declarations of every tool the runtime serves."""

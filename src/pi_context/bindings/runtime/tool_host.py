@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pi_context.bindings.tool_output import encode_json
 from pi_context.bindings.tool_registry import all_tools, run_tool
-from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult, error_result
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult, error_result
 
 from .budget import Budget, countdown
 from .config import RuntimeConfig
@@ -49,15 +49,19 @@ class RuntimeTools:
             clock=session.now_ms,  # note times on the session's clock, as its entries are
         )
 
-    def schemas(self) -> list[dict[str, JSONValue]]:
-        """Function-calling declarations of every tool the runtime serves: the reset tool
-        only under the running generation's name."""
+    def served(self) -> dict[str, Tool]:
+        """Every registry tool the runtime offers the model: the reset tool only under the
+        running generation's name."""
         offered = self.control.reset_tool
-        return [
-            tool.schema()
-            for tool in all_tools().values()
-            if tool.name not in RESET_TOOL_NAMES or tool.name == offered
-        ]
+        return {
+            name: tool
+            for name, tool in all_tools().items()
+            if name not in RESET_TOOL_NAMES or name == offered
+        }
+
+    def schemas(self) -> list[dict[str, JSONValue]]:
+        """Function-calling declarations of every tool the runtime serves."""
+        return [tool.schema() for tool in self.served().values()]
 
     def call(self, name: str, arguments: object = None) -> ToolResult:
         """Any pi-context tool for this session, through the shared dispatcher (the reset
