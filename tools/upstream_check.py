@@ -39,7 +39,7 @@ BINDINGS = ROOT / "bindings-ts"
 # ``ResetRequestSource`` from 0.26.0 on) and ends before the doc comment of the Pi wiring.
 PURE_START = re.compile(r"^export (?:type|interface) Reset[A-Za-z]*\b", re.M)
 PURE_END = "export function registerResetLifecycle"
-TSBUILD = "pi_context.statemachine.codegen.tsbuild"
+TSBUILD = "pi_context.codegen.tsbuild"
 
 
 class CheckError(Exception):

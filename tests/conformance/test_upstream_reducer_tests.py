@@ -11,7 +11,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+from pi_context.codegen.outputs import SOURCE_ROOT
 from pi_context.statemachine.reset_control import DEFAULT_SPEC
 
 HERE = Path(__file__).resolve().parent
