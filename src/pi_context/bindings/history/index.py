@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import shutil
 import sqlite3
 import time
 from bisect import bisect_right
@@ -176,16 +175,18 @@ class HistoryIndex(_Build):
         return (info.st_dev, info.st_ino) == self._db_identity
 
     def discard(self) -> None:
-        """Throw the cache away (it is only derived data)."""
+        """Throw the cache away (it is only derived data; only if it is the cache's own)."""
         self.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        cache.discard("history", self.directory)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Updates take the directory's lock, waiting at most ``LOCK_WAIT``: a holder that
         takes longer (stopped, hung) gets this call answered unindexed instead."""
         cache.private_dir(self.directory)
-        fd, _info = open_regular(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd, _info = open_regular(
+            self.directory / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600
+        )
         try:
             try:
                 flock_within(fd, LOCK_WAIT, "the history index's lock")
