@@ -31,8 +31,7 @@ Message = dict[str, Any]
 
 RESET_MARKER_TYPE = custom_type(RESET_MARKER)
 BOOT_TYPE = custom_type(BOOT)
-CONTINUATION_TYPE = custom_type(CONTINUATION)
-"""The names in the default dialect; readers accept either dialect (``dialect.is_kind``)."""
+CONTINUATION_TYPE = custom_type(CONTINUATION)  # default dialect; readers take either
 WINDOW_PREFIX = "pcw:"
 
 
@@ -333,11 +332,8 @@ def window_spans(
 
 
 def find_window_message(branch: Sequence[Entry], kind: str) -> Entry | None:
-    """The latest ``custom_message`` of a kind (either dialect) in the active window.
-
-    ``kind`` is a kind (``boot``) or a full name in either dialect (``notesoup/boot``); both
-    match that kind in either dialect (branch-local).
-    """
+    """The latest ``custom_message`` of ``kind`` (``boot``, or a full name such as
+    ``notesoup/boot``) in either dialect in the active window (branch-local)."""
     wanted = kind_of(kind) or kind
     for entry in reversed(branch):
         if is_reset_marker(entry):
