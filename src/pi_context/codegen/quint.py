@@ -19,6 +19,7 @@ from pi_context.codegen.quint_names import (
     ExportError,
     check_spec,
     module_file,
+    progress_properties,
     qname,
     set_name,
     type_name,
@@ -452,6 +453,7 @@ class _Module:
                 *_comment(prop.why, "  ", "trace property (its monitor never reaches violation): ")
             )
             self.emit(f'  val {name} = monitor_{qname(prop.id)} != "violation"', "")
+        self.progress()
         complete = self.take("table_complete", "the completeness check")
         names.append(complete)
         self.emit("  // every step found a row (the loader already rejects an incomplete table)")
@@ -459,6 +461,22 @@ class _Module:
         self.emit("  // every invariant above, for `quint run --invariant all_invariants`")
         self.emit(f"  val {self.take('all_invariants', 'the conjunction')} = and {{")
         self.emit(*[f"    {n}," for n in names], "  }")
+
+    def progress(self) -> None:
+        """Progress (leads-to) properties as ``temporal`` definitions: Quint's simulator
+        checks no temporal property, so these are for a reader and a temporal checker; our
+        model checker's lasso search is what checks them here."""
+        state = self.compiler("state")
+        for prop in progress_properties(self.spec):
+            name = self.take(f"progress_{qname(prop.id)}", f"progress property {prop.id}")
+            fair = "; ".join(
+                f"{f.event} with {f.when_text}" if f.when is not None else f.event
+                for f in prop.fair
+            )
+            self.emit(*_comment(prop.why, "  ", "progress property: "))
+            self.emit(*_comment(fair or "none", "  ", "assuming weak fairness on: "))
+            when, goal = state(prop.when), state(prop.leads_to)
+            self.emit(f"  temporal {name} = always(({when}) implies eventually({goal}))", "")
 
     # --- expressions
 

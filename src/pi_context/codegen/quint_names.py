@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 from pi_context.spec import model as m
 
@@ -59,11 +60,11 @@ def module_file(spec: m.Spec) -> str:
 # Every field of the model the export reads (or knows to be commentary only). A field that
 # another helper adds to the spec language is refused while it holds a value, so a spec that
 # uses it never exports as if it did not.
-_KNOWN: dict[type, frozenset[str]] = {
+_KNOWN: dict[type | str, frozenset[str]] = {
     m.Spec: _words(
         "id name version title path sha256 types axes initial events effects rows "
         "state_invariants transition_invariants traces expect_all_reachable reachability_why "
-        "comments refines provenance"
+        "comments refines provenance progress"
     ),
     m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope"),
     m.Field: _words("name type why lazy loc"),
@@ -81,8 +82,23 @@ _KNOWN: dict[type, frozenset[str]] = {
 }
 
 
+# Progress (leads-to) properties, read by duck typing: carried as Quint `temporal` definitions.
+_KNOWN["ProgressProperty"] = _words("id when when_text leads_to leads_to_text fair why loc")
+_KNOWN["FairEvent"] = _words("event when when_text")
+
+
+def _known(obj: object) -> frozenset[str] | None:
+    """The fields the export reads of ``obj``'s kind: by class, or for a kind defined outside
+    the spec model (progress properties) by class name; a subclass is read as its base."""
+    for cls in type(obj).__mro__:
+        found = _KNOWN.get(cls, _KNOWN.get(cls.__name__))
+        if found is not None:
+            return found
+    return None
+
+
 def _check_known(obj: object, where: str) -> None:
-    known = _KNOWN.get(type(obj))
+    known = _known(obj)
     if known is None:
         raise ExportError(f"{where}: the Quint export does not know {type(obj).__name__}")
     assert dataclasses.is_dataclass(obj)
@@ -134,6 +150,16 @@ def check_spec(spec: m.Spec) -> None:
     for prop in spec.traces:
         for step in prop.steps:
             _check_known(step, f"{spec.id} trace {prop.id}")
+    for progress in progress_properties(spec):
+        _check_known(progress, f"{spec.id} progress property")
+        for fair in getattr(progress, "fair", ()):
+            _check_known(fair, f"{spec.id} progress property {getattr(progress, 'id', '?')}")
+
+
+def progress_properties(spec: m.Spec) -> tuple[Any, ...]:
+    """The spec's progress properties (``Spec.progress`` where the spec language has them)."""
+    found = getattr(spec, "progress", ())
+    return tuple(found) if isinstance(found, tuple | list) else ()
 
 
 def _check_field(f: m.Field, where: str) -> None:
