@@ -374,6 +374,10 @@ class _Module:
         names = []
         for event in spec.events:
             scope = " (decided by the published extension)" if event.scope != "reducer" else ""
+            trigger = str(getattr(event, "trigger", "") or "")
+            if trigger:
+                kind = "the command" if trigger.startswith("/") else "the tool"
+                scope += f" (raised by {kind} {trigger})"
             self.emit(*_comment(event.why + scope, "  ", f"{event.name}: "))
             if event.lazy_order:
                 order = ", ".join(event.lazy_order)

@@ -66,7 +66,7 @@ _KNOWN: dict[type | str, frozenset[str]] = {
         "state_invariants transition_invariants traces expect_all_reachable reachability_why "
         "comments refines provenance progress"
     ),
-    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope"),
+    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope trigger"),
     m.Field: _words("name type why lazy loc"),
     m.EnumAxis: _words("name type why loc"),
     m.VariantAxis: _words("name tag variants why loc"),
