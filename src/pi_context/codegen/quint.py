@@ -17,12 +17,14 @@ from collections.abc import Callable, Iterable
 
 from pi_context.codegen.quint_names import (
     ExportError,
+    atom_text,
     check_spec,
     module_file,
     progress_properties,
     qname,
     set_name,
     type_name,
+    widen,
 )
 from pi_context.spec import expr as ex
 from pi_context.spec import model as m
@@ -109,7 +111,7 @@ class _Module:
                         f"and a value in another; the Quint export needs one type per name"
                     )
                 if other != f.type and not isinstance(other, m.BoolType):
-                    found[f.name] = _widen(other, f.type)
+                    found[f.name] = widen(other, f.type)
         return found
 
     def record_type(self, fields: dict[str, m.FieldType]) -> str:
@@ -574,23 +576,6 @@ class _Module:
             return text if isinstance(e, ex.Lit | ex.Ref) else f"({text})"
 
         return go
-
-
-def atom_text(compile_expr: Callable[[ex.Expr], str], e: ex.Expr) -> str:
-    """``e`` compiled as an operand of ``and``/``implies``: a chain in brackets."""
-    text = compile_expr(e)
-    chained = isinstance(e, ex.BoolOp) or (" and " in text and not text.startswith("("))
-    return f"({text})" if chained else text
-
-
-def _widen(a: m.FieldType, b: m.FieldType) -> m.FieldType:
-    """Two value types under one event name: a plain string type holding both."""
-    values: list[str] = []
-    for t in (a, b):
-        values += [v for v in (t.values if isinstance(t, m.EnumType) else ()) if v not in values]
-        if isinstance(t, m.IdType):
-            values += [v for v in t.abstraction if v not in values]
-    return m.EnumType(f"{getattr(a, 'name', 'value')}|{getattr(b, 'name', 'value')}", tuple(values))
 
 
 def quint_module(spec: m.Spec) -> str:

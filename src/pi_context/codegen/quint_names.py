@@ -1,13 +1,16 @@
-"""What the Quint export accepts and what it calls things: Quint names for spec names, and
-the totality check that refuses a spec construct the export does not carry (a field another
-part of the spec language adds is refused while it holds a value)."""
+"""What the Quint export accepts and what it calls things: Quint names for spec names, the
+bracketing of an operand and the one type of a name shared by events, and the totality check
+that refuses a spec construct the export does not carry (a field another part of the spec
+language adds is refused while it holds a value)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any
 
+from pi_context.spec import expr as ex
 from pi_context.spec import model as m
 
 QUINT_DIR = "quint/generated"
@@ -168,3 +171,20 @@ def _check_field(f: m.Field, where: str) -> None:
         raise ExportError(f"{where}.{f.name}: the Quint export does not know type {f.type!r}")
     if isinstance(f.type, m.IdType) and "" in f.type.abstraction:
         raise ExportError(f"{where}.{f.name}: an id representative may not be empty")
+
+
+def atom_text(compile_expr: Callable[[ex.Expr], str], e: ex.Expr) -> str:
+    """``e`` compiled as an operand of ``and``/``implies``: a chain in brackets."""
+    text = compile_expr(e)
+    chained = isinstance(e, ex.BoolOp) or (" and " in text and not text.startswith("("))
+    return f"({text})" if chained else text
+
+
+def widen(a: m.FieldType, b: m.FieldType) -> m.FieldType:
+    """Two value types under one event name: a plain string type holding both."""
+    values: list[str] = []
+    for t in (a, b):
+        values += [v for v in (t.values if isinstance(t, m.EnumType) else ()) if v not in values]
+        if isinstance(t, m.IdType):
+            values += [v for v in t.abstraction if v not in values]
+    return m.EnumType(f"{getattr(a, 'name', 'value')}|{getattr(b, 'name', 'value')}", tuple(values))
