@@ -69,6 +69,8 @@ _KNOWN: dict[type | str, frozenset[str]] = {
         "state_invariants transition_invariants traces expect_all_reachable reachability_why "
         "comments refines provenance progress"
     ),
+    # trigger: the host's name for the tool or command that raises an event (wipe_memory,
+    # /clear-memory); like why it changes no transition, so the module says it in a comment
     m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope trigger"),
     m.Field: _words("name type why lazy loc"),
     m.EnumAxis: _words("name type why loc"),
