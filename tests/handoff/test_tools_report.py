@@ -127,11 +127,12 @@ def test_session_report_verifies_the_binding(done: tuple[World, HandoffResult]) 
 
 def test_session_report_errors(tmp_path: Path) -> None:
     missing = _cli(str(tmp_path / "missing.jsonl"))
-    assert missing.returncode == 2 and "no such session file" in missing.stderr
+    assert missing.returncode == 2 and "missing.jsonl: no such file" in missing.stderr
     junk = tmp_path / "junk.jsonl"
     junk.write_text("[1,2]\n")
     out = _cli(str(junk))
-    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.returncode == 1 and "Traceback" not in out.stderr  # there, but not a session
+    assert out.stderr.startswith("pi-context session report: ")
 
 
 def test_report_on_a_consistent_but_malformed_packet(done: tuple[World, HandoffResult]) -> None:

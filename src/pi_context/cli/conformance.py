@@ -11,7 +11,15 @@ from typing import Any
 
 from pi_context.spec import SpecError
 
-from ._options import add_json_report, add_quiet, add_spec, fail, resolve_specs
+from ._options import (
+    add_json_report,
+    add_quiet,
+    add_spec,
+    check_paths,
+    fail,
+    resolve_specs,
+    spec_exit,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -80,26 +88,17 @@ def run(args: argparse.Namespace) -> int:
     problem = script_problem(args.impl, Path.cwd())
     if problem is not None:
         return fail("conformance", f"--impl: {problem}")
+    bad = _usage(args)
+    if bad is not None:
+        return bad
     impl = _start_early(args)
     from pi_context.conformance import report as rep
     from pi_context.conformance.runner import run_conformance
 
-    startup = args.startup_timeout
-    if (
-        args.examples < 0
-        or args.steps < 1
-        or args.timeout <= 0
-        or (startup is not None and startup <= 0)
-    ):
-        _stop(impl)
-        return fail(
-            "conformance",
-            "--examples must be >= 0, --steps >= 1, --timeout > 0 and --startup-timeout > 0",
-        )
     specs = resolve_specs("conformance", args.spec) if args.spec else None
     if args.spec and specs is None:
         _stop(impl)
-        return 2
+        return spec_exit(args.spec)
     if args.replay is not None:
         _stop(impl)
         return _replay(args, specs)
@@ -197,6 +196,40 @@ def _stop(impl: Any) -> None:
         impl.close()
 
 
+def _usage(args: argparse.Namespace) -> int | None:
+    """The usage error of the command line, said on stderr (exit 2), or None."""
+    startup = args.startup_timeout
+    for option, bad, rule in (
+        ("--examples", args.examples < 0, ">= 0"),
+        ("--steps", args.steps < 1, ">= 1"),
+        ("--timeout", args.timeout <= 0, "> 0"),
+        ("--startup-timeout", startup is not None and startup <= 0, "> 0"),
+    ):
+        if bad:
+            value = getattr(args, option[2:].replace("-", "_"))
+            return fail("conformance", f"{option} {value}: must be {rule}")
+    if args.replay is not None:
+        ignored = [
+            option
+            for option, given in (
+                ("--json", args.json is not None),
+                ("--junit", args.junit is not None),
+                ("--no-exhaustive", args.no_exhaustive),
+                ("--reducer-only", args.reducer_only),
+            )
+            if given
+        ]
+        if ignored:
+            return fail("conformance", f"--replay replays one trace: {ignored[0]} does not apply")
+    return check_paths(
+        "conformance",
+        ("--replay", args.replay, "file"),
+        ("--json", args.json, "parent"),
+        ("--junit", args.junit, "parent"),
+        ("--bundle", args.bundle, "parent"),
+    )
+
+
 def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
     from pi_context.conformance.report import load_itf
     from pi_context.conformance.traces import replay
@@ -234,7 +267,6 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
 def _write(path: Path, render: Callable[[], str]) -> None:
     try:
         text = render()
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as err:
         fail("conformance", f"cannot write {path}: {err}")

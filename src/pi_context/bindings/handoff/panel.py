@@ -246,7 +246,8 @@ def _cell(text: str) -> str:
 
 
 def write_export(report: dict[str, Any], out: Path) -> Path:
-    """Write the Markdown export to ``out`` (a new temp file renamed over it)."""
+    """Write the Markdown export to ``out`` (a new temp file renamed over it), creating its
+    folder (the CLI refuses a folder that does not exist before it gets here)."""
     text = export_markdown(report)
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
