@@ -61,7 +61,7 @@ def test_handoff_scope_refuses_after_the_source_changes(done: tuple[World, Hando
     data = w.source_path.read_bytes()
     w.source_path.write_bytes(data.replace(b"Reading it.", b"Reading IT."))
     error, page = call("context_history_search", result.destination, query="x", scope="handoff")
-    assert error and page["error"]["code"] == "handoff_source_changed"
+    assert error and page["code"] == "handoff_source_changed"
 
 
 def test_tool_errors(done: tuple[World, HandoffResult]) -> None:
@@ -80,7 +80,7 @@ def test_tool_errors(done: tuple[World, HandoffResult]) -> None:
         error, payload = call(name, source, **args)
         assert error, (name, args)
         if code:
-            assert payload["error"]["code"] == code, (name, args, payload)
+            assert payload["code"] == code, (name, args, payload)
     # an unknown argument gets the toolkit's one wording, as every tool's does
     _, unknown = call("context_history_search", source, query="x", bogus=1)
     assert unknown["error"].startswith("context_history_search does not take 'bogus'")

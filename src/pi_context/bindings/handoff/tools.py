@@ -42,7 +42,9 @@ def _records(ctx: ToolContext, scope: Any) -> list[HistoryRecord]:
 
 
 def _error(exc: HandoffError) -> ToolResult:
-    payload = {"error": {"code": exc.code, "message": exc.message}}
+    # the one error format: the message under "error" (a string, as every tool's), the
+    # handoff's error code beside it
+    payload = {"error": exc.message, "code": exc.code}
     return ToolResult(text=fit_json(payload), details=payload, is_error=True)
 
 
