@@ -17,7 +17,7 @@ import pytest
 import pi_context
 from pi_context.bindings.tool_registry import run_tool
 from pi_context.bindings.tools import ToolContext
-from pi_context.cli.conformance import script_problem
+from pi_context.conformance.runner import script_problem
 from pi_context.spec import SPECS_DIR, spec_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,14 +136,30 @@ def test_a_relative_adapter_path_from_elsewhere_is_named(tmp_path: Path) -> None
     assert script_problem(f"{PY} -m pi_context serve", tmp_path) is None
 
 
+def test_run_conformance_is_quiet_unless_asked(capfd: pytest.CaptureFixture[str]) -> None:
+    spec = pi_context.load_spec(SPECS_DIR / "reset-control@0.25.yaml")
+    report = pi_context.run_conformance(f"{PY} -m pi_context serve", [spec], examples=2)
+    assert report.ok
+    assert capfd.readouterr().err == ""  # no progress bars unasked
+
+
 def test_run_conformance_says_why_it_does_not_conform(tmp_path: Path) -> None:
     missing = tmp_path / "nothing.py"
     report = pi_context.run_conformance(f"{PY} {missing}", show=False)
     assert report.ok is False
     [reason] = report.reasons
-    assert reason.startswith("handshake failed: the implementation exited with status")
+    # refused before it starts, naming the script (not the interpreter's stack trace)
+    assert (
+        reason == f"cannot start the implementation: {missing} does not exist (relative "
+        f"paths are taken from {Path.cwd()})"
+    )
     assert "DOES NOT CONFORM" in str(report) and reason in str(report)
-    assert len(repr(report)) < 400 and "not ok: handshake failed" in repr(report)
+    assert len(repr(report)) < 400 and "not ok: cannot start" in repr(report)
+    crashing = tmp_path / "crash.py"
+    crashing.write_text("raise SystemExit(3)\n")
+    report = pi_context.run_conformance(f"{PY} {crashing}", show=False)
+    [reason] = report.reasons
+    assert reason.startswith("handshake failed: the implementation exited with status")
     spec = pi_context.load_spec(SPECS_DIR / "reset-control@0.25.yaml")
     good = pi_context.run_conformance(f"{PY} -m pi_context serve", [spec], examples=2, show=False)
     assert good.ok and good.reasons == []

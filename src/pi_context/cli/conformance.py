@@ -85,6 +85,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # a terminated run still stops the implementation's process group (via finally/atexit)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    from pi_context.conformance.runner import script_problem
+
     problem = script_problem(args.impl, Path.cwd())
     if problem is not None:
         return fail("conformance", f"--impl: {problem}")
@@ -141,38 +143,6 @@ def run(args: argparse.Namespace) -> int:
             itf = next(p for p in written if p.suffix == ".json")
             print(f'replay one with: pi-context conformance --impl "{args.impl}" --replay {itf}')
     return 0 if report.ok else 1
-
-
-_INTERPRETERS = ("node", "nodejs", "python", "python3", "deno", "bun", "tsx", "ruby", "perl")
-_SCRIPTS = (".mjs", ".cjs", ".js", ".ts", ".py", ".rb", ".pl")
-
-
-def script_problem(command: str, cwd: Path) -> str | None:
-    """Why ``command`` cannot start: an interpreter given a script path that does not exist
-    (relative paths are taken from ``cwd``, as the shell would). ``None`` when it looks
-    startable; anything else is the runner's to report."""
-    import os
-    import shlex
-
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return None
-    if len(argv) < 2 or not os.path.basename(argv[0]).startswith(_INTERPRETERS):
-        return None
-    script = next((a for a in argv[1:] if not a.startswith("-")), None)
-    if script is None or not script.endswith(_SCRIPTS) or "-m" in argv[1:]:
-        return None
-    path = Path(script) if os.path.isabs(script) else cwd / script
-    if path.exists():
-        return None
-    problem = f"{script} does not exist (relative paths are taken from {cwd})"
-    from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
-
-    adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
-    if Path(script).name == adapter.name and adapter.is_file():
-        problem += f'; the TypeScript adapter is --impl "node {adapter}"'
-    return problem
 
 
 def _start_early(args: argparse.Namespace) -> Any:
