@@ -78,6 +78,8 @@ def render(stems: list[str], folder: Path = RESULTS) -> str:
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
         note = f" ({record['note']})" if record.get("note") else ""
         notes.append(f"- `{record['script']}`: {record['date']}, {record['machine']}{note}")
+    if len(lines) == 2:  # no script has a result file: no empty table
+        return "\n".join(notes) + "\n"
     return "\n".join([*lines, "", *notes]) + "\n"
 
 
