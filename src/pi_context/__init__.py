@@ -153,3 +153,7 @@ else:
         value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
         globals()[name] = value  # later lookups skip this hook
         return value
+
+    def __dir__():
+        """The public API too, not only what a lookup has loaded so far."""
+        return sorted(set(globals()) | set(__all__))

@@ -170,7 +170,7 @@ def panel_lines(report: dict[str, Any]) -> list[str]:
     m = report["metrics"]
     a = report["auto_handoff"]
     d = report["diagnostics"]
-    parent = f" ← {report['parent_id'][-8:]}" if report["parent_id"] else ""
+    parent = f" ← {report['parent_id'][:8]}" if report["parent_id"] else ""
     percent = "unknown" if context["percent"] is None else f"{context['percent']:.1f}%"
     rate = "no sample" if m["failure_rate"] is None else f"{100 * m['failure_rate']:.1f}%"
     last_failure = f" · last failure {a['last_failure']}" if a["last_failure"] else ""
@@ -180,7 +180,7 @@ def panel_lines(report: dict[str, Any]) -> list[str]:
     tokens = "unknown" if context["tokens"] is None else f"{context['tokens']:,}"
     window = "unknown" if context["context_window"] is None else f"{context['context_window']:,}"
     return [
-        f"session {report['session_id'][-8:]}{parent}  ({report['file']})",
+        f"session {report['session_id'][:8]}{parent}  ({report['file']})",
         *memory_lines(report["memory"]),
         f"context: {tokens} / {window} tokens · {percent} of the window",
         quality_line(report["quality"]),
