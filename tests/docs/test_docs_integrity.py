@@ -109,6 +109,29 @@ def test_a_planted_dead_link_is_found(tmp_path: Path) -> None:
     assert dead_links(page) == ["missing.md#a", "gone/too.md"]
 
 
+# ---------------------------------------------------------------- machine paths
+
+_MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:work|root|srv|mnt|opt/[a-z]+-[a-z]+)/[\w./-]*")
+
+
+def machine_paths(text: str) -> list[str]:
+    """Absolute paths of a particular machine (``/work/...``, ``/root/...``): a doc names
+    paths relative to the checkout, ``~``, or a plainly made-up ``/home/me`` or ``/path/to``."""
+    return _MACHINE_PATH.findall(text)
+
+
+@pytest.mark.parametrize("page", docs(), ids=lambda p: str(p.relative_to(REPO)))
+def test_no_doc_cites_a_machine_path(page: Path) -> None:
+    assert machine_paths(page.read_text(encoding="utf-8")) == []
+
+
+def test_a_planted_machine_path_is_found() -> None:
+    assert machine_paths("the seeds (`/work/shared/seeds`) and ~/.pi/agent, /home/me/x") == [
+        "/work/shared/seeds"
+    ]
+    assert machine_paths("see /root/.cache/x") == ["/root/.cache/x"]
+
+
 # ---------------------------------------------------------------- the command table
 
 
