@@ -89,6 +89,11 @@ def run(args: argparse.Namespace) -> int:
 
     problem = script_problem(args.impl, Path.cwd())
     if problem is not None:
+        from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+
+        adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
+        if adapter.name in args.impl and adapter.is_file():
+            problem += f'; the TypeScript adapter is --impl "node {adapter}"'
         return fail("conformance", f"--impl: {problem}")
     bad = _usage(args)
     if bad is not None:

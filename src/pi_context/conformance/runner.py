@@ -71,13 +71,7 @@ def script_problem(command: str, cwd: Path) -> str | None:
     path = Path(script) if os.path.isabs(script) else cwd / script
     if path.exists():
         return None
-    problem = f"{script} does not exist (relative paths are taken from {cwd})"
-    from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
-
-    adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
-    if Path(script).name == adapter.name and adapter.is_file():
-        problem += f'; the TypeScript adapter is --impl "node {adapter}"'
-    return problem
+    return f"{script} does not exist (relative paths are taken from {cwd})"
 
 
 def run_conformance(
