@@ -22,8 +22,8 @@ import time
 
 from results import row, write
 
-from pi_context.conformance.protocol import MAX_LINE
-from pi_context.conformance.transport import Implementation, ImplementationFailure
+from pi_context.checks.conformance.protocol import MAX_LINE
+from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 
 MB = 1_000_000
 SERVE = [sys.executable, "-m", "pi_context", "serve"]

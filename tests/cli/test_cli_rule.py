@@ -64,6 +64,16 @@ TABLE: dict[str, Row] = {
         NO_CONFLICT,
     ),
     "docs": ("reads only the checkout's specs", Case(("docs", "--bogus"), "--bogus"), NO_CONFLICT),
+    "export": (
+        Case(("export", "quint", "--out", f"{MISSING}/dir"), "--out"),
+        Case(("export", "quint", "--spec", "nope"), "--spec nope"),
+        Case(("export", "quint", "--samples", "5"), "--samples"),
+    ),
+    "replay": (
+        Case(("replay", "--itf", f"{MISSING}.itf.json"), MISSING),
+        Case(("replay", "--itf", str(REPO), "--spec", "nope"), "--spec nope"),
+        NO_CONFLICT,
+    ),
     "generate": (
         "reads only the checkout's specs",
         Case(("generate", "--target", "nope"), "--target"),

@@ -17,7 +17,7 @@ import pytest
 import pi_context
 from pi_context.bindings.tool_registry import run_tool
 from pi_context.bindings.tools import ToolContext
-from pi_context.conformance.runner import script_problem
+from pi_context.checks.conformance.runner import script_problem
 from pi_context.spec import SPECS_DIR, spec_paths
 
 REPO = Path(__file__).resolve().parents[2]
@@ -120,7 +120,7 @@ def test_the_demo_runs_on_one_clock(tmp_path: Path) -> None:
 def test_the_adapter_names_the_build_a_newcomer_can_run() -> None:
     adapter = (REPO / "bindings-ts" / "adapter.mjs").read_text()
     assert "tsc -p" not in adapter
-    assert adapter.count("python -m pi_context.statemachine.codegen.tsbuild") == 3
+    assert adapter.count("python -m pi_context.codegen.tsbuild") == 3
 
 
 def test_a_relative_adapter_path_from_elsewhere_is_named(tmp_path: Path) -> None:
@@ -246,7 +246,7 @@ def test_the_readme_says_what_a_newcomer_waits_for_and_what_session_show_prints(
     assert "<!-- results: test_suite -->" in tests
     assert "`du -sh .cache`" in tests
     commands = readme[readme.index("## Commands") : readme.index("## Layout")]
-    assert "`pi-context cache info\\|prune\\|clear`" in commands
+    assert "| `pi-context cache info\\|prune\\|clear " in commands
     assert "`pi-context --version`" in commands
 
 

@@ -178,11 +178,16 @@ def table_rows(text: str, heading: str = "## Commands") -> list[tuple[list[str],
 def table_problems(text: str, parser: argparse.ArgumentParser) -> list[str]:
     rows = table_rows(text)
     by_command: dict[tuple[str, ...], str] = {}
-    for words, line in rows:
-        by_command[tuple(words)] = by_command.get(tuple(words), "") + line
-    problems = []
     known = dict(commands(parser))
     known_words = set(known)
+    for words, line in rows:
+        # the longest prefix that is a command: `export quint` is `export` with its argument
+        command = tuple(words)
+        while command and command not in known_words:
+            command = command[:-1]
+        command = command or tuple(words)
+        by_command[command] = by_command.get(command, "") + line
+    problems = []
     for command, options in known.items():
         row = by_command.get(command)
         if row is None:

@@ -90,7 +90,7 @@ def test_help_texts_say_what_a_newcomer_needs() -> None:
 
 
 def test_verify_s_mutant_cell_reads_as_a_score() -> None:
-    from pi_context.statemachine.verify.suite import mutant_cell
+    from pi_context.checks.suite import mutant_cell
 
     def result(killed: bool, equivalent: bool) -> SimpleNamespace:
         return SimpleNamespace(killed=killed, mutant=SimpleNamespace(

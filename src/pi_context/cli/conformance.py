@@ -85,11 +85,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     # a terminated run still stops the implementation's process group (via finally/atexit)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    from pi_context.conformance.runner import script_problem
+    from pi_context.checks.conformance.runner import script_problem
 
     problem = script_problem(args.impl, Path.cwd())
     if problem is not None:
-        from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+        from pi_context.codegen.outputs import SOURCE_ROOT
 
         adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
         if adapter.name in args.impl and adapter.is_file():
@@ -99,8 +99,8 @@ def run(args: argparse.Namespace) -> int:
     if bad is not None:
         return bad
     impl = _start_early(args)
-    from pi_context.conformance import report as rep
-    from pi_context.conformance.runner import run_conformance
+    from pi_context.checks.conformance import report as rep
+    from pi_context.checks.conformance.runner import run_conformance
 
     specs = resolve_specs("conformance", args.spec) if args.spec else None
     if args.spec and specs is None:
@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
     if args.replay is not None:
         _stop(impl)
         return _replay(args, specs)
+    from pi_context.checks.hypothesis_home import keep_out_of_cwd
     from pi_context.spec import spec_paths
-    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd([Path(spec.path) for spec in specs] if specs else spec_paths())
     try:
@@ -156,7 +156,7 @@ def _start_early(args: argparse.Namespace) -> Any:
     starts it and reports why it failed."""
     if args.replay is not None or args.timeout <= 0 or (args.startup_timeout or 1) <= 0:
         return None
-    from pi_context.conformance.transport import Implementation, ImplementationFailure
+    from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 
     try:
         impl = Implementation(args.impl, timeout=args.timeout, startup_timeout=args.startup_timeout)
@@ -206,10 +206,11 @@ def _usage(args: argparse.Namespace) -> int | None:
 
 
 def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
-    from pi_context.conformance.report import load_itf
-    from pi_context.conformance.traces import replay
-    from pi_context.conformance.transport import Implementation
-    from pi_context.statemachine.reset_control import reset_control, resolve_spec
+    from pi_context.checks.conformance.report import load_itf
+    from pi_context.checks.conformance.traces import replay
+    from pi_context.checks.conformance.transport import Implementation
+    from pi_context.codegen.fresh import reset_control
+    from pi_context.statemachine.reset_control import resolve_spec
 
     try:
         spec_id, initial, events = load_itf(args.replay)

@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pi_context.spec import SpecError
-    from pi_context.statemachine.verify.diff import DiffError, diff_specs, render_markdown, to_json
+    from pi_context.spec.diff import DiffError, diff_specs, render_markdown, to_json
 
     # like diff(1), 1 means "they differ", so every error here is 2: cannot be compared
     specs = resolve_specs("diff", [args.a, args.b], option="")

@@ -55,10 +55,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.statemachine.codegen import outputs
+    from pi_context.checks.mutate import mutation_report
+    from pi_context.checks.mutation_docs import docs_path, render_markdown, to_json
+    from pi_context.codegen import outputs
     from pi_context.statemachine.reset_control import committed_specs
-    from pi_context.statemachine.verify.mutate import mutation_report
-    from pi_context.statemachine.verify.mutation_docs import docs_path, render_markdown, to_json
 
     if args.min_rate is not None and not 0 <= args.min_rate <= 1:
         return fail("mutate", f"--min-rate {args.min_rate}: must be between 0 and 1")

@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 0:
         return fail("verify", f"--examples {args.examples}: must be >= 0")
     # imported here so other commands start without loading hypothesis
+    from pi_context.checks.suite import summary_table, verify_spec
     from pi_context.statemachine.reset_control import committed_specs
-    from pi_context.statemachine.verify.suite import summary_table, verify_spec
 
     if args.spec:
         say = progress("verify", args.quiet)
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         specs = resolved
     else:
         specs = committed_specs()
-    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
+    from pi_context.checks.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd([Path(spec.path) for spec in specs])
     reports = [
