@@ -38,11 +38,12 @@ BAD_CALLS: dict[str, dict[str, Any]] = {
     "notes_list": {"max_results": 0},
     "notes_search": {"query": ""},
     "wipe_memory": {"reason": "unknown argument"},
+    "clear_memory": {"reason": "unknown argument"},
     "get_context_remaining": {"scope": "unknown argument"},
     "context_history_search": {"query": ""},
     "context_history_read": {"id": "nope"},
 }
-RUNTIME_ONLY = {"wipe_memory", "get_context_remaining"}  # need a live runtime
+RUNTIME_ONLY = {"wipe_memory", "clear_memory", "get_context_remaining"}  # need a live runtime
 
 
 @pytest.fixture
