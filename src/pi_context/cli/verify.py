@@ -45,6 +45,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._extras import missing
+
+    absent = missing("verify")
+    if absent is not None:
+        return absent
     if args.examples < 0:
         print("pi-context verify: --examples must be >= 0", file=sys.stderr)
         return 2

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.25"
+SPEC_ID: Final = "reset-control@0.25"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46"
 
 

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.26"
+SPEC_ID: Final = "reset-control@0.26"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.34"
+SPEC_ID: Final = "reset-control@0.34"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
