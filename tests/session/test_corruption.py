@@ -208,6 +208,8 @@ def test_bom_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SessionError) as info:
         Session.open(path)
     assert "byte-order mark" in str(info.value) and str(path) in str(info.value)
+    # issue 31, finding 12: the mark is on line 1 (the first value parsed is on line 2)
+    assert str(info.value).startswith(f"{path}:1: not a Pi session"), str(info.value)
 
 
 def test_not_a_session_names_file_and_line(tmp_path: Path) -> None:

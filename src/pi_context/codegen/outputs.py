@@ -1,7 +1,8 @@
 """Everything `pi-context generate` writes, keyed by path relative to the source root.
 
-Targets: ``python`` (the generated packages), ``docs`` (the reference pages) and
-``typescript`` (the TypeScript binding's modules). ``--check`` compares instead of
+Targets: ``python`` (the generated packages), ``docs`` (the reference pages),
+``typescript`` (the TypeScript binding's modules) and ``quint`` (one Quint module per spec,
+for an independent checker). ``--check`` compares instead of
 writing, which is how CI catches generated files that drifted from their spec.
 """
 
@@ -56,9 +57,15 @@ def _docs(specs: list[Spec]) -> dict[str, str]:
 
 
 def targets() -> dict[str, Target]:
+    from pi_context.codegen.quint import quint_outputs
     from pi_context.codegen.typescript import typescript_outputs
 
-    return {"python": _python, "docs": _docs, "typescript": typescript_outputs}
+    return {
+        "python": _python,
+        "docs": _docs,
+        "typescript": typescript_outputs,
+        "quint": quint_outputs,
+    }
 
 
 def render_outputs(specs: list[Spec], names: Iterable[str]) -> dict[str, str]:

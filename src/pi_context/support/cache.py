@@ -27,8 +27,11 @@ one is left alone for ``GRACE`` seconds (it may be being created). A history ind
 is held is skipped (its writer is busy with it).
 
 Folders are created private to the user (0700) and our own files 0600; hypothesis writes its
-files inside its private folder. Nothing outside the kinds above is ever touched, so a
-``$PI_CONTEXT_CACHE_DIR`` that points at a folder holding other things is safe.
+files inside its private folder. The root and each kind's folder are proven the cache's own
+before use (``cache_home``: a marker, the user's ownership, no one else's write access): a
+``$PI_CONTEXT_CACHE_DIR`` that names a folder of the user's (holding their notes, say) is
+refused, never swept. Only names of the cache's own making, in a proven folder, are removed:
+by ``prune``/``clear``, which say what they removed and what stayed and why (``Sweep``).
 """
 
 from __future__ import annotations
@@ -46,13 +49,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pi_context.support.cache_dir import cache_root
+from pi_context.support.cache_home import (
+    ENTRY_NAME,
+    STAMP,
+    CacheRefused,
+    open_area,
+    open_root,
+    private_dir,
+)
+
+__all__ = ["CacheRefused", "private_dir"]
 
 RECORD_VERSION = 1
 PRUNE_EVERY = 3600.0
 """Seconds between the on-access sweeps of the whole cache."""
 GRACE = 60.0
 """Seconds an entry without a record is left alone (another process may be creating it)."""
-STAMP = ".last-prune"
 
 
 @dataclass(frozen=True)
@@ -84,24 +96,6 @@ def key_of(text: str) -> str:
 
 
 # --- private folders and files ------------------------------------------------------------------
-
-
-def private_dir(path: Path) -> Path:
-    """``path`` as a folder private to the user: created 0700 (with any missing parent), and
-    narrowed to 0700 if it exists wider and is ours. Returns ``path``."""
-    missing: list[Path] = []
-    probe = path
-    while not probe.exists() and probe != probe.parent:
-        missing.append(probe)
-        probe = probe.parent
-    for folder in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(folder, 0o700)
-    with contextlib.suppress(OSError):
-        info = os.lstat(path)
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
-            os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
-    return path
 
 
 def kind_dir(kind: str) -> Path:
@@ -256,10 +250,20 @@ class Entry:
     ``source gone``, ``source replaced``, ``unrecorded`` or ``stray`` (a record alone)."""
     bytes: int
     files: int
+    ident: tuple[int, int] | None = None
+    """(device, inode) when listed: removal proves it still is that file or folder."""
 
     @property
     def live(self) -> bool:
         return self.state in ("live", "new")
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a ``prune`` or ``clear`` removed, and what stayed and why."""
+
+    removed: list[Entry]
+    left: list[tuple[Entry, str]]
 
 
 def _size(path: Path) -> tuple[int, int]:
@@ -287,39 +291,57 @@ def _age(path: Path, now: float) -> float:
 
 
 def entries(now: float | None = None) -> Iterator[Entry]:
-    """Every entry of every kind, with its state (reads only)."""
+    """Every entry of every kind, with its state (reads only). Only names of the cache's own
+    making, in folders proven its own, are entries; ``CacheRefused`` for a folder that is not."""
     now = time.time() if now is None else now
     root = cache_root()
-    for kind in KINDS.values():
-        folder = root / kind.name
-        try:
-            if not stat.S_ISDIR(os.lstat(folder).st_mode):
-                continue  # not ours (a link or a file): left alone
-            names = sorted(os.listdir(folder))
-        except OSError:
-            continue
-        records = {n for n in names if not kind.folder and n.endswith(RECORD_SUFFIX)}
-        for name in names:
-            path = folder / name
-            if name in records:
-                entry_name = name.removesuffix(RECORD_SUFFIX) + kind.suffix
-                if entry_name not in names and _age(path, now) > GRACE:
-                    yield Entry(kind.name, path, (), "stray", *_size(path))
+    root_fd = open_root(create=False)
+    if root_fd is None:
+        return
+    try:
+        for kind in KINDS.values():
+            area = open_area(root_fd, kind.name, create=False)
+            if area is None:
                 continue
-            yield _entry(kind, path, name, now)
+            try:
+                names = sorted(n for n in os.listdir(area) if ENTRY_NAME.match(n))
+            finally:
+                os.close(area)
+            folder = root / kind.name
+            records = {n for n in names if not kind.folder and n.endswith(RECORD_SUFFIX)}
+            for name in names:
+                path = folder / name
+                if name in records:
+                    entry_name = name.removesuffix(RECORD_SUFFIX) + kind.suffix
+                    if entry_name not in names and _age(path, now) > GRACE:
+                        yield Entry(kind.name, path, (), "stray", *_size(path), _ident(path))
+                    continue
+                yield _entry(kind, path, name, now)
+    finally:
+        os.close(root_fd)
+
+
+def _ident(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 def _entry(kind: Kind, path: Path, name: str, now: float) -> Entry:
     size, files = _size(path)
     try:
-        is_dir = stat.S_ISDIR(os.lstat(path).st_mode)
+        info = os.lstat(path)
     except OSError:
-        is_dir = False
+        info = None
+    is_dir = info is not None and stat.S_ISDIR(info.st_mode)
+    ident = None if info is None else (info.st_dev, info.st_ino)
     well_formed = is_dir if kind.folder else (name.endswith(kind.suffix) and not is_dir)
     sources = read_record(kind.name, path) if well_formed else None
     if sources is None:
         young = _age(path, now) <= GRACE
-        return Entry(kind.name, path, (), "new" if young else "unrecorded", size, files)
+        return Entry(kind.name, path, (), "new" if young else "unrecorded", size, files, ident)
     if kind.folder:
         size, files = size, files - 1  # the record itself is not content
     states = {source.state(kind.identity) for source in sources}
@@ -328,7 +350,7 @@ def _entry(kind: Kind, path: Path, name: str, now: float) -> Entry:
         state = "source gone"
     elif "replaced" in states:
         state = "source replaced"
-    return Entry(kind.name, path, tuple(sources), state, size, files)
+    return Entry(kind.name, path, tuple(sources), state, size, files, ident)
 
 
 @contextlib.contextmanager
@@ -354,37 +376,103 @@ def _unless_busy(entry: Entry) -> Iterator[bool]:
         os.close(fd)
 
 
-def remove(entry: Entry) -> bool:
-    """Delete one entry (and a file entry's record); ``False`` if it was busy or not removed."""
+def _why(exc: OSError) -> str:
+    if isinstance(exc, CacheRefused):
+        return str(exc)
+    return f"cannot remove it: {exc.strerror or exc}"
+
+
+def remove_entry(entry: Entry) -> str | None:
+    """Delete one entry (and a file entry's record): ``None`` once it is gone, else why it
+    stayed. The entry is removed through the proven area's descriptor, and only while its
+    name is one the cache makes and it is the very file or folder listed (device, inode)."""
+    name = entry.path.name
+    if entry.kind not in KINDS or not ENTRY_NAME.match(name):
+        return "not a name the cache makes; left alone"
     with _unless_busy(entry) as free:
         if not free:
-            return False
+            return "its lock is held (a writer is using it); try again once it is done"
         try:
-            if stat.S_ISDIR(os.lstat(entry.path).st_mode):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return False
+            root_fd = open_root(create=False)
+            if root_fd is None:
+                return None
+            try:
+                area = open_area(root_fd, entry.kind, create=False)
+            finally:
+                os.close(root_fd)
+            if area is None:
+                return None
+            try:
+                _remove_in(area, entry)
+            finally:
+                os.close(area)
+        except OSError as exc:
+            return _why(exc)
+    return None
+
+
+def _remove_in(area: int, entry: Entry) -> None:
+    name = entry.path.name
+    try:
+        info = os.lstat(name, dir_fd=area)
+    except FileNotFoundError:
+        return
+    if entry.ident is not None and (info.st_dev, info.st_ino) != entry.ident:
+        raise OSError(0, "it was replaced since it was listed; left alone")
+    if stat.S_ISDIR(info.st_mode):
+        shutil.rmtree(name, dir_fd=area)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name, dir_fd=area)
     kind = KINDS[entry.kind]
-    if not kind.folder and entry.path.name.endswith(kind.suffix):
-        with contextlib.suppress(OSError):
-            os.unlink(record_path(entry.kind, entry.path))
-    return True
+    if not kind.folder and name.endswith(kind.suffix):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(record_path(entry.kind, entry.path).name, dir_fd=area)
+
+
+def remove(entry: Entry) -> bool:
+    """Delete one entry; ``False`` if it stayed (``remove_entry`` says why)."""
+    return remove_entry(entry) is None
+
+
+def discard(kind: str, path: Path) -> None:
+    """Throw away one entry a binding found unusable (only if it is the cache's own)."""
+    remove_entry(Entry(kind, path, (), "discarded", 0, 0))
+
+
+def _sweep(found: Iterator[Entry], keep_live: bool) -> Sweep:
+    result = Sweep([], [])
+    for entry in found:
+        if keep_live and entry.live:
+            continue
+        why = remove_entry(entry)
+        if why is None:
+            result.removed.append(entry)
+        else:
+            result.left.append((entry, why))
+    return result
+
+
+def prune_report(now: float | None = None) -> Sweep:
+    """Remove every entry that is not live: what was removed, and what stayed and why."""
+    result = _sweep(entries(now), keep_live=True)
+    _stamp()
+    return result
+
+
+def clear_report() -> Sweep:
+    """Remove every entry of every kind, live or not: what was removed, what stayed and why."""
+    return _sweep(entries(now=float("inf")), keep_live=False)
 
 
 def prune(now: float | None = None) -> list[Entry]:
     """Remove every entry that is not live; the entries removed."""
-    removed = [e for e in entries(now) if not e.live and remove(e)]
-    _stamp()
-    return removed
+    return prune_report(now).removed
 
 
 def clear() -> list[Entry]:
     """Remove every entry of every kind, live or not; the entries removed."""
-    return [e for e in entries(now=float("inf")) if remove(e)]
+    return clear_report().removed
 
 
 def _stamp() -> None:
@@ -395,7 +483,8 @@ def _stamp() -> None:
 
 def prune_if_due(now: float | None = None) -> None:
     """The on-access sweep: ``prune`` when the last one is ``PRUNE_EVERY`` seconds old (one
-    ``stat`` otherwise). Never raises: a cache that cannot be swept is still only a cache."""
+    ``stat`` otherwise). Never raises: a cache that cannot be swept (or is refused) is still
+    only a cache."""
     now = time.time() if now is None else now
     try:
         last = os.stat(cache_root() / STAMP).st_mtime

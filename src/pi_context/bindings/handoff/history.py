@@ -210,9 +210,14 @@ class RecordSearch:
             )
         items: list[HistoryRecord] = []
         matched = 0
+        # A query without surrogate code points is found in UTF-16 units exactly where it is
+        # found in code points: records that do not hold it are passed over without encoding.
+        plain = not any(0xD800 <= ord(c) <= 0xDFFF for c in query)
         for i, record in enumerate(self.records):
             if cancelled is not None and i % 64 == 0:
                 cancelled()
+            if plain and query not in record.text:
+                continue
             text = Utf16Text(record.text)
             position = text.index_of(query)
             if position < 0:

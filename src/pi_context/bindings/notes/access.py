@@ -87,7 +87,7 @@ class _Access:
             finally:
                 os.close(root_fd)
         except jail.JailError as exc:
-            if exc.kind == "symlink":
+            if exc.kind in ("symlink", "untrusted"):
                 raise UnsafeHomeError(
                     f"the {scope} home is not trusted: {exc.message}", scope=scope
                 ) from exc

@@ -129,6 +129,10 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
     if inside:
         return None  # a cache file there would sit in a home, or be listed as one
     cache.prune_if_due()
+    try:
+        cache.private_dir(folder)  # never a folder another user made or may write
+    except OSError:
+        return None
     return folder / f"{cache.key_of(os.path.abspath(home))}.bin"
 
 
