@@ -4,7 +4,8 @@
     python examples/pydantic_ai_agent.py [DIR]
 
 The model is pydantic-ai's ``FunctionModel`` (offline, deterministic): it reads only what the
-runtime sends it. In the first window it writes a checkpoint note and calls ``wipe_memory``; the
+runtime sends it. In the first window it writes a checkpoint note and calls the reset tool it is
+offered (``clear_memory``; ``wipe_memory`` in generations before a508f68); the
 second window starts from the boot and the continuation alone, reads the note back and answers.
 The next prompt hits a provider context overflow, which the runtime recovers once, in a third
 window. Everything is written to a real Pi session file (open it with Pi) and real notes.
@@ -46,7 +47,9 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             return ModelResponse(
                 parts=[ToolCallPart("notes_write", {"path": "checkpoint.md", "content": note})]
             )
-        return ModelResponse(parts=[ToolCallPart("wipe_memory", {})])
+        offered = [t.name for t in info.function_tools]
+        reset = next(name for name in ("clear_memory", "wipe_memory") if name in offered)
+        return ModelResponse(parts=[ToolCallPart(reset, {})])
     if "Overflow please" in last:
         raise ModelHTTPError(
             400,

@@ -65,7 +65,9 @@ _KNOWN: dict[type, frozenset[str]] = {
         "state_invariants transition_invariants traces expect_all_reachable reachability_why "
         "comments refines provenance"
     ),
-    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope"),
+    # trigger: the host's name for the tool or command that raises an event (wipe_memory,
+    # /clear-memory); like why and loc it changes no transition, so the export leaves it out
+    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope trigger"),
     m.Field: _words("name type why lazy loc"),
     m.EnumAxis: _words("name type why loc"),
     m.VariantAxis: _words("name tag variants why loc"),

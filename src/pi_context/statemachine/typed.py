@@ -33,6 +33,7 @@ __all__ = [
     "reset_control_0_27",
     "reset_control_0_33",
     "reset_control_0_34",
+    "reset_control_a508f68",
 ]
 
 # Module name -> spec id, for every committed spec.
@@ -45,6 +46,7 @@ SPEC_IDS: dict[str, str] = {
     "reset_control_0_27": "reset-control@0.27",
     "reset_control_0_33": "reset-control@0.33",
     "reset_control_0_34": "reset-control@0.34",
+    "reset_control_a508f68": "reset-control@a508f68",
 }
 
 if TYPE_CHECKING:
@@ -58,6 +60,9 @@ if TYPE_CHECKING:
     from pi_context.statemachine.generated.reset_control_0_27 import types as reset_control_0_27
     from pi_context.statemachine.generated.reset_control_0_33 import types as reset_control_0_33
     from pi_context.statemachine.generated.reset_control_0_34 import types as reset_control_0_34
+    from pi_context.statemachine.generated.reset_control_a508f68 import (
+        types as reset_control_a508f68,
+    )
 else:
 
     def __getattr__(name: str) -> Any:
@@ -153,6 +158,17 @@ def typed(
     reset_control_0_34.Event,
     reset_control_0_34.Effect,
     reset_control_0_34.EventType,
+]: ...
+
+
+@overload
+def typed(
+    spec_id: Literal["reset-control@a508f68"],
+) -> TypedHandle[
+    reset_control_a508f68.State,
+    reset_control_a508f68.Event,
+    reset_control_a508f68.Effect,
+    reset_control_a508f68.EventType,
 ]: ...
 
 

@@ -37,7 +37,7 @@ from pi_context.bindings.session.windows import (
     current_window_id,
     provider_projection,
 )
-from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult
 
 from . import tree as tree_nav
 from .budget import Budget, Policy, Usage, resolve_policy
@@ -318,7 +318,7 @@ class Runtime:
             self.notify(
                 "error",
                 f"pi-context: window {self.window_id} has no boot message, so its history was "
-                "not sent; run /wipe-memory to start a fresh window",
+                f"not sent; run {self.control.reset_command} to start a fresh window",
             )
             return ContextResult([head] if head is not None else [], abort=True, step=step)
         if self.lifecycle.refuse_while_off("the budget") is not None:
@@ -469,7 +469,12 @@ class Runtime:
     # --- commands -------------------------------------------------------------------------------
 
     async def wipe_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
-        """``/wipe-memory``: a manual close-out of the current window (see ``commands``)."""
+        """The reset command (``/wipe-memory``; ``/clear-memory`` from a508f68 on): a manual
+        close-out of the current window (see ``commands``)."""
+        return await self.commands.wipe_memory(wait_for_idle)
+
+    async def clear_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+        """``/clear-memory``, the reset command's name from a508f68 on (the same command)."""
         return await self.commands.wipe_memory(wait_for_idle)
 
     def pi_context_command(self, argument: str = "") -> CommandResult:
@@ -525,6 +530,11 @@ class Runtime:
     def tool_context(self) -> ToolContext:
         """The context a tool call of this session runs in (it carries this runtime)."""
         return self.tools.context()
+
+    def served_tools(self) -> dict[str, Tool]:
+        """The tools this runtime offers the model, by name (the reset tool under the running
+        generation's name only); ``call_tool`` also accepts the reset tool's other name."""
+        return self.tools.served()
 
     def tool_schemas(self) -> list[dict[str, JSONValue]]:
         """Function-calling declarations of every tool the runtime serves."""

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
+# spec-sha256: 342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099
 
 from __future__ import annotations
 

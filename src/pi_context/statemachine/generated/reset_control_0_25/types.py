@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
+# spec-sha256: 342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
 SPEC_ID: Final = "reset-control@0.25"  # a Literal type: typed(SPEC_ID) picks this spec's handle
-SPEC_SHA256 = "259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46"
+SPEC_SHA256 = "342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -165,7 +165,7 @@ class ClearEvent:
 
 @dataclass(frozen=True, slots=True)
 class ManualResetEvent:
-    """The user ran /wipe-memory. 0.25.1 clears both axes (as clear does) and writes a fresh boundary at once, with no model turn; this event states that commit as a row."""
+    """The user ran /wipe-memory. Published 0.25.1 decides this in its extension's command handler, not in reduceResetControl (whose events are the six above): it clears the control (as clear does) and writes a fresh boundary at once, with no model turn. This event states that commit as a row so our runtime takes it from the spec; the check of the published reducer leaves it out (conformance --reducer-only)."""
 
     type: ClassVar[Literal["manual_reset"]] = "manual_reset"
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e
+# spec-sha256: f68bed9821e731515d5554e3e5428dc9be1b36bc73905a3ff2c2e87db7dbc0a3
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86
+# spec-sha256: d5ea72e3bfc43162110c5315211f649f62a39adf83c13f6c3381378860b1dd83
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86
+# spec-sha256: d5ea72e3bfc43162110c5315211f649f62a39adf83c13f6c3381378860b1dd83
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 SPEC_ID: Final = (
     "reset-control@0.26-proposal"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 )
-SPEC_SHA256 = "445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86"
+SPEC_SHA256 = "d5ea72e3bfc43162110c5315211f649f62a39adf83c13f6c3381378860b1dd83"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

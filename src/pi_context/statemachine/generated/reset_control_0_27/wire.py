@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96
+# spec-sha256: 397b6f7a4f4346b2bf590384e1fce21e900d5b0ec2db4f8faf3d50ab33d8cd57
 
 from __future__ import annotations
 

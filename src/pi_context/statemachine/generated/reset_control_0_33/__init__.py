@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 9e7b1577ac193a3d8bd367fc93e33a9dce2815cd5e6d2897ad7514c768fcee7c
+# spec-sha256: dedd7aae07ab9dd9ab62b415d2346bba70aa74b0b2f9718597252711c368ed8e
 
 from __future__ import annotations
 

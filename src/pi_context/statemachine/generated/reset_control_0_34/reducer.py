@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
+# spec-sha256: fef4a8c65c78828fdc3276c52c0ebcc6afb037df530738715983be5e72b69b35
 
 from __future__ import annotations
 
