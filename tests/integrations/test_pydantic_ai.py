@@ -78,7 +78,10 @@ class ScriptedModel:
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         self.seen.append(list(messages))
         self.tools = info.function_tools
-        boot = str(getattr(messages[0].parts[0], "content", ""))
+        # The boot: after a reset Pi's empty compaction summary comes first, as the extension
+        # sends it, so take the first part of the first request that names a window.
+        texts = [str(getattr(part, "content", "")) for part in messages[0].parts]
+        boot = next((t for t in texts if "Current context window id:" in t), "")
         found = re.search(r"Current context window id: (\S+)", boot)
         window = found.group(1) if found else "?"
         step = self.steps[window] = self.steps.get(window, -1) + 1
@@ -146,11 +149,17 @@ def test_every_request_is_the_runtime_window(run: dict[str, Any]) -> None:
     assert len(model.seen) == len(requests) == 8  # 3 + 2 in window 2, then overflow, 2 in window 3
     for seen, window in zip(model.seen, requests, strict=True):
         assert shape(seen) == shape(to_model_messages(window))
-    # The first request after each reset is the boot and the continuation, nothing else.
+    # The first request after each reset is Pi's empty checkpoint summary (as the extension
+    # sends it), the boot and the continuation, nothing else.
     for index in (3, 6):
         [request] = model.seen[index]
         assert isinstance(request, ModelRequest)
-        assert [m.get("customType") for m in requests[index]] == [BOOT_TYPE, CONTINUATION_TYPE]
+        assert [m.get("customType") or m["role"] for m in requests[index]] == [
+            "compactionSummary",
+            BOOT_TYPE,
+            CONTINUATION_TYPE,
+        ]
+        assert requests[index][0]["summary"] == ""
         assert TASK not in json.dumps(shape(model.seen[index]))
     # The note written in window 1 is what window 2 learns the task from.
     assert "Next: module 2." in json.dumps(shape(model.seen[4]))

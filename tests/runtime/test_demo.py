@@ -282,7 +282,7 @@ def test_every_boot_carries_the_maps_of_four_homes(demo):
             for scope in ("human", "project", "agent", "model")
         ]
         assert order == sorted(order)
-        assert "Agent name: demo-agent (model: scripted-1)" in text
+        assert "Agent name: demo-agent (brain: scripted-1)" in text
 
 
 @pytest.mark.parametrize(

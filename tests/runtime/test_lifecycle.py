@@ -452,7 +452,9 @@ def test_off_stops_new_resets_while_an_existing_marker_stays_authoritative(env, 
     usage.tokens = 199_000
     assert run(rt.turn_end()).effect == "none", "no automatic reset while off"
     provider = rt.context().messages
-    assert provider[0]["customType"] == BOOT_TYPE, "the marked window still starts at its boot"
+    # Pi's empty checkpoint summary, then the boot: the marked window still starts at its boot.
+    assert provider[0]["role"] == "compactionSummary" and provider[0]["summary"] == ""
+    assert provider[1]["customType"] == BOOT_TYPE, "the marked window still starts at its boot"
     assert not any(m.get("role") == "user" for m in provider), "older history stays excluded"
     assert rt.before_compact().cancel, "a marked branch cancels native compaction even when off"
     rt.pi_context_command("on")

@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from pi_context.bindings.session.dialect import WARNING, custom_type
 from pi_context.bindings.session.windows import current_reset
 
 from .budget import Budget
@@ -25,7 +26,7 @@ from .builder import Boundaries
 from .control import Control
 from .effects import Effects, Notices
 from .lifecycle import Lifecycle
-from .protocol import WARNING_TEXT, WARNING_TYPE, cleared_notice
+from .protocol import WARNING_TEXT, cleared_notice
 from .results import CommandResult, CompactDecision
 from .window import WindowView
 
@@ -105,7 +106,7 @@ class Commands:
         # The same hidden warning as the budget's, marked manual: each /wipe-memory is its own
         # prompt for the close-out turn, while the budget still warns at most once per window.
         entry_id = self.lifecycle.session.append_custom_message(
-            WARNING_TYPE, WARNING_TEXT, False, {"source": "manual"}
+            custom_type(WARNING, self.budget.dialect), WARNING_TEXT, False, {"source": "manual"}
         )
         message = f"pi-context: closing out window {window}; the model checkpoints its notes first."
         self.notices.notify("info", message)

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.context import current_system_message
+from pi_context.bindings.session.dialect import WARNING, custom_type
 from pi_context.bindings.session.windows import (
     MissingBootError,
     check_session_id,
@@ -48,7 +49,7 @@ from .control import Control, Step
 from .effects import Effects, Notices
 from .lifecycle import Lifecycle
 from .overflow import is_context_overflow
-from .protocol import WARNING_TEXT, WARNING_TYPE
+from .protocol import WARNING_TEXT
 from .results import (
     BoundaryResult,
     CommandResult,
@@ -111,7 +112,10 @@ class Runtime:
         )
         self._notices = Notices(self.config.notify)
         self.budget = Budget(
-            self._load_policy, self._notices.notify, live=self.config.policy is not None
+            self._load_policy,
+            self._notices.notify,
+            live=self.config.policy is not None,
+            dialect=self.config.dialect,
         )
         self.boundaries = Boundaries(
             self.lifecycle, self.window, self.config, lambda: self.cwd, self.notify, self
@@ -180,7 +184,7 @@ class Runtime:
             bool(trusted() if callable(trusted) else trusted),
         )
         model = self.lifecycle.model
-        policy = resolve_policy(loaded.merged, model.key if model else None)
+        policy = resolve_policy(loaded.merged, model.key if model else None, self.config.dialect)
         return replace(policy, problems=loaded.problems + policy.problems)
 
     # --- boots and boundaries -------------------------------------------------------------------
@@ -311,7 +315,11 @@ class Runtime:
             )
         try:
             provider = provider_projection(
-                branch, source, self.session_id, fork_safe=self.window.fork_safe
+                branch,
+                source,
+                self.session_id,
+                fork_safe=self.window.fork_safe,
+                cut_at_boot=self.config.cut_at_boot,
             )
         except MissingBootError:
             head = current_system_message(source)
@@ -330,7 +338,7 @@ class Runtime:
             provider.append(
                 {
                     "role": "custom",
-                    "customType": WARNING_TYPE,
+                    "customType": custom_type(WARNING, self.config.dialect),
                     "content": WARNING_TEXT,
                     "display": False,
                     "timestamp": self.session.now_ms(),
@@ -479,6 +487,11 @@ class Runtime:
 
     def pi_context_command(self, argument: str = "") -> CommandResult:
         """``/pi-context on|off|status``."""
+        return self.commands.pi_context(argument)
+
+    def notesoup_command(self, argument: str = "") -> CommandResult:
+        """``/notesoup on|off|status``: the same toggle under the extension's name from 0.38.0
+        (``/pi-context`` before); both stay available whatever the dialect."""
         return self.commands.pi_context(argument)
 
     # --- handoff (each method delegates to the handoff collaborator; see handoff.py) ---------

@@ -17,7 +17,7 @@ from .budget import Budget, countdown
 from .config import RuntimeConfig
 from .control import Control
 from .lifecycle import Lifecycle
-from .protocol import ALREADY_PENDING_STATUS, REQUESTED_STATUS
+from .protocol import ALREADY_PENDING_STATUS, REQUESTED_STATUS, RESET_RESULT_MESSAGE
 from .tools import RESET_TOOL_NAMES
 from .window import WindowView
 
@@ -87,11 +87,14 @@ class RuntimeTools:
             return error_result({"error": refusal})
         window = self.window.window_id
         step = self.control.tool_request(window)
+        # The extension answers with the status alone; the window and a sentence are this
+        # project's named option (``RuntimeConfig.reset_result_details``).
         payload: dict[str, JSONValue] = {
             "status": ALREADY_PENDING_STATUS if step.duplicate else REQUESTED_STATUS,
-            "window_id": window,
-            "message": "This window ends after the current tool batch; a fresh one follows.",
         }
+        if self.config.reset_result_details:
+            payload["window_id"] = window
+            payload["message"] = RESET_RESULT_MESSAGE
         return ToolResult(text=encode_json(payload), details=payload, terminate=True)
 
     def get_context_remaining(self) -> ToolResult:
