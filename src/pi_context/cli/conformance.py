@@ -83,6 +83,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._extras import missing
+
+    absent = missing("conformance")
+    if absent is not None:
+        return absent
     # a terminated run still stops the implementation's process group (via finally/atexit)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     from pi_context.checks.conformance.runner import script_problem

@@ -55,6 +55,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._extras import missing
+
+    absent = missing("mutate")
+    if absent is not None:
+        return absent
     from pi_context.checks.mutate import mutation_report
     from pi_context.checks.mutation_docs import docs_path, render_markdown, to_json
     from pi_context.codegen import outputs

@@ -48,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
         return fail("verify", "--examples and --no-hypothesis exclude each other")
     if args.examples is None:
         args.examples = 100
+    from ._extras import missing
+
+    absent = missing("verify")
+    if absent is not None:
+        return absent
     if args.examples < 0:
         return fail("verify", f"--examples {args.examples}: must be >= 0")
     # imported here so other commands start without loading hypothesis

@@ -24,8 +24,8 @@ from pi_context.bindings.session import Session
 from pi_context.bindings.session.context import projection_entries
 from pi_context.bindings.session.jsonl import js_date_ms
 from pi_context.bindings.session.windows import current_reset, estimate_tokens, window_usage
-from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
-from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
+from pi_context.statemachine.typed import handoff_0_6_auto as ht
+from pi_context.statemachine.typed import typed
 
 from . import automatic as auto
 from .automatic import AutoHandoffPolicy
@@ -70,7 +70,7 @@ def replayed_status(session: Session, policy: AutoHandoffPolicy, now: int) -> st
     """The spec's automatic state for the session's record (a replay from rest)."""
     record = auto.replay(session.branch()).record
     facts = auto.restore_facts(record, policy, now)
-    state, _effect, _row = hr.step(
+    state, _effect, _row = typed(ht.SPEC_ID).step(
         ht.initial_state(),
         ht.RestoreEvent(
             ht.RestoreFacts(facts.enabled, facts.paused, facts.cooling, facts.attempts_left)
