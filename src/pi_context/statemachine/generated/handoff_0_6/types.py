@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "handoff@0.6"
+SPEC_ID: Final = "handoff@0.6"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "592035ce99c55bae13a27b953e331c2a5fd673b18844f3f7c5f245973112c529"
 
 Offer: TypeAlias = Literal[

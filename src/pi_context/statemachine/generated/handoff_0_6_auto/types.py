@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "handoff@0.6-auto"
+SPEC_ID: Final = "handoff@0.6-auto"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "01d85fe3808c9a6c83cf389cfcb98ca14d3a8d8a83246a72eee3951a8a4a6865"
 
 Offer: TypeAlias = Literal[

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.25"
+SPEC_ID: Final = "reset-control@0.25"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099"
 
 

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.26"
+SPEC_ID: Final = "reset-control@0.26"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "f68bed9821e731515d5554e3e5428dc9be1b36bc73905a3ff2c2e87db7dbc0a3"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.27"
+SPEC_ID: Final = "reset-control@0.27"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "397b6f7a4f4346b2bf590384e1fce21e900d5b0ec2db4f8faf3d50ab33d8cd57"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

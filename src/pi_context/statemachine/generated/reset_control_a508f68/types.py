@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@a508f68"
+SPEC_ID: Final = "reset-control@a508f68"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "e04fdc0701d520f41159c45a069ab3650db66dff14106087ab0e4c65b4458386"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
