@@ -40,6 +40,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="skip the runtime conformance and its mutants",
     )
+    parser.add_argument(
+        "--lassos",
+        metavar="DIR",
+        type=Path,
+        help="write each violated progress property's lasso as ITF JSON and Mermaid into DIR",
+    )
     add_quiet(parser)
     parser.set_defaults(handler=run)
 
@@ -51,7 +57,12 @@ def run(args: argparse.Namespace) -> int:
     # imported here so other commands start without loading hypothesis
     from pi_context.spec import SpecError
     from pi_context.statemachine.reset_control import committed_specs, resolve_spec
-    from pi_context.statemachine.verify.suite import summary_table, verify_spec
+    from pi_context.statemachine.verify.suite import (
+        progress_lines,
+        summary_table,
+        verify_spec,
+        write_lassos,
+    )
 
     try:
         if args.spec:
@@ -81,6 +92,11 @@ def run(args: argparse.Namespace) -> int:
     ]
     print()
     print(summary_table(reports))
+    print()
+    print(progress_lines(reports))
+    if args.lassos is not None:
+        for path in write_lassos(reports, args.lassos):
+            print(f"wrote {path}")
     failed = [r for r in reports if not r.ok]
     for r in failed:
         print(f"\n{r.spec.id}: FAILED")

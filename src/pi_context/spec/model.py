@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from pi_context.spec.expr import Expr
+    from pi_context.spec.progress import ProgressProperty
 
 
 @dataclass(frozen=True)
@@ -453,6 +454,8 @@ class Spec:
     comments: dict[str, str] = field(default_factory=dict)
     refines: Refinement | None = None
     provenance: Provenance | None = None
+    progress: tuple[ProgressProperty, ...] = ()
+    """Progress properties (leads-to under weak fairness; :mod:`pi_context.spec.progress`)."""
 
     def __repr__(self) -> str:
         # The generated repr would print every row and guard (100k characters and more).

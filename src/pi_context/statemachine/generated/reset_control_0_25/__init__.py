@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 259a2ffb8c2888193d5154c2980ecc2b3b707e3caf0098bb98803bc7acde9b46
+# spec-sha256: 30a6f0bd7475512b079db503ef31bcf153913b637d30e6964c38e686e2f522a6
 
 from __future__ import annotations
 

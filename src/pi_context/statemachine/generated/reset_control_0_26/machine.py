@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 76dc2f214d088c94ed24c564f9848b14eea188fa78cbd666943056162e80980e
+# spec-sha256: 617e3c4f5baf9c88cc5b12d3a84c14221f5e02499b53af017edb1ac78c76957f
 
 from __future__ import annotations
 

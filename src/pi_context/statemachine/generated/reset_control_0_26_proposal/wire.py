@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 445cdd7ac9abc505e5a35c352eec6a7c1f6ff03b74946a9951a4bae57db02b86
+# spec-sha256: 4d73b50765f47dd7c0b88ef43fdcd94000cbb6e54dc204606ba45cbb5c6cc9e9
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96
+# spec-sha256: 8feaac7d2a94ee4b67948fa7d0d4bd1a16762a35d428a44cf6abc804f819bd64
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96
+# spec-sha256: 8feaac7d2a94ee4b67948fa7d0d4bd1a16762a35d428a44cf6abc804f819bd64
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.27"
-SPEC_SHA256 = "231a8abd0b3f72aef8d50695d6eb56e0d47e0c1b7e8f698b692c1051dbb2bb96"
+SPEC_SHA256 = "8feaac7d2a94ee4b67948fa7d0d4bd1a16762a35d428a44cf6abc804f819bd64"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 9e7b1577ac193a3d8bd367fc93e33a9dce2815cd5e6d2897ad7514c768fcee7c
+# spec-sha256: c7518bc74e89841166240521de094ca47fc09909be37da96e23709975429e861
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: e60598bf95a5ccd7986d95478e1a3fefe51ef5a8bd12b823179df009f23d20b1
+# spec-sha256: 2dd94eb54624fe9ea43e589c600800086c1b28fa341f94aef85ebeea69357207
 
 from __future__ import annotations
 
