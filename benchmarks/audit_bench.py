@@ -20,7 +20,6 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -87,7 +86,7 @@ def audit_seconds(path: Path) -> tuple[float, str]:
         "import sys, time\n"
         "from pathlib import Path\n"
         "t = time.perf_counter()\n"
-        "from pi_context.audit.verdict import audit_observations, read_observations\n"
+        "from pi_context.checks.audit.verdict import audit_observations, read_observations\n"
         "from pi_context.statemachine.reset_control import resolve_spec\n"
         f"v = audit_observations(resolve_spec({SPEC!r}), read_observations(Path(sys.argv[1])))\n"
         "print(time.perf_counter() - t, v.explained, v.observations)\n"

@@ -6,7 +6,7 @@
   committed spec: exhaustive sets and 100 random traces each), against the reference
   server's own start-up and handshake; target 3 s.
 - the same run against the TypeScript adapter (``node bindings-ts/adapter.mjs``, built by
-  ``python -m pi_context.statemachine.codegen.tsbuild``), when it is built, against the adapter's
+  ``python -m pi_context.codegen.tsbuild``), when it is built, against the adapter's
   start-up and handshake; target 3 s.
 
 Each side runs ``--repeat`` times, interleaved with its baseline; the best run counts. The
@@ -83,7 +83,7 @@ def main() -> None:
             3.0,
         )
     else:
-        print("(TS adapter not built: python -m pi_context.statemachine.codegen.tsbuild)")
+        print("(TS adapter not built: python -m pi_context.codegen.tsbuild)")
     best = {k: (float("inf"), float("inf"), float("inf")) for k in pairs}
     with tempfile.TemporaryDirectory() as cwd:
         for _ in range(args.repeat):

@@ -17,11 +17,11 @@ import shlex
 import sys
 import time
 
-from pi_context.conformance.protocol import encode, hello_request, parse_hello_reply
-from pi_context.conformance.results import SpecResult
-from pi_context.conformance.runner import run_exhaustive
-from pi_context.conformance.stateful import Budget
-from pi_context.conformance.transport import Implementation
+from pi_context.checks.conformance.protocol import encode, hello_request, parse_hello_reply
+from pi_context.checks.conformance.results import SpecResult
+from pi_context.checks.conformance.runner import run_exhaustive
+from pi_context.checks.conformance.stateful import Budget
+from pi_context.checks.conformance.transport import Implementation
 from pi_context.statemachine.reset_control import committed_specs, reset_control
 
 

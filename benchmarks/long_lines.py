@@ -20,8 +20,8 @@ import subprocess
 import sys
 import time
 
-from pi_context.conformance.protocol import MAX_LINE
-from pi_context.conformance.transport import Implementation, ImplementationFailure
+from pi_context.checks.conformance.protocol import MAX_LINE
+from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 
 MB = 1_000_000
 SERVE = [sys.executable, "-m", "pi_context", "serve"]

@@ -1,20 +1,25 @@
-"""Soak: ``pi-context mcp`` answers 10,000 mixed tool calls on a 100k-entry session and 10k
-notes, in flat memory.
+"""Soak: ``pi-context mcp`` answers mixed tool calls on 100k- and 400k-entry sessions and 10k
+notes, each call costing what it returns, in flat memory.
 
 Builds a session of ``--entries`` entries (the history benchmark's generator: turns, tool calls
 and results, bash runs, extension messages, a reset every 5,000 entries) and ``--notes`` notes
 over the five homes (the notes benchmark's generator), starts the real ``pi-context mcp``
 subprocess and drives it with the official MCP SDK client: ``--calls`` calls in a fixed mix of
-every served tool (reads of the history and of notes, listings and searches of both, and
-writes and edits that rewrite a fixed set of 50 scratch notes, so the data does not grow),
-one at a time. Reported:
+every served tool (reads of the history and of notes, the handoff's ``context_history_*``,
+listings and searches of both, and writes and edits that rewrite a fixed set of 50 scratch
+notes, so the data does not grow), one at a time. Reported:
 
 * per tool: calls, p50 and p99 latency as the client sees it (the JSON-RPC round trip);
+* per tool, the p99 against its 10 ms target, and (with two sizes, by default 100k and 400k
+  entries) each tool's p50 at the larger size against the smaller (target: within 1.5x: a
+  call costs what it returns, not what the session holds);
 * the server's resident memory (``VmRSS``) after the handshake (start), after the first 10% of
   the calls (warm: the history index opened, the notes caches filled), every 10% after, and at
   the end, with its peak (``VmHWM``). Target: end within 1.10x of warm (flat); errors: none.
 
-    python benchmarks/mcp_soak.py [--entries N] [--notes N] [--calls N] [--keep DIR]
+Results go to ``benchmarks/results/mcp_soak.json``.
+
+    python benchmarks/mcp_soak.py [--entries N [N ...]] [--notes N] [--calls N] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -102,6 +107,8 @@ def plan(calls: int, seed: int = 5) -> list[tuple[str, dict[str, Any]]]:
         ("notes_read", 3),
         ("notes_write", 2),
         ("notes_edit", 1),
+        ("context_history_search", 2),
+        ("context_history_read", 2),
     ]
     names = [name for name, weight in mix for _ in range(weight)]
     out: list[tuple[str, dict[str, Any]]] = []
@@ -118,6 +125,10 @@ def plan(calls: int, seed: int = 5) -> list[tuple[str, dict[str, Any]]]:
             args = {"item_id": "", "limit_chars": rng.choice([200, 2000])}
         elif name == "history_windows":
             args = {}
+        elif name == "context_history_search":
+            args = {"query": rng.choice(words), "limit": 10}
+        elif name == "context_history_read":
+            args = {"id": ""}
         elif name == "notes_list":
             args = {"max_results": rng.choice([20, 100])}
         elif name == "notes_search":
@@ -162,6 +173,10 @@ async def soak(argv: list[str], calls: list[tuple[str, dict[str, Any]]]) -> dict
             memory.append((0, *rss_kib(process.pid)))
             listing = await client.call_tool("history_list", {"limit": 200})
             items = [i["item_id"] for i in json.loads(listing.content[0].text)["items"]]  # type: ignore[union-attr]
+            found = await client.call_tool(
+                "context_history_search", {"query": "quick", "limit": 20}
+            )
+            records = [i["id"] for i in json.loads(found.content[0].text)["items"]]  # type: ignore[union-attr]
             state: dict[str, str] = {}
             for k in range(SCRATCH):
                 path = f"soak/scratch-{k:02d}.md"
@@ -171,6 +186,8 @@ async def soak(argv: list[str], calls: list[tuple[str, dict[str, Any]]]) -> dict
             for n, (name, args) in enumerate(calls, 1):
                 if name == "history_read":
                     args = {**args, "item_id": items[n % len(items)]}
+                elif name == "context_history_read":
+                    args = {**args, "id": records[n % len(records)]}
                 elif name == "notes_write":
                     args = {**args, "content": f"Checkpoint {n}.\nstate=a\n"}
                     state[args["path"]] = "a"
@@ -199,49 +216,120 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--entries", type=int, default=100_000)
-    parser.add_argument("--notes", type=int, default=10_000)
-    parser.add_argument("--calls", type=int, default=10_000)
-    parser.add_argument("--keep", type=Path, help="build (and reuse) the data under DIR")
-    args = parser.parse_args()
+P99_TARGET_MS = 10.0
+P50_GROWTH = 1.5
+
+
+def run_size(entries: int, notes: int, calls: int, keep: Path | None) -> dict[str, Any]:
+    """One soak against a session of ``entries`` entries: latencies, memory, errors."""
     with tempfile.TemporaryDirectory(prefix="pi-context-soak-") as temp:
-        base = args.keep or Path(temp)
+        base = keep or Path(temp)
         base.mkdir(parents=True, exist_ok=True)
         os.environ["PI_CONTEXT_CACHE_DIR"] = str(Path(temp) / "cache")
-        session, root, project = prepare(base / f"data-{args.entries}-{args.notes}",
-                                         args.entries, args.notes)  # fmt: skip
+        session, root, project = prepare(base / f"data-{entries}-{notes}", entries, notes)
         argv = [sys.executable, "-m", "pi_context", "mcp", "--session", str(session),
                 "--notes-home", str(root), "--cwd", str(project), "--model", "m"]  # fmt: skip
-        log(f"{args.calls:,} calls against {' '.join(argv[1:])}")
+        log(f"{calls:,} calls against {' '.join(argv[1:])}")
         started = time.perf_counter()
-        found = anyio.run(soak, argv, plan(args.calls))
-        seconds = time.perf_counter() - started
+        found: dict[str, Any] = anyio.run(soak, argv, plan(calls))
+        found["seconds"] = time.perf_counter() - started
+    return found
+
+
+def report(entries: int, notes: int, calls: int, found: dict[str, Any]) -> list[dict[str, Any]]:
+    """Print one size's tables; the result rows (p99 per tool, RSS flatness)."""
     latencies, memory, errors = found["latencies"], found["memory"], found["errors"]
-    print(f"\n{args.calls:,} calls in {seconds:.0f} s; session {args.entries:,} entries, "
-          f"{args.notes:,} notes\n")  # fmt: skip
-    print("| tool | calls | p50 | p99 |")
-    print("| --- | ---: | ---: | ---: |")
+    print(f"\n{calls:,} calls in {found['seconds']:.0f} s; session {entries:,} entries, "
+          f"{notes:,} notes\n")  # fmt: skip
+    print("| tool | calls | p50 | p99 | p99 target |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    rows: list[dict[str, Any]] = []
     for name in sorted(latencies):
         values = latencies[name]
         p50, p99 = percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000
-        print(f"| `{name}` | {len(values):,} | {p50:.1f} ms | {p99:.1f} ms |")
+        met = p99 <= P99_TARGET_MS
+        print(f"| `{name}` | {len(values):,} | {p50:.1f} ms | {p99:.1f} ms | "
+              f"{'met' if met else 'MISSED'} |")  # fmt: skip
+        measures = "p99 per call (ms), MCP round trip"
+        target = f"<= {P99_TARGET_MS:g} ms"
+        rows.append(
+            result_row(f"{name} p99 at {entries:,} entries", measures, p99, None, target, met)
+        )
     start, warm, end = memory[0][1], memory[1][1], memory[-1][1]
-    peak = memory[-1][2]
     print("\n| server RSS | MiB |")
     print("| --- | ---: |")
     for done, rss, _hwm in memory:
         label = "start (after the handshake)" if done == 0 else f"after {done:,} calls"
         print(f"| {label} | {rss / 1024:.0f} |")
-    print(f"| peak (VmHWM) | {peak / 1024:.0f} |")
+    print(f"| peak (VmHWM) | {memory[-1][2] / 1024:.0f} |")
+    per_1000 = (end - warm) / 1024 / max(1, (memory[-1][0] - memory[1][0]) / 1000)
     ratio = end / warm
-    flat = ratio <= FLAT
-    print(f"\nend / warm RSS: {ratio:.2f}x (target <= {FLAT:.2f}x: {'met' if flat else 'MISSED'}); "
-          f"end / start {end / start:.2f}x; {len(errors)} error results")  # fmt: skip
+    print(f"\nend / warm RSS: {ratio:.2f}x (target <= {FLAT:.2f}x); end / start "
+          f"{end / start:.2f}x; {per_1000:+.1f} MiB per 1,000 calls after warm-up; "
+          f"{len(errors)} error results")  # fmt: skip
     for error in errors[:5]:
         print(f"  error: {error}")
-    return 0 if flat and not errors else 1
+    rows.append(result_row(f"server RSS end / warm at {entries:,} entries", "RSS (MiB)",
+                           end / 1024, warm / 1024, f"<= {FLAT:.2f}x", ratio <= FLAT))  # fmt: skip
+    rows.append(result_row(f"error results at {entries:,} entries", "calls answered with an "
+                           "error", len(errors), None, "0", not errors))  # fmt: skip
+    return rows
+
+
+def result_row(
+    row_id: str, measures: str, ours: float, baseline: float | None, target: str, met: bool
+) -> dict[str, Any]:
+    ratio = None if baseline in (None, 0) else round(ours / baseline, 3)  # type: ignore[operator]
+    return {"id": row_id, "measures": measures, "ours": round(ours, 3),
+            "baseline": None if baseline is None else round(baseline, 3), "ratio": ratio,
+            "target": target, "met": bool(met)}  # fmt: skip
+
+
+def write_results(script: str, rows: list[dict[str, Any]], note: str) -> Path:
+    """``benchmarks/results/<script>.json``: the shape the README table is made from."""
+    import datetime
+    import platform
+
+    folder = Path(__file__).resolve().parent / "results"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{script}.json"
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}; {note}"
+    payload = {"script": script, "date": datetime.date.today().isoformat(),
+               "machine": machine, "rows": rows}  # fmt: skip
+    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, nargs="+", default=[100_000, 400_000])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--calls", type=int, default=10_000)
+    parser.add_argument("--keep", type=Path, help="build (and reuse) the data under DIR")
+    parser.add_argument("--note", default="", help="a word on the machine (loaded, quiet)")
+    args = parser.parse_args()
+    rows: list[dict[str, Any]] = []
+    p50s: dict[int, dict[str, float]] = {}
+    for entries in args.entries:
+        found = run_size(entries, args.notes, args.calls, args.keep)
+        rows += report(entries, args.notes, args.calls, found)
+        p50s[entries] = {k: percentile(v, 0.5) * 1000 for k, v in found["latencies"].items()}
+    if len(args.entries) > 1:
+        small, large = min(args.entries), max(args.entries)
+        print(f"\n| tool | p50 at {small:,} | p50 at {large:,} | ratio (target <= "
+              f"{P50_GROWTH}x) |\n| --- | ---: | ---: | ---: |")  # fmt: skip
+        for name in sorted(p50s[large]):
+            ours, base = p50s[large][name], p50s[small][name]
+            met = ours <= P50_GROWTH * base
+            print(f"| `{name}` | {base:.2f} ms | {ours:.2f} ms | {ours / base:.2f}x |")
+            rows.append(result_row(f"{name} p50 growth {small:,} -> {large:,} entries",
+                                   f"p50 per call (ms) at {large:,} vs {small:,} entries",
+                                   ours, base, f"<= {P50_GROWTH}x", met))  # fmt: skip
+    note = f"{args.calls:,} calls per size, {args.notes:,} notes" + (
+        f"; {args.note}" if args.note else ""
+    )
+    print(f"\nwrote {write_results('mcp_soak', rows, note)}")
+    return 0 if all(row["met"] for row in rows) else 1
 
 
 if __name__ == "__main__":

@@ -31,7 +31,7 @@ from typing import Any
 from pi_baseline import ensure_pi, pi_open
 
 from pi_context.bindings.session.jsonl import encode_line, iso_from_ms
-from pi_context.bindings.session.synth import random_message
+from pi_context.testing.synth import random_message
 
 OURS = r"""
 import json, resource, sys, time

@@ -7,17 +7,19 @@
 //   node adapter.mjs --spec ID --reducer FILE [...]   your own: FILE is a JavaScript module
 //                                                     exporting reduceResetControl(state, event)
 //
-// Build the reducers first (`python -m pi_context.statemachine.codegen.tsbuild` emits dist/),
+// Build the reducers first (`python -m pi_context.codegen.tsbuild` emits dist/),
 // then `pi-context conformance --impl "node adapter.mjs ..."`. The adapter is the only
 // hand-written part: it parses requests, hands the reducer facts wrapped in getters (so
 // `consulted` lists the facts the reducer read, in first-read order), freezes its inputs (so a
-// reducer that mutates them fails loudly) and never stops serving.
+// reducer that mutates them fails loudly) and never stops serving: every request is answered
+// inside one try, with one reply line. Lines end at "\n" only, as `pi-context serve` splits
+// them (a bare "\r" is part of the line); a line over MAX_LINE bytes is refused unread.
 import { readdirSync, statSync } from "node:fs";
-import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 
 const PROTOCOL = 1;
+const MAX_LINE = 16 * 1024 * 1024; // as `pi-context serve`: longer lines are refused unread
 const HERE = new URL(".", import.meta.url);
 
 function usage(message) {
@@ -67,7 +69,7 @@ async function ownSpecs() {
       stale = true;
     }
     if (stale) {
-      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with python -m pi_context.statemachine.codegen.tsbuild\n`);
+      process.stderr.write(`adapter: warning: ${built} is missing or older than generated/${name}; rebuild with python -m pi_context.codegen.tsbuild\n`);
     }
   }
   try {
@@ -75,7 +77,7 @@ async function ownSpecs() {
   } catch (err) {
     process.stderr.write(
       `adapter: cannot load dist/index.js; run the TypeScript build first ` +
-        `(python -m pi_context.statemachine.codegen.tsbuild): ${err.message}\n`,
+        `(python -m pi_context.codegen.tsbuild): ${err.message}\n`,
     );
     process.exit(2);
   }
@@ -105,10 +107,16 @@ function isObject(value) {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
+// Freezes a parsed JSON value and everything inside it, with an explicit stack: a request
+// nested 20,000 levels deep must not overflow the call stack.
 function deepFreeze(value) {
-  if (value !== null && typeof value === "object") {
-    for (const inner of Object.values(value)) deepFreeze(inner);
-    Object.freeze(value);
+  const pending = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (next !== null && typeof next === "object" && !Object.isFrozen(next)) {
+      Object.freeze(next);
+      for (const inner of Object.values(next)) pending.push(inner);
+    }
   }
   return value;
 }
@@ -133,6 +141,7 @@ function fail(error) {
 }
 
 function answer(line) {
+  if (line === null) return fail(`request is longer than ${MAX_LINE} bytes (the limit)`);
   if (line.trim() === "") return fail("request is an empty line");
   let request;
   try {
@@ -172,7 +181,54 @@ function answer(line) {
   }
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-lines.on("line", (line) => {
-  process.stdout.write(JSON.stringify(answer(line)) + "\n");
+// One reply line for one request line, whatever happens inside.
+function reply(bytes) {
+  try {
+    let line = null;
+    if (bytes !== null) {
+      try {
+        line = UTF8.decode(bytes);
+      } catch {
+        return JSON.stringify(fail("request is not UTF-8")) + "\n";
+      }
+    }
+    return JSON.stringify(answer(line)) + "\n";
+  } catch (err) {
+    const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    return JSON.stringify(fail(`the request could not be answered (${reason})`)) + "\n";
+  }
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+let pending = []; // the bytes of the line so far
+let pendingSize = 0;
+let skipping = false; // inside a line already refused as too long
+
+process.stdin.on("data", (chunk) => {
+  const out = [];
+  let start = 0;
+  for (;;) {
+    const end = chunk.indexOf(10, start); // "\n" only
+    const piece = chunk.subarray(start, end === -1 ? chunk.length : end);
+    if (!skipping) {
+      pendingSize += piece.length;
+      if (pendingSize > MAX_LINE) {
+        skipping = true;
+        pending = [];
+      } else {
+        pending.push(piece);
+      }
+    }
+    if (end === -1) break;
+    out.push(reply(skipping ? null : Buffer.concat(pending)));
+    pending = [];
+    pendingSize = 0;
+    skipping = false;
+    start = end + 1;
+  }
+  if (out.length > 0) process.stdout.write(out.join(""));
+});
+
+process.stdin.on("end", () => {
+  if (skipping || pendingSize > 0) process.stdout.write(reply(skipping ? null : Buffer.concat(pending)));
 });

@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BINDINGS = ROOT / "bindings-ts"
 PURE_START = "export type ResetRequestSource"
 PURE_END = "export function registerResetLifecycle"
-TSBUILD = "pi_context.statemachine.codegen.tsbuild"
+TSBUILD = "pi_context.codegen.tsbuild"
 
 
 class CheckError(Exception):

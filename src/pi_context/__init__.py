@@ -21,14 +21,12 @@ drives a pydantic-ai agent through the runtime (extra ``[pydantic-ai]``).
 Names are imported on first use, so ``import pi_context`` stays cheap and this page stays an
 overview: ``help(pi_context.Runtime)`` (or any name above) documents one name in full, and
 ``__all__`` lists them all. The sub-packages (``pi_context.spec``, ``pi_context.statemachine``,
-``pi_context.bindings``, ``pi_context.conformance``) hold the rest.
+``pi_context.bindings``, ``pi_context.codegen``, ``pi_context.checks``) hold the rest.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (CLI start-up)
-
-__version__ = "0.1.0"
 
 # Public name -> module that defines it. The one place to update when internals move.
 _EXPORTS: dict[str, str] = {
@@ -59,15 +57,17 @@ _EXPORTS: dict[str, str] = {
     "tool_schemas": "pi_context.bindings.tool_registry",
     "run_tool": "pi_context.bindings.tool_registry",
     # spec registry
-    "reset_control": "pi_context.statemachine.reset_control",
+    "reset_control": "pi_context.codegen.fresh",
     "spec_ids": "pi_context.statemachine.reset_control",
     "ResetControl": "pi_context.statemachine.reset_control",
     "Spec": "pi_context.spec.model",
     "SpecError": "pi_context.spec.errors",
     "load_spec": "pi_context.spec.loader",
+    # the version (written once, in support/version.py, which the build reads too)
+    "__version__": "pi_context.support.version",
     # conformance
-    "run_conformance": "pi_context.conformance.runner",
-    "ConformanceReport": "pi_context.conformance.results",
+    "run_conformance": "pi_context.checks.conformance.runner",
+    "ConformanceReport": "pi_context.checks.conformance.results",
 }
 # Public names whose attribute in the defining module is spelled differently.
 _ALIASES: dict[str, str] = {"load_spec": "load"}
@@ -132,15 +132,16 @@ if TYPE_CHECKING:
     from pi_context.bindings.tools import ToolContext as ToolContext
     from pi_context.bindings.tools import ToolError as ToolError
     from pi_context.bindings.tools import ToolResult as ToolResult
-    from pi_context.conformance.results import ConformanceReport as ConformanceReport
-    from pi_context.conformance.runner import run_conformance as run_conformance
+    from pi_context.checks.conformance.results import ConformanceReport
+    from pi_context.checks.conformance.runner import run_conformance
+    from pi_context.codegen.fresh import reset_control as reset_control
     from pi_context.integrations.loop import HostLoop as HostLoop
     from pi_context.spec.errors import SpecError as SpecError
     from pi_context.spec.loader import load as load_spec
     from pi_context.spec.model import Spec as Spec
     from pi_context.statemachine.reset_control import ResetControl as ResetControl
-    from pi_context.statemachine.reset_control import reset_control as reset_control
     from pi_context.statemachine.reset_control import spec_ids as spec_ids
+    from pi_context.support.version import __version__ as __version__
 else:
     # Hidden from type checkers, so a misspelt name is a type error rather than ``Any``.
 

@@ -1,4 +1,4 @@
-"""``pi_context.digest`` gives exactly ``hashlib``'s digests (folder and cache file names
+"""``pi_context.support.digest`` gives exactly ``hashlib``'s digests (folder and cache file names
 depend on them)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import hashlib
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.digest import sha1_hex, sha256_hex
+from pi_context.support.digest import sha1_hex, sha256_hex
 
 
 @given(data=st.binary(max_size=300))

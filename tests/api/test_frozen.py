@@ -1,4 +1,4 @@
-"""``pi_context.frozen`` behaves as ``@dataclass(frozen=True)`` on the classes it supports:
+"""``pi_context.support.frozen`` behaves as ``@dataclass(frozen=True)`` on the classes it supports:
 random classes (field names, which have defaults or default factories) are built both ways
 and compared on construction, errors, equality, hashing, repr, match args, immutability and
 ``replace``."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.frozen import FrozenError, field, frozen, replace
+from pi_context.support.frozen import FrozenError, field, frozen, replace
 
 _NAMES = st.lists(
     st.sampled_from(["a", "b", "path", "scope", "meta", "size", "x1", "text"]),

@@ -3,6 +3,13 @@
 Every ``import`` counts: at module level, inside functions (a lazy import is still a
 dependency) and under ``if TYPE_CHECKING`` (a type is one too). The rules:
 
+* the layers, bottom to top: ``support`` → ``spec`` → ``statemachine`` → ``bindings`` →
+  ``codegen`` → ``testing`` → ``checks`` → the entry points (``cli``, ``mcp``,
+  ``integrations``, ``demo``) and the package's front page (``pi_context/__init__``). A module
+  imports only its own layer and the layers below it (no upward arrow), and every module
+  belongs to a layer;
+* ``statemachine`` (the handle, the generated packages, the ``transitions`` machine, the
+  patterns) imports only ``spec``, ``transitions`` and the standard library;
 * the pure core — the generated packages and the ``wirecheck`` module they use — does no
   I/O and imports nothing that does, counting the package ``__init__`` modules Python runs
   on the way; the spec language's semantics (model, expressions, interpreter, abstraction)
@@ -51,6 +58,30 @@ ABOVE_STORAGE = (
     "pi_context.mcp",
     "pi_context.cli",
 )
+# The layers, bottom to top: a module may import its own layer and those below.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("support", ("pi_context.support",)),
+    ("spec", ("pi_context.spec",)),
+    ("statemachine", ("pi_context.statemachine",)),
+    ("bindings", ("pi_context.bindings",)),
+    ("codegen", ("pi_context.codegen",)),
+    ("testing", ("pi_context.testing",)),
+    ("checks", ("pi_context.checks",)),
+    (
+        "entry points",
+        (
+            "pi_context.cli",
+            "pi_context.mcp",
+            "pi_context.integrations",
+            "pi_context.demo",
+            "pi_context.__main__",
+            "pi_context",  # the front page (this module only): its names reach every layer
+        ),
+    ),
+)
+STATEMACHINE = "pi_context.statemachine"
+STATEMACHINE_MAY_IMPORT = ("pi_context.spec", STATEMACHINE)
+STATEMACHINE_THIRD_PARTY = frozenset({"transitions"})
 # Standard-library modules that reach files, processes, sockets, the terminal or the
 # import system; a pure module imports none of them.
 IO_MODULES = frozenset(
@@ -241,6 +272,57 @@ def circles(edges: Mapping[str, set[str]]) -> list[frozenset[str]]:
 # ---------------------------------------------------------------- the rules
 
 
+def layer_of(name: str) -> int | None:
+    """The index in ``LAYERS`` of the module ``name`` (its longest matching prefix)."""
+    best: tuple[int, int] | None = None
+    for index, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            inside = name == prefix or (prefix != PACKAGE and name.startswith(prefix + "."))
+            if inside and (best is None or len(prefix) > best[1]):
+                best = (index, len(prefix))
+    return None if best is None else best[0]
+
+
+def layer_violations(modules: Mapping[str, Module]) -> list[str]:
+    """Every module in a layer, and no import of a layer above the importer's."""
+    problems: list[str] = []
+    for name, module in modules.items():
+        own = layer_of(name)
+        if own is None:
+            problems.append(f"{name} belongs to no layer")
+            continue
+        for imp in imports_of(module, modules):
+            if not internal(imp.target):
+                continue
+            target = layer_of(imp.target)
+            if target is not None and target > own:
+                problems.append(
+                    f"{name}:{imp.line} ({LAYERS[own][0]}) imports {imp.target}"
+                    f" ({LAYERS[target][0]}, above)"
+                )
+    return problems
+
+
+def statemachine_violations(modules: Mapping[str, Module]) -> list[str]:
+    """``statemachine`` imports only ``spec``, itself, ``transitions`` and the stdlib."""
+    problems: list[str] = []
+    for name, module in modules.items():
+        if not (name == STATEMACHINE or name.startswith(STATEMACHINE + ".")):
+            continue
+        for imp in imports_of(module, modules):
+            top = imp.target.split(".")[0]
+            if internal(imp.target):
+                if not imp.target.startswith(STATEMACHINE_MAY_IMPORT):
+                    problems.append(f"{name}:{imp.line} imports {imp.target}")
+            elif not (
+                top in sys.stdlib_module_names
+                or top == "__future__"
+                or top in STATEMACHINE_THIRD_PARTY
+            ):
+                problems.append(f"{name}:{imp.line} imports {imp.target}")
+    return problems
+
+
 def pure_core_violations(modules: Mapping[str, Module]) -> list[str]:
     """The pure core and everything it reaches: no I/O, and no I/O in what Python runs on
     the way (the enclosing packages' ``__init__`` at import time)."""
@@ -317,6 +399,16 @@ def test_the_source_is_read(modules: dict[str, Module]) -> None:
     assert len(modules) > 150
 
 
+def test_every_module_imports_only_its_layer_and_below(modules: dict[str, Module]) -> None:
+    assert layer_violations(modules) == []
+
+
+def test_the_statemachine_imports_only_spec_transitions_and_stdlib(
+    modules: dict[str, Module],
+) -> None:
+    assert statemachine_violations(modules) == []
+
+
 def test_the_pure_core_does_no_io(modules: dict[str, Module]) -> None:
     assert pure_core_violations(modules) == []
 
@@ -375,6 +467,52 @@ def test_each_rule_catches_a_planted_violation(tmp_path: Path) -> None:
     ]
     found = circles(graph(planted))
     assert frozenset({"pi_context.spec.circle_a", "pi_context.spec.circle_b"}) in found
+
+
+def test_the_layer_rules_catch_planted_violations(tmp_path: Path) -> None:
+    planted = _planted(
+        tmp_path,
+        {
+            "support/up.py": "def f():\n    from pi_context.spec import load\n",
+            "spec/up.py": "from pi_context.statemachine.reset_control import reset_control\n",
+            "statemachine/up.py": "from pi_context.codegen.python import python_files\n",
+            "bindings/up.py": "from pi_context.checks.suite import verify_spec\n",
+            "codegen/up.py": "from pi_context.testing import faults\n",
+            "checks/up.py": "from pi_context.cli import console\n",
+            "stray.py": "x = 1\n",
+        },
+    )
+    found = layer_violations(planted)
+    assert sorted(p for p in found if ":" in p and ".up:" in p) == [
+        "pi_context.bindings.up:1 (bindings) imports pi_context.checks.suite (checks, above)",
+        "pi_context.checks.up:1 (checks) imports pi_context.cli (entry points, above)",
+        "pi_context.codegen.up:1 (codegen) imports pi_context.testing.faults (testing, above)",
+        "pi_context.spec.up:1 (spec) imports pi_context.statemachine.reset_control"
+        " (statemachine, above)",
+        "pi_context.statemachine.up:1 (statemachine) imports pi_context.codegen.python"
+        " (codegen, above)",
+        "pi_context.support.up:2 (support) imports pi_context.spec (spec, above)",
+    ]
+    assert "pi_context.stray belongs to no layer" in found
+    # every planted file is caught, and nothing of the real package
+    assert len(found) == 7
+
+
+def test_the_statemachine_rule_catches_planted_violations(tmp_path: Path) -> None:
+    planted = _planted(
+        tmp_path,
+        {
+            "statemachine/extra.py": (
+                "import yaml\nimport transitions\nimport json\n"
+                "from pi_context.support import writes\n"
+                "from pi_context.spec.model import Spec\n"
+            ),
+        },
+    )
+    assert statemachine_violations(planted) == [
+        "pi_context.statemachine.extra:1 imports yaml",
+        "pi_context.statemachine.extra:4 imports pi_context.support.writes",
+    ]
 
 
 def test_type_checking_and_relative_imports_count(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
-"""``pi_context.frozen.record`` behaves as ``@dataclass(slots=True, eq=False)`` on the classes
-it supports: random classes (field names; which have defaults, default factories, are
+"""``pi_context.support.frozen.record`` behaves as ``@dataclass(slots=True, eq=False)`` on the
+classes it supports: random classes (field names; which have defaults, default factories, are
 keyword-only or left out of ``__init__``) are built both ways and compared on construction,
 errors, the values set, repr, match args, slots, assignment and identity equality."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.frozen import field, record
+from pi_context.support.frozen import field, record
 
 _NAMES = st.lists(
     st.sampled_from(["a", "b", "path", "scope", "meta", "size", "x1", "_text"]),

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.audit.mapping import load_mapping
-from pi_context.audit.search import Auditor
-from pi_context.audit.verdict import audit_observations, read_observations
+from pi_context.checks.audit.mapping import load_mapping
+from pi_context.checks.audit.search import Auditor
+from pi_context.checks.audit.verdict import audit_observations, read_observations
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import committed_specs, resolve_spec
 
@@ -142,9 +142,9 @@ def test_the_cli_reports_a_fault_with_its_entry(
 def test_runtime_conformance_runs_are_explained(spec: Spec, tmp_path: Path) -> None:
     """The runtime conformance drives the real runtime over real session files; every file
     it wrote, kept before its run's clean-up, is a run of the spec."""
-    from pi_context.statemachine.verify.runtime.harness import run_machine
-    from pi_context.statemachine.verify.runtime.run import machine_for
-    from pi_context.statemachine.verify.runtime.scenarios import SCENARIOS
+    from pi_context.checks.runtime.harness import run_machine
+    from pi_context.checks.runtime.run import machine_for
+    from pi_context.checks.runtime.scenarios import SCENARIOS
 
     kept: list[Path] = []
 

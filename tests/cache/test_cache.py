@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pi_context import cache
 from pi_context.bindings.history.index import cache_dir_for
 from pi_context.bindings.notes.cache import SETTLE_NS
 from pi_context.bindings.tool_registry import run_tool
 from pi_context.bindings.tools import ToolContext
+from pi_context.support import cache, cache_home
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "fixtures" / "pi-sessions" / "s0005.jsonl"
@@ -157,7 +157,7 @@ def test_a_notes_cache_records_its_home_and_goes_with_it(root: Path, tmp_path: P
     shutil.rmtree(notes)
     removed = cache.prune()
     assert {e.path for e in removed} == set(files)
-    assert list((root / "notes").iterdir()) == []
+    assert [p.name for p in (root / "notes").iterdir()] == [cache_home.MARKER]
 
 
 def test_hypothesis_files_are_recorded_against_their_spec_files(root: Path, tmp_path: Path) -> None:
@@ -191,7 +191,7 @@ def test_unrecorded_entries_wait_out_the_grace_and_foreign_files_are_never_touch
     assert removed.path == legacy and removed.state == "unrecorded"
     assert foreign.read_text() == "not ours" and (root / "elsewhere").is_dir()
     cleared = cache.clear()
-    assert cleared and not any((root / "history").iterdir())
+    assert cleared and [p.name for p in (root / "history").iterdir()] == [cache_home.MARKER]
     assert foreign.exists() and (root / "elsewhere").is_dir()
 
 

@@ -120,7 +120,7 @@ def test_the_demo_runs_on_one_clock(tmp_path: Path) -> None:
 def test_the_adapter_names_the_build_a_newcomer_can_run() -> None:
     adapter = (REPO / "bindings-ts" / "adapter.mjs").read_text()
     assert "tsc -p" not in adapter
-    assert adapter.count("python -m pi_context.statemachine.codegen.tsbuild") == 3
+    assert adapter.count("python -m pi_context.codegen.tsbuild") == 3
 
 
 def test_a_relative_adapter_path_from_elsewhere_is_named(tmp_path: Path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pi_context.codegen import tsbuild
 from pi_context.spec.model import Spec
-from pi_context.statemachine.codegen import tsbuild
 from pi_context.statemachine.reset_control import resolve_spec
 
 HERE = Path(__file__).parent

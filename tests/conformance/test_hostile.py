@@ -22,8 +22,14 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_context.conformance.protocol import MAX_LINE, LineBuffer, ProtocolError, decode, encode
-from pi_context.conformance.server import Server
+from pi_context.checks.conformance.protocol import (
+    MAX_LINE,
+    LineBuffer,
+    ProtocolError,
+    decode,
+    encode,
+)
+from pi_context.checks.conformance.server import Server
 from pi_context.spec import load, spec_paths
 
 from .conftest import SERVE
@@ -219,3 +225,33 @@ def test_the_reference_server_is_unaffected(tmp_path: Path) -> None:
         check=False,
     )
     assert _strict(done.stdout)["ok"]
+
+
+# --- the TypeScript adapter takes the same lines (issue 31, finding 10) ------------------------
+
+
+def test_the_typescript_adapter_answers_every_hostile_line_and_keeps_going(
+    ts_adapter: str,
+) -> None:
+    deep = '{"a":' * 20_000 + "1" + "}" * 20_000
+    lines = [line for line, _ in HOSTILE_REQUESTS] + [
+        (STEP % (deep, '{"type":"clear"}')).encode(),  # frozen without recursion
+        (STEP % ('{"request":{"phase":"none"}}', deep)).encode(),
+        b'{"op":"hello"}\r{"op":"hello"}\n',  # a bare CR is inside the line, as in serve
+    ]
+    stream = b"".join([HELLO, *lines, HELLO, b'{"op":"hello"}'])  # the last one unterminated
+    done = subprocess.run(
+        ts_adapter.split(), input=stream, capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b"", "no stack trace, no warning"
+    replies = [_strict(line) for line in done.stdout.split(b"\n")[:-1]]
+    assert len(replies) == len(lines) + 3, "one reply per line, none lost, none doubled"
+    assert replies[0]["ok"] and replies[-2]["ok"] and replies[-1]["ok"], "it still answers"
+    for reply, line in zip(replies[1:-2], lines, strict=True):
+        assert reply["ok"] is False, (line[:80], reply)
+        assert isinstance(reply["error"], str) and reply["error"]
+    said = {line: reply["error"] for line, reply in zip(lines, replies[1:-2], strict=True)}
+    assert "not UTF-8" in said[HOSTILE_REQUESTS[6][0]]
+    assert f"longer than {MAX_LINE} bytes" in said[HOSTILE_REQUESTS[9][0]]
+    assert "not JSON" in said[lines[-1]]

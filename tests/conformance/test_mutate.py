@@ -10,17 +10,17 @@ from collections import Counter
 
 import pytest
 
+from pi_context.checks.mutate import Baseline, Mutant, check_mutant, mutants
+from pi_context.checks.mutation_docs import docs_path, render_markdown
+from pi_context.checks.scenarios import SCENARIOS
+from pi_context.codegen.outputs import SOURCE_ROOT
 from pi_context.spec import expr as ex
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.analysis import table_diagnostics
 from pi_context.spec.interpret import NoRowMatches
 from pi_context.spec.model import Spec
-from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
-from pi_context.statemachine.scenarios import SCENARIOS
-from pi_context.statemachine.verify.modelcheck import model_check
-from pi_context.statemachine.verify.mutate import Baseline, Mutant, check_mutant, mutants
-from pi_context.statemachine.verify.mutation_docs import docs_path, render_markdown
+from pi_context.spec.modelcheck import model_check
 
 
 def cells(spec: Spec, mutant: Mutant) -> list[str]:
@@ -138,8 +138,8 @@ def test_scenarios_kill_a_mutant_they_pin(spec26: Spec) -> None:
 
 @pytest.mark.parametrize("version", ["0.25", "0.26", "0.26-proposal", "0.27", "0.33", "0.34"])
 def test_the_committed_report_is_current(version: str) -> None:
+    from pi_context.checks.mutate import mutation_report
     from pi_context.spec import load, spec_path
-    from pi_context.statemachine.verify.mutate import mutation_report
 
     spec = load(spec_path(f"reset-control@{version}"))
     page = SOURCE_ROOT / docs_path(version)

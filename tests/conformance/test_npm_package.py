@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.statemachine.codegen import tsbuild, tspackage
-from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+from pi_context.codegen import tsbuild, tspackage
+from pi_context.codegen.outputs import SOURCE_ROOT
 from pi_context.statemachine.reset_control import committed_specs
 
 

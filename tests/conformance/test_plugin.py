@@ -27,7 +27,7 @@ def host_pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
     found = [ep for ep in entry_points(group="pytest11") if ep.name == "pi-context"]
-    assert [ep.value for ep in found] == ["pi_context.conformance.plugin"]
+    assert [ep.value for ep in found] == ["pi_context.checks.conformance.plugin"]
 
 
 def test_without_the_option_the_plugin_adds_nothing(tmp_path: Path) -> None:

@@ -16,8 +16,8 @@ import time
 import uuid
 from pathlib import Path
 
-from pi_context.conformance.runner import run_conformance
-from pi_context.conformance.transport import Implementation, ImplementationFailure
+from pi_context.checks.conformance.runner import run_conformance
+from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 from pi_context.spec.model import Spec
 
 HERE = Path(__file__).parent

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from pi_context.conformance.check import Problem
-from pi_context.conformance.report import load_itf, to_itf, to_mermaid
-from pi_context.conformance.traces import Trace, TraceStep
+from pi_context.checks.conformance.check import Problem
+from pi_context.checks.conformance.report import load_itf, to_itf, to_mermaid
+from pi_context.checks.conformance.traces import Trace, TraceStep
 from pi_context.spec import interpret
 from pi_context.spec.model import Spec
 

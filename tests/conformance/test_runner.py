@@ -14,9 +14,9 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from pi_context.conformance import report as rep
-from pi_context.conformance.results import ConformanceReport, SpecResult
-from pi_context.conformance.runner import run_conformance
+from pi_context.checks.conformance import report as rep
+from pi_context.checks.conformance.results import ConformanceReport, SpecResult
+from pi_context.checks.conformance.runner import run_conformance
 from pi_context.spec.abstraction import case_count
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import committed_specs

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_context.conformance.protocol import encode, step_request
-from pi_context.conformance.server import Server
+from pi_context.checks.conformance.protocol import encode, step_request
+from pi_context.checks.conformance.server import Server
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.model import Spec

@@ -9,14 +9,14 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.conformance.check import Problem
-from pi_context.conformance.shrink import shrink
-from pi_context.conformance.traces import Trace, TraceStep
+from pi_context.checks.conformance.check import Problem
+from pi_context.checks.conformance.shrink import shrink
+from pi_context.checks.conformance.traces import Trace, TraceStep
+from pi_context.checks.stateful import event_strategy
 from pi_context.spec import interpret
 from pi_context.spec.interpret import Wire
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import resolve_spec
-from pi_context.statemachine.verify.stateful import event_strategy
 
 UPGRADE = "close_out.upgrade-manual"
 SPEC26 = functools.cache(lambda: resolve_spec("reset-control@0.26"))

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from pi_context.conformance import transport
-from pi_context.conformance.transport import Implementation, ImplementationFailure
+from pi_context.checks.conformance import transport
+from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 
 PY = shlex.quote(sys.executable)
 

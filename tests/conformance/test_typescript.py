@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from pi_context.conformance.runner import run_conformance
-from pi_context.spec.model import Spec
-from pi_context.statemachine.codegen import tsbuild
-from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
-from pi_context.statemachine.codegen.typescript import (
+from pi_context.checks.conformance.runner import run_conformance
+from pi_context.checks.scenarios import SCENARIOS, Scenario, run_scenario
+from pi_context.codegen import tsbuild
+from pi_context.codegen.outputs import SOURCE_ROOT
+from pi_context.codegen.typescript import (
     index_module,
     typescript_module,
     typescript_outputs,
 )
+from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import committed_specs
-from pi_context.statemachine.scenarios import SCENARIOS, Scenario, run_scenario
 
 
 def test_the_committed_modules_are_current() -> None:

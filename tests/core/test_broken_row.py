@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from pi_context.spec import SPECS_DIR, load
-from pi_context.statemachine.verify.modelcheck import model_check
+from pi_context.spec.modelcheck import model_check
 
 
 def copy_with(tmp_path: Path, old: str, new: str) -> Path:

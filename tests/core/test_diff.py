@@ -11,7 +11,7 @@ import pytest
 
 from pi_context.spec import SPECS_DIR, interpret, load
 from pi_context.spec.abstraction import case_count
-from pi_context.statemachine.verify.diff import DiffError, diff_specs, render_markdown, to_json
+from pi_context.spec.diff import DiffError, diff_specs, render_markdown, to_json
 
 V26 = SPECS_DIR / "reset-control@0.26.yaml"
 
@@ -161,7 +161,7 @@ def test_the_generated_docs_carry_the_diff_against_published_026() -> None:
 
 
 def test_the_proposal_documents_the_invariants_it_restores() -> None:
-    from pi_context.statemachine.codegen.docs import restored_invariants
+    from pi_context.codegen.docs import restored_invariants
 
     v26 = load(V26)
     proposal = load(SPECS_DIR / "reset-control@0.26-proposal.yaml")

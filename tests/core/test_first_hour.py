@@ -134,5 +134,5 @@ def test_the_readme_states_the_requirements_and_the_typescript_build() -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     setup = readme[readme.index("## Set up") : readme.index("## Tests")]
     assert "Python ≥ 3.11" in setup and "Node.js and npm" in setup
-    build = setup.index("python -m pi_context.statemachine.codegen.tsbuild")
+    build = setup.index("python -m pi_context.codegen.tsbuild")
     assert build < setup.index('pi-context conformance --impl "node bindings-ts/adapter.mjs"')

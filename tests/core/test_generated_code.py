@@ -11,10 +11,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_context.checks.stateful import event_strategy
 from pi_context.spec.abstraction import all_states
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import ResetControl
-from pi_context.statemachine.verify.stateful import event_strategy
 from pi_context.statemachine.wirecheck import WireError
 
 GENERATED = Path(__file__).resolve().parents[2] / "src/pi_context/statemachine/generated"

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
+from pi_context.checks.scenarios import SCENARIOS, Scenario
+from pi_context.spec.diff import Case, case_comparer, diff_specs
 from pi_context.spec.model import Spec
-from pi_context.statemachine.scenarios import SCENARIOS, Scenario
-from pi_context.statemachine.verify.diff import Case, case_comparer, diff_specs
 
 # Consecutive published generations whose later spec refines the earlier by projection
 # (0.26 reads 0.25 through an embedding, so its cases are written in 0.25's terms instead).

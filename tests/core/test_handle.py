@@ -6,11 +6,18 @@ from pathlib import Path
 
 import pytest
 
+from pi_context.codegen import fresh
 from pi_context.spec import interpret, spec_path
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.errors import SpecError
 from pi_context.statemachine import reset_control as handle
-from pi_context.statemachine.reset_control import COMMITTED, FRESH, reset_control, spec_ids
+from pi_context.statemachine.reset_control import (
+    COMMITTED,
+    FRESH,
+    NotGenerated,
+    reset_control,
+    spec_ids,
+)
 
 
 def test_a_committed_id_is_found_without_parsing_its_spec(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -42,16 +49,21 @@ def test_the_same_spec_gives_the_same_handle(tmp_path: Path) -> None:
 
 
 def test_an_edited_spec_never_runs_stale_code(tmp_path: Path) -> None:
-    """Same id, other bytes: the committed package is not used; code is generated for this
-    process and decides what the edited spec says."""
+    """Same id, other bytes: the committed package is not used. The handle says there is no
+    code for these bytes (it generates nothing); the generator's ``fresh.reset_control``
+    generates code for this process, which decides what the edited spec says."""
     text = spec_path("reset-control@0.26").read_text(encoding="utf-8")
     old = "    effect: recover-overflow\n    cause: overflow recovery\n"
     assert text.count(old) == 1
     edited = tmp_path / "reset-control@0.26.yaml"
     # a row that commits nothing states no cause: both lines go
     edited.write_text(text.replace(old, "    effect: none\n"), encoding="utf-8")
-    core = reset_control(edited)
+    with pytest.raises(NotGenerated, match=r"'reset-control@0\.26'.*pi-context generate"):
+        reset_control(edited)
+    core = fresh.reset_control(edited)
     assert core.id == "reset-control@0.26" and core.origin == FRESH
+    assert fresh.reset_control(edited) is core  # the same bytes, the same code
+    assert fresh.reset_control("reset-control@0.26") is reset_control("reset-control@0.26")
     assert core.sha256 != reset_control("reset-control@0.26").sha256
     spec = core.spec
     for wire_state in all_states(spec):

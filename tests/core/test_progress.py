@@ -16,19 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from pi_context.conformance.protocol import step_request
+from pi_context.checks import mutate
+from pi_context.checks.conformance.protocol import step_request
+from pi_context.checks.lassos import to_itf, to_mermaid
+from pi_context.checks.mutation_docs import render_markdown
 from pi_context.spec import SpecError, load, loads, spec_paths
+from pi_context.spec.liveness import Lasso, check_all, check_progress
 from pi_context.spec.model import Spec
-from pi_context.statemachine.verify import mutate
-from pi_context.statemachine.verify.liveness import (
-    Lasso,
-    check_all,
-    check_progress,
-    to_itf,
-    to_mermaid,
-)
-from pi_context.statemachine.verify.modelcheck import model_check
-from pi_context.statemachine.verify.mutation_docs import render_markdown
+from pi_context.spec.modelcheck import model_check
 
 SPEC_34 = next(p for p in spec_paths() if p.name == "reset-control@0.34.yaml")
 TEXT_34 = SPEC_34.read_text(encoding="utf-8")
@@ -161,7 +156,7 @@ def test_the_lasso_replays_through_serve(tmp_path: Path) -> None:
 def test_the_mutation_check_counts_a_kill_by_progress_alone(
     old: str, new: str, row: str, cell: str, killers: list[str]
 ) -> None:
-    from pi_context.statemachine.scenarios import SCENARIOS
+    from pi_context.checks.scenarios import SCENARIOS
 
     spec = load(SPEC_34)
     base = mutate.Baseline(spec)

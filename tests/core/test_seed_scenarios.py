@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from pi_context.checks.observe import lazy_attributes, recorded
+from pi_context.checks.scenarios import SCENARIOS, Scenario, Stepper, run_scenario
 from pi_context.spec import interpret
 from pi_context.statemachine.reset_control import ResetControl
-from pi_context.statemachine.scenarios import SCENARIOS, Scenario, Stepper, run_scenario
-from pi_context.statemachine.verify.observe import lazy_attributes, recorded
 
 CASES = [(spec_id, s) for spec_id, scenarios in SCENARIOS.items() for s in scenarios]
 

@@ -11,6 +11,8 @@ import pytest
 
 from pi_context.spec import SPECS_DIR, SpecError, load
 from pi_context.spec import expr as ex
+from pi_context.spec.abstraction import MAX_CASES, case_count
+from pi_context.spec.yamlcompose import MAX_ALIAS_NODES, AliasExpansionError, compose
 from pi_context.spec.yamlcompose import MAX_DEPTH as YAML_DEPTH
 
 BASE = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
@@ -119,3 +121,90 @@ def test_a_large_table_loads_and_every_shadowed_row_is_named(tmp_path: Path) -> 
         f"row 'clear.extra{n - 1}' is unreachable: every input it matches is taken by "
         "earlier rows (clear.clear)"
     )
+
+
+# --- aliases (issue 31, finding 8: a 28 KB alias bomb under refines.embed.states took verify
+# past 1.9 GB) -----------------------------------------------------------------------------------
+
+
+def alias_bomb(levels: int) -> str:
+    """Flow-mapping fields, each a list of ten aliases of the one before it."""
+    fields = ["b0: &b0 [x, x, x, x, x, x, x, x, x, x]"]
+    fields += [f"b{i}: &b{i} [{', '.join([f'*b{i - 1}'] * 10)}]" for i in range(1, levels)]
+    return "{phase: none, " + ", ".join(fields) + "}"
+
+
+def test_an_alias_bomb_is_refused_at_the_alias_that_crosses_the_limit(tmp_path: Path) -> None:
+    marker = "        none: {phase: none}"
+    assert marker in BASE
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BASE.replace(marker, "        none: " + alias_bomb(12), 1))
+    line = path.read_text().splitlines().index("        none: " + alias_bomb(12)) + 1
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_context", "verify", "--spec", str(path), "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode != 0
+    out = done.stderr + done.stdout
+    assert "Traceback" not in out
+    assert f"{path}:{line}:" in out, out
+    assert f"aliases expand to more than {MAX_ALIAS_NODES} nodes" in out
+
+
+def test_aliases_up_to_the_limit_compose_and_a_loop_is_refused() -> None:
+    # 1 + n aliases of a ten-item list (11 nodes each): exactly at the limit, then one past
+    n = MAX_ALIAS_NODES // 11
+    text = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: [" + ", ".join(["*a"] * n) + "]\n"
+    assert compose(text) is not None
+    with pytest.raises(AliasExpansionError):
+        compose(text.replace("*a]", "*a, *a, *a]"))
+    with pytest.raises(AliasExpansionError, match="a loop"):
+        compose("a: &a [1, *a]\n")
+
+
+# --- the abstraction's size (issue 31, finding 9: [w1, w2] -> 200 ids loaded for minutes with
+# no word; 20 ids took 82 s) -----------------------------------------------------------------
+
+
+def with_ids(tmp_path: Path, count: int) -> Path:
+    base = (SPECS_DIR / "reset-control@0.34.yaml").read_text(encoding="utf-8")
+    assert "abstraction: [w1, w2]" in base
+    ids = ", ".join(f"w{i}" for i in range(1, count + 1))
+    path = tmp_path / f"ids{count}.yaml"
+    path.write_text(base.replace("abstraction: [w1, w2]", f"abstraction: [{ids}]"))
+    return path
+
+
+@pytest.mark.parametrize("count", [20, 200])
+def test_an_abstraction_past_the_cap_is_refused_naming_the_type_and_the_product(
+    tmp_path: Path, count: int
+) -> None:
+    path = with_ids(tmp_path, count)
+    line = path.read_text().splitlines().index("  window:") + 1
+    done = subprocess.run(
+        [sys.executable, "-m", "pi_context", "verify", "--spec", str(path), "--quiet"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    out = done.stderr + done.stdout
+    assert done.returncode != 0 and "Traceback" not in out
+    assert f"{path}:{line}:" in out, out
+    assert f"the limit is {MAX_CASES:,}" in out
+    assert f"type 'window' has {count} abstraction ids" in out
+    assert "request.close-out.windowId" in out  # a field it multiplies
+
+
+def test_a_large_abstraction_under_the_cap_loads_and_says_how_far_it_is(tmp_path: Path) -> None:
+    path = with_ids(tmp_path, 5)
+    assert case_count(load(path, analyse=False)) <= MAX_CASES
+    code = (
+        "import sys\n"
+        "from pi_context.spec import load\n"
+        "from pi_context.spec import loader\n"
+        "loader._Progress.AFTER = 0.0\n"  # shown at once, not after a second of a test
+        "loader._Progress.SHOW = True\n"  # as on a terminal
+        f"load({str(path)!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"checking the table of {path}: " in done.stderr
+    assert "cases (100%)" in done.stderr.splitlines()[-1]

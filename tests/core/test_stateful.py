@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, settings
 
+from pi_context.checks.stateful import build_state_machine
 from pi_context.statemachine.reset_control import committed_specs, reset_control
-from pi_context.statemachine.verify.stateful import build_state_machine
 
 _SETTINGS = settings(
     max_examples=60,

@@ -9,8 +9,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_context.codegen.machine import axis_values, machine_table
 from pi_context.spec.model import Spec
-from pi_context.statemachine.codegen.machine import axis_values, machine_table
 from pi_context.statemachine.patterns import ANY, fold, spell_out
 from pi_context.statemachine.reset_control import ResetControl
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from pi_context.checks.exhaustive import check_exhaustive
 from pi_context.spec.interpret import render_state
 from pi_context.spec.model import Spec
+from pi_context.spec.modelcheck import model_check
 from pi_context.statemachine.reset_control import ResetControl
-from pi_context.statemachine.verify.exhaustive import check_exhaustive
-from pi_context.statemachine.verify.modelcheck import model_check
 
 
 def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
@@ -70,8 +70,8 @@ def test_witnesses_are_shortest_and_replay(specs: dict[str, Spec]) -> None:
 def test_a_branch_dependent_order_needs_lazy_order_fixed_false(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Published 0.26 reads enabled before queued at a settle without a pending chain; claiming
     one fixed order for it is caught by the exhaustive check."""
+    from pi_context.codegen.fresh import reset_control
     from pi_context.spec import SPECS_DIR, load
-    from pi_context.statemachine.reset_control import reset_control
 
     text = (SPECS_DIR / "reset-control@0.26.yaml").read_text(encoding="utf-8")
     path = tmp_path / "fixed.yaml"

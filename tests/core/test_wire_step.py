@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pi_context.checks.observe import lazy_attributes, recorded
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.statemachine.reset_control import committed_specs, reset_control
-from pi_context.statemachine.verify.observe import lazy_attributes, recorded
 from pi_context.statemachine.wirecheck import WireError
 
 from .conftest import corrupt, json_leaf

@@ -1,13 +1,14 @@
 """A handoff on a filesystem that fails the n-th write, for every n (issue 25, item 3).
 
-Every write a handoff makes — the offer, the destination, the runtime's boot in the destination,
-the continuation, the automatic-handoff records and the operation log — goes through the seam of
-``pi_context.writes``, which ``pi_context.faults`` replaces. For every n from the first write to
-one past the last, the n-th write is cut short (half its bytes, then ENOSPC) and every later
-write fails too, as on a full disk. Whatever n, the handoff returns a named result (no
-exception), the source is byte-identical but for whole, verified offer lines (and, automatic,
-whole automatic-state records), the runtime is back on the source unless the destination was
-verified, and no file in the destination directory reports ``verified`` without being whole.
+Every write a handoff makes — the offer, the destination, the runtime's boot in the
+destination, the continuation, the automatic-handoff records and the operation log — goes
+through the seam of ``pi_context.support.writes``, which ``pi_context.testing.faults``
+replaces. For every n from the first write to one past the last, the n-th write is cut short
+(half its bytes, then ENOSPC) and every later write fails too, as on a full disk. Whatever n,
+the handoff returns a named result (no exception), the source is byte-identical but for whole,
+verified offer lines (and, automatic, whole automatic-state records), the runtime is back on
+the source unless the destination was verified, and no file in the destination directory
+reports ``verified`` without being whole.
 """
 
 from __future__ import annotations
@@ -27,13 +28,13 @@ from typing import Any
 
 import pytest
 
-from pi_context import faults
 from pi_context.bindings.handoff.automatic import AUTO_HANDOFF_EVENT, AutoHandoffPolicy
+from pi_context.bindings.handoff.controller import HandoffResult
 from pi_context.bindings.handoff.durability import verify_persisted_memory
 from pi_context.bindings.handoff.relay import HANDOFF_OUT, inherited_records
 from pi_context.bindings.handoff.report import session_report
-from pi_context.bindings.runtime.handoff import HandoffResult
 from pi_context.bindings.session import Session, SessionError
+from pi_context.testing import faults
 
 from .test_runtime_handoff import World, make_world
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from pi_context.bindings.handoff.controller import NotesRequest
 from pi_context.bindings.handoff.errors import HandoffError
 from pi_context.bindings.handoff.panel import session_panel
 from pi_context.bindings.operations import CallUsage, LogSource, read_diagnostics
 from pi_context.bindings.operations.log import MAX_FILE_BYTES, LogWriter, log_path, rotated
-from pi_context.bindings.runtime.handoff import NotesRequest
 
 from .test_runtime_handoff import World, make_world, scripted_generator
 
@@ -154,7 +154,7 @@ def test_missing_data_is_counted_not_zero(world: World, tmp_path: Path) -> None:
 _WRITER = """
 import os, sys, time
 from pathlib import Path
-from pi_context import writes
+from pi_context.support import writes
 from pi_context.bindings.operations.log import LogWriter
 
 path, mode = Path(sys.argv[1]), sys.argv[2]

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.bindings.runtime.handoff import STAGES
+from pi_context.bindings.handoff.controller import STAGES
 from pi_context.bindings.session import Session
 
 from .test_runtime_handoff import World, make_world

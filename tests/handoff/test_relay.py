@@ -22,7 +22,7 @@ from pi_context.bindings.handoff.relay import (
 )
 from pi_context.bindings.session import Durability, Session, seeded_uuids
 from pi_context.bindings.session.jsonl import encode
-from pi_context.bindings.session.synth import apply_ops, random_ops, stepping_clock
+from pi_context.testing.synth import apply_ops, random_ops, stepping_clock
 
 from .conftest import bound_pair, source_file, user
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pi_context.statemachine.verify import handoff_runtime as conformance
+from pi_context.checks import handoff_runtime as conformance
 
 
 def test_the_runtime_conforms_to_the_spec() -> None:

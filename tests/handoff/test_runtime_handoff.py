@@ -16,11 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.handoff.durability import verify_persisted_memory
-from pi_context.bindings.handoff.errors import HandoffError
-from pi_context.bindings.handoff.relay import HANDOFF_OUT, inherited_records, receipt
-from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
-from pi_context.bindings.runtime.handoff import (
+from pi_context.bindings.handoff.controller import (
     CONTINUATION,
     STAGES,
     HandoffOptions,
@@ -29,6 +25,10 @@ from pi_context.bindings.runtime.handoff import (
     git_status,
     touched_files,
 )
+from pi_context.bindings.handoff.durability import verify_persisted_memory
+from pi_context.bindings.handoff.errors import HandoffError
+from pi_context.bindings.handoff.relay import HANDOFF_OUT, inherited_records, receipt
+from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.session import Session
 
 
@@ -426,7 +426,7 @@ def test_a_torn_destination_write_is_removed(world: World, monkeypatch: pytest.M
     """Fault injection: the disk fails half-way through writing the destination."""
     import os
 
-    from pi_context import writes
+    from pi_context.support import writes
 
     def torn(fd: int, data: memoryview) -> int:
         if b"context-memory-handoff-in" in bytes(data):

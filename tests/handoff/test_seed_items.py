@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from pi_context.bindings.handoff.automatic import AutoHandoffPolicy
+from pi_context.bindings.handoff.controller import NotesRequest, archived_records
 from pi_context.bindings.handoff.errors import HandoffError
 from pi_context.bindings.handoff.history import extract_records
 from pi_context.bindings.handoff.notes import Note, NoteState
 from pi_context.bindings.handoff.quality import check_quality
 from pi_context.bindings.handoff.relay import HANDOFF_OUT
-from pi_context.bindings.runtime.handoff import NotesRequest, archived_records
 
 from .test_runtime_handoff import World, make_world, scripted_generator
 

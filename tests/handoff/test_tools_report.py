@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pi_context.bindings.runtime.handoff import HandoffResult
+from pi_context.bindings.handoff.controller import HandoffResult
 from pi_context.bindings.tool_registry import all_tools
 from pi_context.bindings.tools import ToolContext, ToolError
 

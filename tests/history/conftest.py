@@ -113,7 +113,7 @@ class Harness:
     def follow(self, name: str, args: dict[str, Any], key: str = "items") -> list[dict[str, Any]]:
         """Every row reachable by following ``next_cursor`` from ``args``."""
         rows: list[dict[str, Any]] = []
-        cursor: int | None = args.get("cursor", 0)
+        cursor: int | str | None = args.get("cursor", 0)
         pages = 0
         while cursor is not None:
             result = self.json(name, {**args, "cursor": cursor})

@@ -139,7 +139,7 @@ def expected(items: list[Item], role: str | None, window: str | None, newest: bo
 
 def follow(opened: Opened, name: str, args: dict[str, Any]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    cursor: int | None = 0
+    cursor: int | str | None = 0
     while cursor is not None:
         page = json.loads(opened.run(name, {**args, "cursor": cursor}).text)
         assert page["items"] or cursor == 0, "a page before the end is never empty"
@@ -150,7 +150,11 @@ def follow(opened: Opened, name: str, args: dict[str, Any]) -> list[dict[str, An
             event("a page middle-truncated an oversized item")
         if len(page["items"]) > 1:
             event("a page held several items")
-        assert page["next_cursor"] is None or page["next_cursor"] == cursor + len(page["items"])
+        if page["next_cursor"] is not None and not args.get("recent_first", True):
+            assert isinstance(cursor, int), "oldest first pages by the published offsets"
+            assert page["next_cursor"] == cursor + len(page["items"])
+        elif page["next_cursor"] is not None:
+            assert isinstance(page["next_cursor"], str), "newest first pages by keys"
         cursor = page["next_cursor"]
     return rows
 

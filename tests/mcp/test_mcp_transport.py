@@ -220,6 +220,24 @@ def test_raw_hostile_lines_each_get_their_answer_and_nothing_is_lost(argv: list[
     assert "nested deeper than" in stderr and "line 7" in stderr
 
 
+def test_a_request_with_an_unusable_id_gets_an_error_with_id_null(argv: list[str]) -> None:
+    """Issue 31, finding 11: taken for notifications, these got no reply at all."""
+    bad_ids = ["1.5", "true", "null", "{}", "[]"]
+    lines = [f'{{"jsonrpc":"2.0","id":{i},"method":"ping"}}'.encode() for i in bad_ids]
+    lines.append(b'{"jsonrpc":"2.0","id":6,"method":"ping"}')
+    replies, _stderr = raw_session(argv, lines)
+    nulls = [r for r in replies if r.get("id") is None]
+    assert len(nulls) == len(bad_ids), replies
+    for reply, shown in zip(nulls, bad_ids, strict=True):  # answered in order
+        assert reply["error"]["code"] == INVALID_REQUEST, reply
+        assert f"id is a string or an integer, not {shown}" in reply["error"]["message"]
+    assert by_id(replies)[6]["result"] == {}
+    for bad in bad_ids:
+        body = f'{{"jsonrpc":"2.0","id":{bad},"method":"notifications/x"}}'.encode()
+        assert judge(body).replies, bad  # an id makes it a request, whatever the method
+    assert judge(b'{"jsonrpc":"2.0","method":"notifications/x"}').replies == []
+
+
 def test_a_line_over_the_limit_is_skipped_unread(argv: list[str]) -> None:
     big = call(1, "notes_write", '{"path":"a.md","content":"' + "x" * (70 << 20) + '"}')
     replies, _ = raw_session(argv, [big, b'{"jsonrpc":"2.0","id":2,"method":"ping"}'])

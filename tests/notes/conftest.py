@@ -15,7 +15,7 @@ from pi_context.bindings.notes.homes import ENV_VAR
 from pi_context.bindings.notes.store import NoteStore
 from pi_context.bindings.notes.tools import TOOLS, store_for
 from pi_context.bindings.tools import ToolContext, ToolError, ToolResult
-from pi_context.frozen import replace
+from pi_context.support.frozen import replace
 
 TOOL_BY_NAME = {tool.name: tool for tool in TOOLS}
 HEADER = re.compile(r" · chars (\d+)-(\d+) of (\d+) · (end|continue at offset_chars=(\d+))")

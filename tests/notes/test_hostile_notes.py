@@ -24,8 +24,8 @@ from pi_context.bindings.notes.homes import project_key, session_id_from_file
 from pi_context.bindings.notes.store import MAX_WALK_DEPTH, lock_name
 from pi_context.bindings.session.jsonl import encode_line
 from pi_context.bindings.tools import ToolContext
-from pi_context.cache_dir import cache_root
-from pi_context.frozen import replace
+from pi_context.support.cache_dir import cache_root
+from pi_context.support.frozen import replace
 
 from .conftest import Notes
 from .test_attacks import run_tool

@@ -7,13 +7,13 @@ from __future__ import annotations
 import pytest
 
 from pi_context import spec_ids
-from pi_context.spec import load, spec_path
-from pi_context.statemachine.verify.runtime import (
+from pi_context.checks.runtime import (
     SCENARIOS,
     kill_mutants,
     mutants,
     run_conformance,
 )
+from pi_context.spec import load, spec_path
 
 SPECS = spec_ids()
 

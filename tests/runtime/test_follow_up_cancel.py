@@ -15,7 +15,7 @@ from pi_context import HostLoop, ModelInfo, Runtime, RuntimeConfig, Session
 from pi_context.bindings.runtime.budget import Policy, thresholds_for
 from pi_context.bindings.session import Durability, seeded_uuids
 from pi_context.bindings.session.windows import is_reset_marker
-from pi_context.statemachine.verify.runtime.host import BANDS, CONTEXT_WINDOW, RESERVE, Clock
+from pi_context.checks.runtime.host import BANDS, CONTEXT_WINDOW, RESERVE, Clock
 
 Message = dict[str, Any]
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from pi_context.bindings.session import Durability, Session, SessionError, seeded_uuids
 from pi_context.bindings.session.jsonl import encode
-from pi_context.bindings.session.synth import apply_ops, random_ops, stepping_clock
+from pi_context.testing.synth import apply_ops, random_ops, stepping_clock
 
 CWD = Path("/tmp/pi-context-corruption")
 USER = {"op": "message", "message": {"role": "user", "content": "hi", "timestamp": 1}}
@@ -208,6 +208,8 @@ def test_bom_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SessionError) as info:
         Session.open(path)
     assert "byte-order mark" in str(info.value) and str(path) in str(info.value)
+    # issue 31, finding 12: the mark is on line 1 (the first value parsed is on line 2)
+    assert str(info.value).startswith(f"{path}:1: not a Pi session"), str(info.value)
 
 
 def test_not_a_session_names_file_and_line(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
 """Appends and exclusive creates are all-or-nothing on a full disk.
 
 Two ways to fill the disk: a real small tmpfs (when this process may mount one), and the
-fault-injection seam in ``pi_context.writes`` that fails the n-th write (after a short write
+fault-injection seam in ``pi_context.support.writes`` that fails the n-th write (after a short write
 of part of its buffer, or outright) or the n-th fsync, for every n of a scenario. Either way
 the session file afterwards holds exactly the lines of the appends that succeeded, byte for
 byte, and the session in memory agrees with it.
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from pi_context import writes
 from pi_context.bindings.session import Durability, Session, SessionError
 from pi_context.bindings.session.jsonl import encode_line
+from pi_context.support import writes
 
 
 def _message(n: int, size: int) -> dict[str, Any]:

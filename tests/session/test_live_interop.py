@@ -20,7 +20,7 @@ from pi_context.bindings.history.items import arguments_json
 from pi_context.bindings.session import Durability, Session, seeded_uuids
 from pi_context.bindings.session.jsonl import encode, parse
 from pi_context.bindings.session.store import parse_raw
-from pi_context.bindings.session.synth import apply_ops, random_ops, stepping_clock
+from pi_context.testing.synth import apply_ops, random_ops, stepping_clock
 
 SESSIONS_EACH_WAY = 200
 CWD = Path("/tmp/pi-context-interop-project")

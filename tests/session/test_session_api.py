@@ -27,7 +27,7 @@ from pi_context.bindings.session.jsonl import (
     js_trim,
     parse,
 )
-from pi_context.bindings.session.synth import apply_ops, random_ops, stepping_clock
+from pi_context.testing.synth import apply_ops, random_ops, stepping_clock
 
 T0 = 1_796_000_000_000  # 2026-11-30T00:53:20.000Z
 

@@ -20,7 +20,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 TOOL_OUTPUT_MAX_BYTES = 32_768
 """Hard ceiling, in UTF-8 bytes, on the text one tool call delivers to the model."""
@@ -224,28 +224,35 @@ def page(
     protect: frozenset[str] = frozenset(),
     shrink: Callable[[JSONValue, Callable[[JSONValue], bool]], JSONValue] | None = None,
     budget: int = TOOL_OUTPUT_MAX_BYTES,
+    cursor_of: Callable[[int], JSONValue] | None = None,
+    cursor_bytes: int = 0,
 ) -> dict[str, JSONValue]:
     """One page ``{**extra, key: [...], "next_cursor": n | None}`` of ``items[cursor:]``.
 
     ``limit`` caps the page, never the set. Items are added while the whole page fits
     ``budget``; if even the first item does not fit alone it is shrunk and delivered, so the
     cursor always advances. ``shrink(item, fits)`` does the shrinking (default: middle-truncate
-    the longest strings, leaving those under ``protect`` keys intact).
+    the longest strings, leaving those under ``protect`` keys intact). ``cursor_of`` turns the
+    next index into the cursor delivered (a key that does not move); ``cursor_bytes`` is the
+    most bytes such a cursor takes as JSON.
     """
     if cursor < 0:
         raise ValueError(f"cursor must be >= 0, got {cursor}")
     total = len(items)
     base = dict(extra or {})
 
-    def envelope(chosen: list[JSONValue], next_cursor: int | None) -> dict[str, JSONValue]:
-        return {**base, key: chosen, "next_cursor": next_cursor}
+    def envelope(chosen: list[JSONValue], next_index: int | None) -> dict[str, JSONValue]:
+        shown = next_index
+        if next_index is not None and cursor_of is not None:
+            shown = cursor_of(next_index)
+        return {**base, key: chosen, "next_cursor": shown}
 
     if cursor >= total:
         return envelope([], None)
     cap = total - cursor if limit is None else max(1, min(limit, total - cursor))
     # Size accounting is incremental: the empty envelope with the widest possible cursor,
     # plus each item's own bytes and a comma between items (compact JSON nests byte-exactly).
-    widest = max(len("null"), len(str(total)))
+    widest = max(len("null"), len(str(total)), cursor_bytes)
     base_bytes = json_bytes(envelope([], None)) - len("null") + widest
     chosen: list[JSONValue] = []
     used = base_bytes

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from pi_context.frozen import field, frozen
+from pi_context.support.frozen import field, frozen
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (CLI start-up)
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class ToolContext:
     leaf_id: str | None = None
     runtime: LiveRuntime | None = None
     # The host's clock (ms since the epoch) for the times tools write, e.g. a note's times;
-    # None: the wall clock (``pi_context.clock.now_ms``). A runtime passes its session's.
+    # None: the wall clock (``pi_context.support.clock.now_ms``). A runtime passes its session's.
     clock: Callable[[], int] | None = None
 
 

@@ -88,7 +88,7 @@ def build_parser(
     others are listed by name and help."""
     import argparse
 
-    from pi_context import __version__
+    from pi_context.support.version import __version__
 
     parser = argparse.ArgumentParser(
         prog="pi-context",

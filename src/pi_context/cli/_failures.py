@@ -15,8 +15,8 @@ def _named() -> tuple[type[BaseException], ...]:
     from pi_context.bindings.history.query import HistoryError
     from pi_context.bindings.notes.errors import NoteError
     from pi_context.bindings.session.errors import SessionError
-    from pi_context.jsonlimits import JSONLimitError
     from pi_context.spec.errors import SpecError
+    from pi_context.support.jsonlimits import JSONLimitError
 
     return (SessionError, NoteError, HistoryError, HandoffError, SpecError, JSONLimitError)
 

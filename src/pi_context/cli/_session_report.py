@@ -13,7 +13,7 @@ from typing import Any
 
 from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
-from pi_context.surrogates import escape
+from pi_context.support.surrogates import escape
 
 from ._options import fail
 

@@ -46,14 +46,14 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.audit.mapping import MappingError
-    from pi_context.audit.verdict import (
+    from pi_context.bindings.session import SessionError
+    from pi_context.checks.audit.mapping import MappingError
+    from pi_context.checks.audit.verdict import (
         audit_observations,
         read_observations,
         render_text,
         to_json,
     )
-    from pi_context.bindings.session import SessionError
     from pi_context.spec import SpecError
     from pi_context.statemachine.reset_control import (
         DEFAULT_SPEC,

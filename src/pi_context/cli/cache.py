@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 
@@ -46,8 +47,8 @@ def _source(entry: Any) -> str:
 
 
 def run_info(args: argparse.Namespace) -> int:
-    from pi_context.cache import KINDS, entries
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import KINDS, entries
+    from pi_context.support.cache_dir import cache_root
 
     found = list(entries())
     if args.json:
@@ -87,23 +88,37 @@ def run_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_prune(args: argparse.Namespace) -> int:
-    from pi_context.cache import prune
-    from pi_context.cache_dir import cache_root
+def _report(sweep: Any, verb: str) -> int:
+    """Print what stayed and why (stderr); the exit status: 1 when anything stayed."""
+    for entry, why in sweep.left:
+        print(f"left {entry.kind} {entry.path.name}: {why}", file=sys.stderr)
+    if sweep.left:
+        kept = _size(sum(e.bytes for e, _why in sweep.left))
+        print(f"{len(sweep.left)} entries ({kept}) stayed; {verb} again once they are free")
+    return 1 if sweep.left else 0
 
-    removed = prune()
-    for e in removed:
+
+def run_prune(args: argparse.Namespace) -> int:
+    from pi_context.support.cache import prune_report
+    from pi_context.support.cache_dir import cache_root
+
+    sweep = prune_report()
+    for e in sweep.removed:
         print(f"removed {e.kind} {e.path.name} ({e.state}: {_source(e)})")
-    freed = _size(sum(e.bytes for e in removed))
-    print(f"pruned {len(removed)} entries ({freed}) from {cache_root()}")
-    return 0
+    freed = _size(sum(e.bytes for e in sweep.removed))
+    print(f"pruned {len(sweep.removed)} entries ({freed}) from {cache_root()}")
+    return _report(sweep, "prune")
 
 
 def run_clear(args: argparse.Namespace) -> int:
-    from pi_context.cache import clear
-    from pi_context.cache_dir import cache_root
+    from pi_context.support.cache import clear_report
+    from pi_context.support.cache_dir import cache_root
 
-    removed = clear()
-    freed = _size(sum(e.bytes for e in removed))
-    print(f"removed all {len(removed)} entries ({freed}) from {cache_root()}")
-    return 0
+    sweep = clear_report()
+    for e in sweep.removed:
+        print(f"removed {e.kind} {e.path.name} ({_source(e)})")
+    freed = _size(sum(e.bytes for e in sweep.removed))
+    total = len(sweep.removed) + len(sweep.left)
+    count = f"all {total}" if not sweep.left else f"{len(sweep.removed)} of {total}"
+    print(f"removed {count} entries ({freed}) from {cache_root()}")
+    return _report(sweep, "clear")

@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         return fail("conformance", f"--impl: {problem}")
     impl = _start_early(args)
-    from pi_context.conformance import report as rep
-    from pi_context.conformance.runner import run_conformance
+    from pi_context.checks.conformance import report as rep
+    from pi_context.checks.conformance.runner import run_conformance
 
     startup = args.startup_timeout
     if (
@@ -103,8 +103,8 @@ def run(args: argparse.Namespace) -> int:
     if args.replay is not None:
         _stop(impl)
         return _replay(args, specs)
+    from pi_context.checks.hypothesis_home import keep_out_of_cwd
     from pi_context.spec import spec_paths
-    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd([Path(spec.path) for spec in specs] if specs else spec_paths())
     try:
@@ -168,7 +168,7 @@ def script_problem(command: str, cwd: Path) -> str | None:
     if path.exists():
         return None
     problem = f"{script} does not exist (relative paths are taken from {cwd})"
-    from pi_context.statemachine.codegen.outputs import SOURCE_ROOT
+    from pi_context.codegen.outputs import SOURCE_ROOT
 
     adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
     if Path(script).name == adapter.name and adapter.is_file():
@@ -182,7 +182,7 @@ def _start_early(args: argparse.Namespace) -> Any:
     starts it and reports why it failed."""
     if args.replay is not None or args.timeout <= 0 or (args.startup_timeout or 1) <= 0:
         return None
-    from pi_context.conformance.transport import Implementation, ImplementationFailure
+    from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 
     try:
         impl = Implementation(args.impl, timeout=args.timeout, startup_timeout=args.startup_timeout)
@@ -198,10 +198,11 @@ def _stop(impl: Any) -> None:
 
 
 def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
-    from pi_context.conformance.report import load_itf
-    from pi_context.conformance.traces import replay
-    from pi_context.conformance.transport import Implementation
-    from pi_context.statemachine.reset_control import reset_control, resolve_spec
+    from pi_context.checks.conformance.report import load_itf
+    from pi_context.checks.conformance.traces import replay
+    from pi_context.checks.conformance.transport import Implementation
+    from pi_context.codegen.fresh import reset_control
+    from pi_context.statemachine.reset_control import resolve_spec
 
     try:
         spec_id, initial, events = load_itf(args.replay)

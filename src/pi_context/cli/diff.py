@@ -31,8 +31,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from pi_context.spec import SpecError
+    from pi_context.spec.diff import DiffError, diff_specs, render_markdown, to_json
     from pi_context.statemachine.reset_control import resolve_spec
-    from pi_context.statemachine.verify.diff import DiffError, diff_specs, render_markdown, to_json
 
     try:
         a, b = resolve_spec(args.a), resolve_spec(args.b)

@@ -11,8 +11,8 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from pi_context.codegen import outputs
 from pi_context.spec import SpecError, load, spec_paths
-from pi_context.statemachine.codegen import outputs
 
 from ._options import add_quiet, progress
 

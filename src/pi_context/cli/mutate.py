@@ -47,10 +47,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pi_context.statemachine.codegen import outputs
+    from pi_context.checks.mutate import mutation_report
+    from pi_context.checks.mutation_docs import docs_path, render_markdown, to_json
+    from pi_context.codegen import outputs
     from pi_context.statemachine.reset_control import committed_specs
-    from pi_context.statemachine.verify.mutate import mutation_report
-    from pi_context.statemachine.verify.mutation_docs import docs_path, render_markdown, to_json
 
     specs = resolve_specs("mutate", [args.spec])
     if specs is None:

@@ -9,7 +9,6 @@ home is for a given identity. ``pi-context notes sweep`` removes temp files of k
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,9 +25,16 @@ from pi_context.bindings.notes.migrate import (
     preview,
     remove_emptied,
 )
-from pi_context.bindings.notes.relayout import LayoutPlan, apply_move, legacy_root, plan_layout
+from pi_context.bindings.notes.relayout import (
+    LayoutPlan,
+    RootsOverlapError,
+    apply_move,
+    legacy_root,
+    plan_layout,
+)
 from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
+from pi_context.support import identity
 
 from ._options import add_quiet, fail
 
@@ -99,7 +105,15 @@ def run_layout(
     if not old_root.is_dir():
         return 0, None
     projects = [*args.project, Path.cwd()]
-    found = plan_layout(old_root, root, projects, args.model, progress)
+    try:
+        found = plan_layout(old_root, root, projects, args.model, progress)
+    except RootsOverlapError as exc:
+        if args.old_root is not None:
+            raise  # named on the command line: refused, exit 1
+        # The default earlier root is the notes root itself (``~/.pi/agent`` linked to
+        # ``~/.agents`` shares one folder): there is nothing to move, and nothing is removed.
+        print(f"skipped the earlier layout: {exc.message}", file=sys.stderr)
+        return 0, None
     verb = "moving" if args.apply else "would move"
     failed = 0
     for item in found.files:
@@ -121,7 +135,7 @@ def run_layout(
     moved = len(found.files) - failed
     if args.apply:
         print(f"moved {moved} of {len(found.files)} notes from {old_root} to {root}")
-        if not _overlap(old_root, root):
+        if not identity.overlap(old_root, root):
             emptied = remove_emptied(old_root)
             if emptied.removed:
                 print(f"removed {len(emptied.removed)} emptied folders of the earlier layout")
@@ -130,12 +144,6 @@ def run_layout(
     else:
         print(f"{len(found.files)} notes under {old_root} would move to {root}")
     return failed + (1 if args.apply and found.left else 0), found
-
-
-def _overlap(a: Path, b: Path) -> bool:
-    """Whether one folder is, or holds, the other (then nothing of either is removed)."""
-    real_a, real_b = os.path.realpath(a), os.path.realpath(b)
-    return os.path.commonpath([real_a, real_b]) in (real_a, real_b)
 
 
 def run_migrate(args: argparse.Namespace) -> int:

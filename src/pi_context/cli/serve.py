@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from pi_context.conformance.server import Server
+from pi_context.checks.conformance.server import Server
 from pi_context.spec import SpecError, load, spec_paths
 
 from ._options import add_spec, fail, resolve_specs

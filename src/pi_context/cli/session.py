@@ -13,7 +13,7 @@ from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.outline import OutlineRow, outline_json
 from pi_context.bindings.session.windows import window_spans
-from pi_context.gc_pause import gc_paused
+from pi_context.support.gc_pause import gc_paused
 
 from ._options import fail
 

@@ -115,7 +115,7 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
         known = ", ".join(sorted(all_tools())) or "none"
         print(f"pi-context tool: unknown tool {args.name!r} (known: {known})", file=sys.stderr)
         return 2
-    from pi_context.jsonlimits import JSONLimitError, check_depth, too_deep_message
+    from pi_context.support.jsonlimits import JSONLimitError, check_depth, too_deep_message
 
     try:
         check_depth(args.args)  # before the parser, which recurses once per level

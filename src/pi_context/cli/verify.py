@@ -55,14 +55,14 @@ def run(args: argparse.Namespace) -> int:
         print("pi-context verify: --examples must be >= 0", file=sys.stderr)
         return 2
     # imported here so other commands start without loading hypothesis
-    from pi_context.spec import SpecError
-    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
-    from pi_context.statemachine.verify.suite import (
+    from pi_context.checks.suite import (
         progress_lines,
         summary_table,
         verify_spec,
         write_lassos,
     )
+    from pi_context.spec import SpecError
+    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
 
     try:
         if args.spec:
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     except SpecError as err:
         print(err, file=sys.stderr)
         return 1
-    from pi_context.statemachine.verify.hypothesis_home import keep_out_of_cwd
+    from pi_context.checks.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd([Path(spec.path) for spec in specs])
     reports = [

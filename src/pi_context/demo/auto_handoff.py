@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.handoff.automatic import AutoHandoffPolicy
+from pi_context.bindings.handoff.controller import HandoffOptions, HandoffResult, NotesRequest
 from pi_context.bindings.handoff.panel import panel_lines
 from pi_context.bindings.operations import CallUsage
 from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
-from pi_context.bindings.runtime.handoff import HandoffOptions, HandoffResult, NotesRequest
 from pi_context.bindings.runtime.results import Notice
 from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session import Session

@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pi_context.bindings.handoff.history import HistoryRecord
-from pi_context.bindings.handoff.report import session_report
-from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
-from pi_context.bindings.runtime.handoff import (
+from pi_context.bindings.handoff.controller import (
     HandoffOptions,
     HandoffResult,
     NotesRequest,
     run_handoff,
 )
+from pi_context.bindings.handoff.history import HistoryRecord
+from pi_context.bindings.handoff.report import session_report
+from pi_context.bindings.runtime.config import ModelInfo, RuntimeConfig
 from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session import Session
 

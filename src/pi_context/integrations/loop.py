@@ -31,7 +31,7 @@ from pi_context.bindings.runtime.results import BoundaryResult, ContextResult
 from pi_context.bindings.runtime.runtime import Runtime, turn_outcome
 from pi_context.bindings.tool_registry import SchemaStyle, tool_schemas
 from pi_context.bindings.tools import ToolResult
-from pi_context.clock import now_ms
+from pi_context.support.clock import now_ms
 
 Message = dict[str, Any]
 Clock = Callable[[], int]

@@ -45,7 +45,6 @@ from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.tool_registry import all_tools
 from pi_context.bindings.tools import ToolResult
-from pi_context.clock import now_ms
 from pi_context.integrations.loop import (
     ContextRefused,
     HostLoop,
@@ -53,6 +52,7 @@ from pi_context.integrations.loop import (
     assistant_message,
     usage_block,
 )
+from pi_context.support.clock import now_ms
 
 Message = dict[str, Any]
 Clock = Callable[[], int]

@@ -22,13 +22,13 @@ from anyio import to_thread
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-from pi_context import __version__
 from pi_context.bindings.error_format import error_text
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
 from pi_context.bindings.tool_registry import all_tools, run_tool
 from pi_context.bindings.tools import Tool, ToolContext, ToolResult, error_result
 from pi_context.mcp.transport import stdio_transport
+from pi_context.support.version import __version__
 
 SERVER_NAME = "pi-context"
 INSTRUCTIONS = (

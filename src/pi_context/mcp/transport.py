@@ -173,6 +173,12 @@ def _judge(line: bytes) -> Judged:
         return _batch(value)
     if not isinstance(value, dict):
         return _invalid(None, f"a JSON-RPC message is an object, not {type(value).__name__}", True)
+    if "method" in value and "id" in value and _request_id(value) is None:
+        # A request whose id is no usable id (1.5, true, null, {} or []) is still a request
+        # its sender waits on, never a notification: refused, with the id unknown (null).
+        shown = json.dumps(value["id"], ensure_ascii=True)[:40]
+        reason = f"a request's id is a string or an integer, not {shown}"
+        return _invalid(None, reason, True)
     try:
         message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
     except ValidationError as exc:

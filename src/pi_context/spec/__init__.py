@@ -3,6 +3,9 @@
 ``load(path)`` turns a YAML spec into a checked :class:`Spec`; ``SPECS_DIR`` holds the
 committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``,
 ``@0.33`` and ``@0.34``, the newest and the default) and ``reset-control@0.26-proposal``.
+What a spec implies on its own is analysed here too: ``modelcheck`` (reachability,
+invariants and trace properties over the abstraction) and ``diff`` (where two specs decide
+differently, with witnesses; ``pi-context diff``).
 """
 
 from __future__ import annotations

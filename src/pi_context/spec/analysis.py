@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pi_context.spec.abstraction import all_states, event_instances
 from pi_context.spec.errors import Diagnostic
 from pi_context.spec.expr import ABSENT
@@ -15,9 +17,16 @@ from pi_context.spec.interpret import (
 from pi_context.spec.model import Loc, Spec
 
 
-def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
+def table_diagnostics(
+    spec: Spec, limit: int = 3, progress: Callable[[int, int], None] | None = None
+) -> list[Diagnostic]:
+    """Every shadowed, uncovered or ill-built row over the whole abstraction; ``progress``
+    is told (cases checked, cases in all) as the check goes."""
     problems: list[Diagnostic] = []
     states = all_states(spec)
+    instances = {event.name: event_instances(event) for event in spec.events}
+    total = len(states) * sum(len(found) for found in instances.values())
+    done = 0
     for event in spec.events:
         rows = spec.rows_for(event.name)
         position = {r.id: n for n, r in enumerate(rows)}
@@ -27,7 +36,10 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
         absent: dict[str, str] = {}  # row -> an input where it builds an absent field
         causeless: dict[str, str] = {}  # row -> an input where its cause names no text
         for state in states:
-            for inst in event_instances(event):
+            if progress is not None:
+                progress(done, total)
+            done += len(instances[event.name])
+            for inst in instances[event.name]:
                 winner: str | None = None
                 for row in rows:
                     if guard_holds(spec, row, state, inst):
@@ -86,4 +98,6 @@ def table_diagnostics(spec: Spec, limit: int = 3) -> list[Diagnostic]:
             shown = "; ".join(uncovered[:limit])
             more = f" (and {len(uncovered) - limit} more)" if len(uncovered) > limit else ""
             problems.append(Diagnostic(loc, f"event {event.name!r}: no row matches {shown}{more}"))
+    if progress is not None:
+        progress(total, total)
     return problems

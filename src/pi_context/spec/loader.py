@@ -15,12 +15,14 @@ provenance).
 from __future__ import annotations
 
 import hashlib
+import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import yaml
 
-from pi_context.regular import read_regular
+from pi_context.spec.abstraction import size_problem
 from pi_context.spec.declarations import parse_axis, parse_effect, parse_event, parse_type
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.invariants import parse_invariants
@@ -28,16 +30,18 @@ from pi_context.spec.model import (
     EnumType,
     IdType,
     Loc,
+    ProgressProperty,
     Spec,
     StateInvariant,
     TraceProperty,
     TransitionInvariant,
 )
 from pi_context.spec.nodes import Bail, Ctx, Node
-from pi_context.spec.progress import ProgressProperty, parse_progress
+from pi_context.spec.progress import parse_progress
 from pi_context.spec.refinement import parse_provenance, parse_refines
 from pi_context.spec.rows import parse_initial, parse_rows
 from pi_context.spec.yamlcompose import compose
+from pi_context.support.regular import read_regular
 
 SPEC_MAX_BYTES = 4 << 20
 """Largest spec file read (the published specs are under 100 KB)."""
@@ -86,13 +90,49 @@ def loads(
         raise SpecError(ctx.diagnostics) from None
     if ctx.diagnostics:
         raise SpecError(ctx.diagnostics)
+    too_large = size_problem(spec)
+    if too_large is not None:
+        where, message = too_large
+        raise SpecError([Diagnostic(where or Loc(file, 1, 1), message)])
     if analyse:
         from pi_context.spec.analysis import table_diagnostics
 
-        problems = table_diagnostics(spec)
+        problems = table_diagnostics(spec, progress=_Progress(file))
         if problems:
             raise SpecError(problems)
     return spec
+
+
+class _Progress:
+    """Says on stderr how far the table check over the abstraction is, once it has taken
+    more than ``AFTER`` seconds (then at most once a second), and that it is done; only when
+    stderr is a terminal someone watches (``SHOW`` overrides), so scripts and ``--quiet``
+    commands stay silent."""
+
+    AFTER = 1.0
+    SHOW: bool | None = None
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.started = time.monotonic()
+        self.shown = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        show = self.SHOW if self.SHOW is not None else sys.stderr.isatty()
+        if not show:
+            return
+        now = time.monotonic()
+        if now - self.started < self.AFTER or (now - self.shown < 1.0 and done < total):
+            return
+        if done >= total and not self.shown:
+            return  # finished before anything was shown
+        self.shown = now
+        percent = 100 * done // max(total, 1)
+        print(
+            f"checking the table of {self.file}: {done:,} of {total:,} cases ({percent}%)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _build(ctx: Ctx, root: Node, digest: str) -> Spec:

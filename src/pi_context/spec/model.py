@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from pi_context.spec.expr import Expr
-    from pi_context.spec.progress import ProgressProperty
 
 
 @dataclass(frozen=True)
@@ -428,6 +427,36 @@ class TraceProperty:
                 if name is not None and name not in names:
                     names.append(name)
         return tuple(names)
+
+
+@dataclass(frozen=True)
+class FairEvent:
+    """An event instance the environment keeps sending: ``event`` whose ``when`` holds."""
+
+    event: str
+    when: Expr | None
+    when_text: str
+
+    def render(self) -> str:
+        return f"{self.event} with {self.when_text}" if self.when is not None else self.event
+
+
+@dataclass(frozen=True)
+class ProgressProperty:
+    """``when`` leads to ``leads_to`` on every run fair to each of ``fair``."""
+
+    id: str
+    when: Expr
+    when_text: str
+    leads_to: Expr
+    leads_to_text: str
+    fair: tuple[FairEvent, ...]
+    why: str
+    loc: Loc
+
+    def render(self) -> str:
+        fair = "; ".join(f.render() for f in self.fair) or "no fairness"
+        return f"{self.when_text} ~> {self.leads_to_text} (weakly fair: {fair})"
 
 
 @dataclass(frozen=True)

@@ -7,48 +7,17 @@ state) that the environment is assumed to keep sending. Every event of a reset-c
 is always enabled (each has a catch-all row), so weak fairness on an event instance means
 it occurs infinitely often on the run.
 
-This module reads the ``progress:`` section of a spec; the model checker's search for a
-violating lasso is :mod:`pi_context.statemachine.verify.liveness`.
+This module reads the ``progress:`` section of a spec (into :class:`~pi_context.spec.model.
+ProgressProperty`); the model checker's search for a
+violating lasso is :mod:`pi_context.spec.liveness`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from pi_context.spec import expr as ex
 from pi_context.spec import scope as sc
-from pi_context.spec.model import Loc, Spec
+from pi_context.spec.model import FairEvent, ProgressProperty, Spec
 from pi_context.spec.nodes import Ctx, Node, check_expr, parse_expr
-
-
-@dataclass(frozen=True)
-class FairEvent:
-    """An event instance the environment keeps sending: ``event`` whose ``when`` holds."""
-
-    event: str
-    when: ex.Expr | None
-    when_text: str
-
-    def render(self) -> str:
-        return f"{self.event} with {self.when_text}" if self.when is not None else self.event
-
-
-@dataclass(frozen=True)
-class ProgressProperty:
-    """``when`` leads to ``leads_to`` on every run fair to each of ``fair``."""
-
-    id: str
-    when: ex.Expr
-    when_text: str
-    leads_to: ex.Expr
-    leads_to_text: str
-    fair: tuple[FairEvent, ...]
-    why: str
-    loc: Loc
-
-    def render(self) -> str:
-        fair = "; ".join(f.render() for f in self.fair) or "no fairness"
-        return f"{self.when_text} ~> {self.leads_to_text} (weakly fair: {fair})"
 
 
 def parse_progress(ctx: Ctx, spec: Spec, node: Node) -> list[ProgressProperty]:

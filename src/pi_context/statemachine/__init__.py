@@ -7,11 +7,10 @@
 * ``reset_control``   the one handle a host imports: ``reset_control("reset-control@0.34")``
                       finds a spec's generated package (one rule) and wraps it
 * ``machine``         the ``transitions`` machine built from a generated table
-* ``codegen/``        spec -> code: Python, TypeScript, the reference pages, the npm build
-* ``verify/``         the checks: exhaustive agreement, model checking, stateful tests, spec
-                      diffs, mutation testing (``pi-context verify``, ``diff``, ``mutate``)
-* ``scenarios/``      literal scenarios, one module per spec family and version
+* ``patterns``        the machine table's shape patterns, folded and spelt out
 
+This package imports only ``pi_context.spec``, ``transitions`` and the standard library: the
+generator (``pi_context.codegen``) and the checks (``pi_context.checks``) stand above it.
 Importing this package imports nothing else, so ``import pi_context.statemachine.generated.*``
 stays free of the generator's and the checkers' dependencies.
 """

@@ -8,20 +8,20 @@ each effect, whether it answers a duplicate, each row's cause) and, built on fir
 ``transitions`` machine that agrees with the reducer on every input.
 
 The discovery rule: a spec's code is the committed package ``generated/<module_name>`` when
-the SHA-256 it records equals the spec file's; otherwise code is generated for this process
-(so ``verify --spec FILE`` works on any file, and an edited spec is never run with stale
-code). A committed spec id is matched by hashing its file, without parsing it: the spec is
-loaded only when something asks for it (``ResetControl.spec``).
+the SHA-256 it records equals the spec file's; otherwise there is no code here and
+``NotGenerated`` says so (an edited spec is never run with stale code). Generating code for an
+uncommitted spec is the generator's job: ``pi_context.codegen.fresh.reset_control`` takes the
+same arguments, returns the committed handle when there is one and otherwise generates the
+spec's package for this process (``verify --spec FILE`` works on any file through it). A
+committed spec id is matched by hashing its file, without parsing it: the spec is loaded only
+when something asks for it (``ResetControl.spec``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.util
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 DEFAULT_SPEC = "reset-control@0.34"
 
 COMMITTED = "committed"
-FRESH = "generated for this run"
+FRESH = "generated for this run"  # a handle pi_context.codegen.fresh made
 _GENERATED_PACKAGE = "pi_context.statemachine.generated"
 
 
@@ -171,7 +171,6 @@ class ResetControl:
 # ---------------------------------------------------------------- discovery
 
 _cache: dict[str, ResetControl] = {}  # by spec hash: the code is a function of the spec
-_counter = 0
 
 
 def reset_control(spec: str | Path | Spec = DEFAULT_SPEC) -> ResetControl:
@@ -190,10 +189,9 @@ def reset_control(spec: str | Path | Spec = DEFAULT_SPEC) -> ResetControl:
     return _handle(str(spec), hashlib.sha256(path.read_bytes()).hexdigest(), path=path)
 
 
-def reducer_only(spec: Spec) -> ResetControl:
-    """The generated core of ``spec`` read through :meth:`Spec.reducer_view`: the same code,
+def reducer_only(full: ResetControl) -> ResetControl:
+    """The generated core ``full`` read through :meth:`Spec.reducer_view`: the same code,
     with the events the published extension decides left out of what is enumerated."""
-    full = reset_control(spec)
     view = full.spec.reducer_view()
     if view is full.spec:
         return full
@@ -213,9 +211,27 @@ def _handle(
     if found is None:
         found = _committed(spec_id, sha256, spec, path)
         if found is None:
-            found = _fresh(spec if spec is not None else load(path or spec_path(spec_id)))
+            raise NotGenerated(spec if spec is not None else load(path or spec_path(spec_id)))
         _cache[sha256] = found
     return found
+
+
+class NotGenerated(SpecError):
+    """A spec with no committed generated package of the same bytes (an edited or a new
+    spec file): ``pi-context generate`` commits one, ``pi_context.codegen.fresh`` generates
+    one for this process. ``spec`` is the loaded spec."""
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__([])
+        self.spec = spec
+        self.message = (
+            f"spec {spec.id!r} ({spec.path}) has no committed generated package of the same"
+            " bytes: run `pi-context generate`, or generate one for this process with"
+            " pi_context.codegen.fresh.reset_control"
+        )
+
+    def __str__(self) -> str:
+        return self.message
 
 
 def resolve_spec(ref: str) -> Spec:
@@ -237,7 +253,8 @@ def spec_ids() -> list[str]:
     return [path.stem for path in spec_paths() if path.stem.startswith("reset-control@")]
 
 
-_MODULES = ("types", "wire", "reducer", "machine")
+# The modules of every generated package, by the names the handle gives them.
+MODULES = ("types", "wire", "reducer", "machine")
 
 
 def _committed(
@@ -250,36 +267,5 @@ def _committed(
         return None
     if getattr(types, "SPEC_SHA256", None) != sha256:
         return None
-    modules = {m: importlib.import_module(f"{name}.{m}") for m in _MODULES}
+    modules = {m: importlib.import_module(f"{name}.{m}") for m in MODULES}
     return ResetControl(sys.modules[name], modules, COMMITTED, spec=spec, path=path)
-
-
-def _fresh(spec: Spec) -> ResetControl:
-    global _counter
-    _counter += 1
-    root = Path(tempfile.mkdtemp(prefix="pi-context-gen-"))
-    try:
-        return _import_fresh(spec, root, f"_pi_context_gen_{_counter}")
-    finally:
-        # every module is imported (and kept in sys.modules): the files are not needed again
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _import_fresh(spec: Spec, root: Path, package: str) -> ResetControl:
-    from pi_context.statemachine.codegen.python import python_files
-
-    for rel, source in python_files(spec, formatted=False).items():
-        target = root / package / Path(rel).relative_to(spec.module_name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(source, encoding="utf-8")
-    init = root / package / "__init__.py"
-    module_spec = importlib.util.spec_from_file_location(
-        package, init, submodule_search_locations=[str(init.parent)]
-    )
-    if module_spec is None or module_spec.loader is None:
-        raise SpecError([])
-    module: ModuleType = importlib.util.module_from_spec(module_spec)
-    sys.modules[package] = module
-    module_spec.loader.exec_module(module)
-    modules = {m: importlib.import_module(f"{package}.{m}") for m in _MODULES}
-    return ResetControl(module, modules, FRESH, spec=spec)

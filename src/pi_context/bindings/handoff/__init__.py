@@ -3,7 +3,11 @@ bound by digest to the exact source branch (pi-context-management 0.6's behaviou
 
 See ``docs/handoff.md``. Modules: ``errors`` (codes), ``text`` (bytes and UTF-16), ``history``
 (citable records, search and reads), ``notes`` (task notes and their replay), ``relay`` (the
-packet, the digest and the binding), ``durability`` (persisted-write verification).
+packet, the digest and the binding), ``durability`` (persisted-write verification); the
+orchestration the runtime drives through its host port (``bindings.runtime.ports``):
+``controller`` (``Handoffs``: ``/handoff`` and automatic handoff stepped through
+``handoff@0.6-auto``), ``run`` (one episode, each effect performed) and ``api`` (what a host
+passes and gets back).
 """
 
 from __future__ import annotations

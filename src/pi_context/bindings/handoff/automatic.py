@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from pi_context.json_fields import json_fields
+from pi_context.support.json_fields import json_fields
 
 AUTO_HANDOFF_EVENT = "context-memory-auto-handoff"
 MAX_KEPT_ATTEMPTS = 16

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from pi_context.json_fields import FieldsJSON
+from pi_context.support.json_fields import FieldsJSON
 
 BudgetReason = Literal["note_bytes", "note_count", "file_tracking"]
 

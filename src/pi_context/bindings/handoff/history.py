@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode, js_trim
-from pi_context.json_fields import FieldsJSON, json_fields
+from pi_context.support.json_fields import FieldsJSON, json_fields
 
 from .errors import Cancelled, HandoffError
 from .text import Utf16Text, fit_text, utf16_len
@@ -210,9 +210,14 @@ class RecordSearch:
             )
         items: list[HistoryRecord] = []
         matched = 0
+        # A query without surrogate code points is found in UTF-16 units exactly where it is
+        # found in code points: records that do not hold it are passed over without encoding.
+        plain = not any(0xD800 <= ord(c) <= 0xDFFF for c in query)
         for i, record in enumerate(self.records):
             if cancelled is not None and i % 64 == 0:
                 cancelled()
+            if plain and query not in record.text:
+                continue
             text = Utf16Text(record.text)
             position = text.index_of(query)
             if position < 0:

@@ -16,7 +16,7 @@ from typing import Any, Literal, cast
 
 from pi_context.bindings.addresses import address_problem
 from pi_context.bindings.session.jsonl import js_trim
-from pi_context.json_fields import json_fields
+from pi_context.support.json_fields import json_fields
 
 from .errors import BudgetDetails, HandoffError
 from .history import HistoryRecord, safe_int

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pi_context.json_fields import FieldsJSON
+from pi_context.support.json_fields import FieldsJSON
 
 from .history import HistoryRecord
 from .notes import NoteState

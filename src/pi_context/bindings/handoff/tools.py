@@ -18,6 +18,7 @@ from pi_context.bindings.tool_output import TOOL_OUTPUT_MAX_BYTES, fit_json, jso
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 
 from .errors import HandoffError
+from .held import held_records
 from .history import HistoryRecord, RecordSearch, SearchPage, extract_records
 from .relay import inherited_records
 
@@ -39,6 +40,16 @@ def _records(ctx: ToolContext, scope: Any) -> list[HistoryRecord]:
     if scope == "handoff":
         return inherited_records(session)
     return extract_records(session.branch(ctx.leaf_id))
+
+
+def _searchable(ctx: ToolContext, scope: Any) -> RecordSearch:
+    """The records of ``scope`` ready to search. The session's own branch is kept between
+    calls while the file's ``stat`` vouches that it is unchanged (``held_records``); the
+    handoff scope re-verifies its binding every call."""
+    if scope == "session" and ctx.session_path is not None:
+        path = ctx.session_path
+        return held_records(path, ctx.leaf_id, lambda: RecordSearch(_records(ctx, scope)))
+    return RecordSearch(_records(ctx, scope))
 
 
 def _error(exc: HandoffError) -> ToolResult:
@@ -70,7 +81,7 @@ def _search_json(page: SearchPage) -> dict[str, Any]:
 
 def _search(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
     try:
-        index = RecordSearch(_records(ctx, args.get("scope", "session")))
+        index = _searchable(ctx, args.get("scope", "session"))
         page = index.search(args.get("query"), args.get("offset", 0), args.get("limit", 10))
     except HandoffError as exc:
         return _error(exc)
@@ -84,7 +95,7 @@ def _read(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         if problem is not None:
             # No search ever delivers such an id; refusing keeps the two tools consistent.
             raise HandoffError("source_not_found", f"{problem}; use an id a search returned")
-        index = RecordSearch(_records(ctx, args.get("scope", "session")))
+        index = _searchable(ctx, args.get("scope", "session"))
         page = index.read(args.get("id"), args.get("offset", 0), READ_BUDGET_BYTES)
     except HandoffError as exc:
         return _error(exc)

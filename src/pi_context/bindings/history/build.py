@@ -10,7 +10,7 @@ from array import array
 from itertools import accumulate
 from typing import Any
 
-import pi_context.cache as cache
+import pi_context.support.cache as cache
 from pi_context.bindings.session.jsonl import (
     FAST_DECODE,
     FAST_DECODE_ERRORS,
@@ -29,7 +29,7 @@ from pi_context.bindings.session.windows import (
     names_fork_safe_window,
     names_upstream_window,
 )
-from pi_context.regular import open_regular
+from pi_context.support.regular import open_regular
 
 from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
 from .format import (
@@ -90,13 +90,14 @@ class _Build(_Views):
             "sizes": {},
             "parts": {},
         }
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+        # Created here, by this call (O_EXCL, never through a link), and written through this
+        # very descriptor: a file swapped in under the name meanwhile is never written to.
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         content, _info = open_regular(_content_file(self.directory, meta), flags, 0o600)
-        os.close(content)
         self.meta = meta
         self._columns = {}
         self.file_view = None
-        self._append(db, meta, fd, Digest(), snapshot(stat, taken_ns))
+        self._append(db, meta, fd, Digest(), snapshot(stat, taken_ns), content)
 
     def _append(
         self,
@@ -105,11 +106,14 @@ class _Build(_Views):
         fd: int,
         digest: Digest,
         seen: list[int],
+        content_fd: int | None = None,
     ) -> None:
         """Index the complete lines past ``meta['end']``; update the file leaf's view.
 
         ``digest`` is that of the indexed prefix, and goes on over the lines read here;
-        ``seen`` is the file's snapshot taken before any of them was read."""
+        ``seen`` is the file's snapshot taken before any of them was read; ``content_fd`` the
+        content file a rebuild has just created (taken over: closed here), else it is opened
+        (never through a link) and must be the user's own, with no other name."""
         self.meta = meta
         self._columns = {}
         start = meta["end"]
@@ -137,7 +141,13 @@ class _Build(_Views):
         )
         add_item_id, add_item_seq, add_tool = item_ids.append, item_seqs.append, tools.append
         add_item_len = item_lens.append
-        content_fd, held = open_regular(content_path, os.O_RDWR)
+        if content_fd is None:
+            content_fd, held = open_regular(content_path, os.O_RDWR | os.O_NOFOLLOW)
+        else:
+            held = os.fstat(content_fd)
+        if held.st_uid != os.getuid() or held.st_nlink != 1:
+            os.close(content_fd)
+            raise CorruptIndex("the content file is not the index's own")
         stamp = meta.get("content_stamp")
         if stamp is not None and [held.st_size, held.st_mtime_ns, held.st_ino] != stamp:
             os.close(content_fd)  # written behind the index's back: never stamp it as ours

@@ -12,13 +12,16 @@ import mmap
 import sqlite3
 import zlib
 from array import array
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from pi_context.support.frozen import field, record
 
 from .columns import CorruptIndex, Strings
 from .lines import ROLE_CODES
 
+VIEW_MEMO_MAX = 32
 SCHEMA = 7  # 7: a digest of every indexed byte (6: both window namings flagged; 5: packed
 # columns in checksummed parts)
 _DEVELOPER = ROLE_CODES["developer"]
@@ -46,7 +49,7 @@ class Unindexable(Exception):
     """This call must be answered by the unindexed path (the loader decides everything)."""
 
 
-@dataclass
+@record
 class View:
     """The selected branch: its items (index numbers) in branch order, their roles, windows."""
 
@@ -56,6 +59,18 @@ class View:
     windows: list[tuple[str, str | None, str | None, int]]  # id, created_at, marker id, start
     ascending: bool = True  # positions in file order (the usual case): bisect finds an item
     naming: int = 0  # the session's own window naming seen so far: _NAMING_* (decides the root)
+    memo: dict[Any, Any] = field(default_factory=dict)
+    """Selections made over this view (position lists per filter, search hits), kept while a
+    resident host holds the view, so a call costs what it returns."""
+
+    def memoized(self, key: Any, make: Callable[[], Any]) -> Any:
+        memo = self.memo
+        if key in memo:
+            return memo[key]
+        if len(memo) >= VIEW_MEMO_MAX:
+            memo.pop(next(iter(memo)))
+        value = memo[key] = make()
+        return value
 
     def window_ends(self) -> list[int]:
         starts = [w[3] for w in self.windows]
@@ -80,7 +95,7 @@ class View:
         return cls(leaf_seq, positions, roles, windows, bool(ascending), int(naming))
 
 
-@dataclass
+@record
 class _Entries:
     """Entry columns as plain lists, for walking branches (``first`` is the first seq held)."""
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import shutil
 import sqlite3
 import time
 from bisect import bisect_right
@@ -46,10 +45,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pi_context.cache as cache
-from pi_context.cache_dir import cache_root
-from pi_context.locking import LockTimeout, flock_within
-from pi_context.regular import NotRegularFile, open_regular, special_entry
+import pi_context.support.cache as cache
+from pi_context.support.cache_dir import cache_root
+from pi_context.support.locking import LockTimeout, flock_within
+from pi_context.support.regular import NotRegularFile, open_regular, special_entry
 
 from .build import _Build, _parse
 from .columns import CorruptIndex
@@ -59,6 +58,7 @@ from .scan import Digest, snapshot, unchanged
 
 __all__ = ["DISABLE_ENV", "HistoryIndex", "Unindexable", "View", "cache_dir_for", "index_enabled"]
 
+MEMO_MAX = 32  # derived answers an index keeps with its loaded state
 LOCK_WAIT = 1.0  # seconds a call waits for another process's update before answering unindexed
 _CACHE_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock")
 DISABLE_ENV = "PI_CONTEXT_HISTORY_INDEX"  # "0" answers every call without the index
@@ -90,6 +90,12 @@ class HistoryIndex(_Build):
         self.meta: dict[str, Any] = {}
         self.session_id = ""
         self.file_view: View | None = None
+        self.memo: dict[Any, Any] = {}
+        """Answers derived from the loaded state (query hits, id maps); dropped with it."""
+        self._held: dict[str, Any] | None = None  # the metadata the loaded state is of
+        self._db_identity: tuple[int, int] = (-1, -1)  # (device, inode) of the open database
+        self.resident = False
+        """Held open across calls (``resident``): worth loading whole columns once."""
 
     # -- lifecycle
 
@@ -100,7 +106,7 @@ class HistoryIndex(_Build):
         self.close()
 
     def close(self) -> None:
-        self._columns = {}
+        self._drop_loaded()
         self._close_blobs()
         if self._content is not None:
             self._content.close()
@@ -111,6 +117,30 @@ class HistoryIndex(_Build):
                     self.db.execute("ROLLBACK")
             self.db.close()
             self.db = None
+
+    def _holds(self, meta: dict[str, Any]) -> bool:
+        """Whether what is loaded is of ``meta``'s state (when the file was last seen aside:
+        a check that found it intact changes nothing loaded)."""
+        held = self._held
+        if held is None or len(held) != len(meta):
+            return False
+        for key, value in meta.items():
+            if key == "content_stamp" and type(value) is list and len(value) == 3:
+                # Our own update re-stamps the content file's time; its bytes are the size.
+                value = [value[0], value[2]]
+                stamp = held.get(key)
+                if type(stamp) is not list or len(stamp) != 3 or [stamp[0], stamp[2]] != value:
+                    return False
+            elif key != "seen" and value != held.get(key):
+                return False
+        return True
+
+    def _drop_loaded(self) -> None:
+        """Forget what was loaded from the database (it is reloaded on use)."""
+        self._columns = {}
+        self.memo = {}
+        self._held = None
+        self.file_view = None
 
     def _close_blobs(self) -> None:
         for blob in self._blobs.values():
@@ -127,24 +157,36 @@ class HistoryIndex(_Build):
                 raise CorruptIndex(f"the cache file {name} is {kind}")
         path = self.directory / "index.sqlite"
         # Created 0600 here: SQLite gives its -wal and -shm files the database's mode.
-        fd, _info = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd, info = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         os.close(fd)
-        db = sqlite3.connect(path, timeout=LOCK_WAIT, isolation_level=None)
+        self._db_identity = (info.st_dev, info.st_ino)
+        # Held across calls, maybe from another thread: ``resident`` lets one call at a time.
+        db = sqlite3.connect(path, timeout=LOCK_WAIT, isolation_level=None, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=OFF")  # a cache: a crash costs a rebuild, never an answer
         return db
 
+    def _same_database(self) -> bool:
+        """Whether the database this index holds open is still the cache's file."""
+        try:
+            info = os.stat(self.directory / "index.sqlite", follow_symlinks=False)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) == self._db_identity
+
     def discard(self) -> None:
-        """Throw the cache away (it is only derived data)."""
+        """Throw the cache away (it is only derived data; only if it is the cache's own)."""
         self.close()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        cache.discard("history", self.directory)
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         """Updates take the directory's lock, waiting at most ``LOCK_WAIT``: a holder that
         takes longer (stopped, hung) gets this call answered unindexed instead."""
         cache.private_dir(self.directory)
-        fd, _info = open_regular(self.directory / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        fd, _info = open_regular(
+            self.directory / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600
+        )
         try:
             try:
                 flock_within(fd, LOCK_WAIT, "the history index's lock")
@@ -183,19 +225,32 @@ class HistoryIndex(_Build):
             raise Unindexable(f"the session is {exc.kind}") from exc
         try:
             taken_ns = time.time_ns()
+            if self.db is not None:  # held across calls: the on-access sweep is still due
+                cache.prune_if_due()
+            if self.db is not None and not self._same_database():
+                self.close()  # held across calls, and the cache was replaced meanwhile
             db = self.db = self.db or self._connect()
+            self._close_blobs()
+            if db.in_transaction:  # held open across calls: the last call's read ends here
+                db.execute("ROLLBACK")
             meta = _meta(db)
             verdict = self._check(meta, stat, fd)
             if verdict is not True:
                 with self._locked():
                     now = _meta(db)  # another process may have updated it meanwhile
+                    if now is None or not self._holds(now):
+                        self._drop_loaded()  # held from a state the update does not start at
                     if now is None or meta is None or _state(now) != _state(meta):
                         verdict = self._check(now, stat, fd)
                     if verdict is None:
                         self._rebuild(db, stat, fd, taken_ns)
                     elif verdict is not True:
                         assert now is not None
+                        loaded = self._columns
                         self._append(db, now, fd, verdict, snapshot(stat, taken_ns))
+                        after = _meta(db)
+                        if after is not None and self._holds(after):
+                            self._columns = loaded  # found intact, nothing new: all still holds
                     meta = _meta(db)
             if meta is None:
                 raise CorruptIndex("no metadata after a rebuild")
@@ -238,17 +293,23 @@ class HistoryIndex(_Build):
         self._close_blobs()
         if db.in_transaction:
             db.execute("ROLLBACK")
-        self._columns = {}
         db.execute("BEGIN")
         meta = _meta(db)
         if meta is None or meta["generation"] != checked["generation"]:
             raise CorruptIndex("the index was rebuilt meanwhile")
         if meta["end"] < checked["end"]:
             raise CorruptIndex("the index went backwards")
+        if self._holds(meta) and self.file_view is not None:
+            # Held open across calls (a resident host) and nothing changed since the last
+            # call: the columns it loaded and checked, its view and content map still hold.
+            self.meta = meta
+            return meta
+        self._drop_loaded()
         self.meta = meta
         self.session_id = meta["session_id"] or ""
         self.file_view = View.from_blob(self._blob("view"))
         self._map_content(meta)
+        self._held = meta
         return meta
 
     # -- loading
@@ -271,6 +332,12 @@ class HistoryIndex(_Build):
 
     def tool_names(self, name: str | None, namespace: str | None) -> set[int]:
         """Item numbers whose tool name is ``name`` and whose family is ``namespace``."""
+        found: set[int] = self.memoized(
+            ("tools", name, namespace), lambda: self._tools_named(name, namespace)
+        )
+        return found
+
+    def _tools_named(self, name: str | None, namespace: str | None) -> set[int]:
         names = self._strings("t_name").all()
         wanted = set()
         for code, tool in enumerate(names, 1):
@@ -284,11 +351,25 @@ class HistoryIndex(_Build):
         self._expect("i_tool", self.meta["items"])
         return {num for num, code in enumerate(codes) if code in wanted}
 
+    def memoized(self, key: Any, make: Any) -> Any:
+        """``make()``, kept with the loaded state (a few dozen answers at most)."""
+        memo = self.memo
+        if key in memo:
+            return memo[key]
+        if len(memo) >= MEMO_MAX:
+            memo.pop(next(iter(memo)))
+        value = memo[key] = make()
+        return value
+
     def find_ids(self, item_id: str) -> list[int]:
         return self._strings("i_id").positions(item_id)
 
     def matches(self, queries: tuple[str, ...]) -> set[int]:
         """Item numbers whose content holds any query (every branch; the caller scopes)."""
+        found: set[int] = self.memoized(("matches", queries), lambda: self._matches(queries))
+        return found
+
+    def _matches(self, queries: tuple[str, ...]) -> set[int]:
         found: set[int] = set()
         content = self._content
         if content is None:
@@ -323,6 +404,13 @@ class HistoryIndex(_Build):
         # whole column loaded and checksummed: each is read in place.
         if not 0 <= num < self.meta["items"]:
             raise CorruptIndex(f"item {num} missing")
+        if self.resident and "i_seq" not in self._columns:
+            # Held across calls: load (and check) the columns once, rather than seek into
+            # them in place on every call (a seek walks SQLite's overflow pages).
+            for name in ("i_seq", "e_item0", "i_nchars", "e_off", "e_len"):
+                self._array(name)
+            self._strings("i_id")
+            self._strings("e_id")
         seq = self._value("i_seq", num)
         if not 0 <= seq < self.meta["entries"]:
             raise CorruptIndex(f"item {num} names no entry")

@@ -8,10 +8,10 @@ search run over the index's packed arrays instead of a freshly projected ``Histo
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, overload
 
-from pi_context.bindings.tool_output import JSONValue, page
+from pi_context.bindings.tool_output import JSONValue
 
 from .format import View
 from .index import HistoryIndex
@@ -30,7 +30,7 @@ from .query import (
     parse_queries,
     read_item,
     render_item,
-    shrink_keeping_addresses,
+    window_page,
     window_row,
 )
 
@@ -49,7 +49,7 @@ class IndexedHistory:
 
     def window_index(self, pos: int) -> int:
         """The window a branch position belongs to (the last window starting at or before it)."""
-        starts = [w[3] for w in self.view.windows]
+        starts = self.view.memoized("starts", lambda: [w[3] for w in self.view.windows])
         # Empty windows share a start with the next one; the item belongs to the last of them.
         return bisect_right(starts, pos) - 1
 
@@ -57,6 +57,14 @@ class IndexedHistory:
         view = self.view
         window_id = view.windows[self.window_index(pos)][0]
         return self.index.item(view.positions[pos], window_id, view.roles[pos])
+
+    @property
+    def count(self) -> int:
+        """How many items the branch holds."""
+        return len(self.view.positions)
+
+    def item_id_at(self, pos: int) -> str:
+        return self.item_at(pos).item_id
 
     def find(self, item_id: str) -> Item | None:
         """The first item on the branch with this id (ids can repeat only in a hand-edited file)."""
@@ -84,14 +92,54 @@ class IndexedHistory:
         return out
 
 
+class _Reversed(Sequence[int]):
+    """An ascending position list read newest first, without a reversed copy."""
+
+    def __init__(self, ascending: Sequence[int]) -> None:
+        self._ascending = ascending
+        self._last = len(ascending) - 1
+
+    def __len__(self) -> int:
+        return self._last + 1
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._last + 1))]
+        if not -self._last - 1 <= index <= self._last:
+            raise IndexError(index)
+        return self._ascending[self._last - index % (self._last + 1)]
+
+
 def _select(
     history: IndexedHistory,
     filters: Filters,
     recent_first: bool,
     candidates: list[int] | None = None,
-) -> list[int]:
+    candidates_key: Any = None,
+) -> Sequence[int]:
     """Branch positions of the filtered items in delivery order (as ``query.select``);
-    ``candidates`` (ascending positions) narrows the set first, as a search does."""
+    ``candidates`` (ascending positions, named by ``candidates_key``) narrows the set first,
+    as a search does. Each selection is made once per view (``View.memo``)."""
+    view = history.view
+    if candidates is None and filters == Filters():
+        ascending: Sequence[int] = range(len(view.positions))
+    elif candidates is not None and candidates_key is None:
+        ascending = _ascending(history, filters, candidates)
+    else:
+        ascending = view.memoized(
+            ("select", filters, candidates_key),
+            lambda: _ascending(history, filters, candidates),
+        )
+    return _Reversed(ascending) if recent_first else ascending
+
+
+def _ascending(
+    history: IndexedHistory, filters: Filters, candidates: list[int] | None
+) -> list[int]:
     view = history.view
     everything = range(len(view.positions))
     if filters.window_id is not None:
@@ -119,8 +167,6 @@ def _select(
         nums = history.index.tool_names(filters.tool_name, filters.tool_namespace)
         items = view.positions
         positions = [p for p in positions if items[p] in nums]
-    if recent_first:
-        positions.reverse()
     return positions
 
 
@@ -129,13 +175,14 @@ def windows_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, 
     view = history.view
     ends = view.window_ends()
     last = len(view.windows) - 1
-    rows = [
-        window_row(window_id, ends[index] - start, created_at, index == last)
-        for index, (window_id, created_at, _marker, start) in enumerate(view.windows)
-    ]
+    order = list(range(len(view.windows)))
     if paging.recent_first:
-        rows.reverse()
-    return page(rows, paging.cursor, "windows", limit=paging.limit, shrink=shrink_keeping_addresses)
+        order.reverse()
+    rows = []
+    for index in order:
+        window_id, created_at, _marker, start = view.windows[index]
+        rows.append(window_row(window_id, ends[index] - start, created_at, index == last))
+    return window_page(rows, paging, order, history.window_ids)
 
 
 def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
@@ -145,7 +192,7 @@ def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSO
     rendered = _Rendered(
         len(positions), lambda i: render_item(history.item_at(positions[i]), max_chars)
     )
-    return item_page(rendered, paging)
+    return item_page(rendered, paging, positions, history.count, history.item_id_at)
 
 
 def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSONValue]:
@@ -154,8 +201,10 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
     max_chars = parse_max_chars(args)
     filters = parse_filters(args)
     _select(history, Filters(window_id=filters.window_id), False, [])  # unknown window first
-    found = history.positions_of(history.index.matches(queries))
-    hits = _select(history, filters, paging.recent_first, found)
+    found = history.view.memoized(
+        ("found", queries), lambda: history.positions_of(history.index.matches(queries))
+    )
+    hits = _select(history, filters, paging.recent_first, found, queries)
 
     def render(i: int) -> dict[str, Any]:
         item = history.item_at(hits[i])
@@ -166,7 +215,7 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
             raise CorruptIndex(f"item {item.item_id} does not hold the query the index found")
         return render_item(item, max_chars, offset)
 
-    return item_page(_Rendered(len(hits), render), paging)
+    return item_page(_Rendered(len(hits), render), paging, hits, history.count, history.item_id_at)
 
 
 def read(history: IndexedHistory, args: Mapping[str, Any]) -> Any:

@@ -26,11 +26,11 @@ labels, model/thinking changes and unknown entry types are not items.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode as stringify
 from pi_context.bindings.session.windows import is_reset_marker, window_spans
+from pi_context.support.frozen import field, frozen, record
 
 Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
 
@@ -46,7 +46,7 @@ ITEM_ENTRY_TYPES = frozenset({"message", "custom_message", "compaction", "branch
 """Entry types that can contribute items; every other type is session state, not history."""
 
 
-@dataclass(slots=True, eq=False)
+@record
 class Item:
     """One history item. Its content is extracted on first use: a call that pages, counts or
     reads touches only the items it delivers, while the projection itself stays cheap."""
@@ -82,7 +82,7 @@ class Item:
         return f"Item({self.window_id!r}, {self.item_id!r}, {self.role!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Window:
     window_id: str
     created_at: str | None
@@ -90,7 +90,7 @@ class Window:
     items: tuple[Item, ...] = field(default_factory=tuple)
 
 
-@dataclass(frozen=True)
+@frozen
 class History:
     """Every window of the branch, oldest first, plus an id index over all items."""
 

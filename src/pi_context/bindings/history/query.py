@@ -8,7 +8,6 @@ rule, plus the offending argument echoed back (and, where it helps, the valid ch
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeGuard, TypeVar, overload
 
 from pi_context.bindings.addresses import ADDRESS_MAX_CHARS, address_problem, described
@@ -19,17 +18,19 @@ from pi_context.bindings.tool_output import (
     ReadRangeError,
     ReadWindow,
     json_bytes,
-    middle_truncate,
-    page,
     read_window,
     shrink_to_fit,
 )
+from pi_context.support.frozen import frozen
 
+from .cursors import keyed_page
+from .errors import ECHO_MAX_CHARS, HistoryError, Paging, _echo
 from .items import ROLES, TOOL_ROLES, History, Item
+
+__all__ = ["ECHO_MAX_CHARS", "HistoryError", "Paging"]
 
 DEFAULT_MAX_CHARS_PER_ITEM = 1_200
 MAX_CHARS_PER_ITEM_MAX = 50_000
-ECHO_MAX_CHARS = 200  # echoed arguments are middle-truncated so an error always fits
 
 # Keys a budget truncation leaves alone while anything else can give.
 PROTECTED = frozenset({"window_id", "item_id", "role", "created_at"})
@@ -37,24 +38,6 @@ PROTECTED = frozenset({"window_id", "item_id", "role", "created_at"})
 # ADDRESS_MAX_CHARS (longer ids are delivered as null with a reason), so a row holding them
 # whole and every other string cut to a marker always fits.
 ADDRESS_KEYS = frozenset({"window_id", "item_id"})
-
-
-class HistoryError(Exception):
-    """A model-facing argument or addressing error; ``payload`` is the JSON the model sees."""
-
-    def __init__(self, message: str, **echo: JSONValue) -> None:
-        super().__init__(message)
-        self.payload: dict[str, JSONValue] = {"error": message, **echo}
-
-
-def _echo(value: object) -> JSONValue:
-    if isinstance(value, str):
-        return middle_truncate(value, ECHO_MAX_CHARS)
-    if isinstance(value, list):
-        return [_echo(v) for v in value[:20]]
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    return middle_truncate(repr(value), ECHO_MAX_CHARS)
 
 
 def _echo_address(value: object) -> JSONValue:
@@ -167,16 +150,23 @@ def _bool_arg(args: Mapping[str, Any], name: str, default: bool) -> bool:
     return default if value is None else value
 
 
-@dataclass(frozen=True)
-class Paging:
-    cursor: int
-    limit: int | None
-    recent_first: bool
-
-
 def parse_paging(args: Mapping[str, Any]) -> Paging:
+    raw = args.get("cursor")
+    cursor: int | str
+    if isinstance(raw, str):
+        cursor = raw
+    else:
+        try:
+            cursor = _int_arg(args, "cursor", minimum=0, maximum=None) or 0
+        except HistoryError:
+            if isinstance(raw, int) and not isinstance(raw, bool):
+                raise
+            raise HistoryError(
+                "cursor must be a next_cursor exactly as a page returned it (or 0 to start)",
+                cursor=_echo(raw),
+            ) from None
     return Paging(
-        cursor=_int_arg(args, "cursor", minimum=0, maximum=None) or 0,
+        cursor=cursor,
         limit=_int_arg(args, "limit", minimum=1, maximum=None),
         recent_first=_bool_arg(args, "recent_first", True),
     )
@@ -187,7 +177,7 @@ def parse_max_chars(args: Mapping[str, Any]) -> int:
     return DEFAULT_MAX_CHARS_PER_ITEM if value is None else value
 
 
-@dataclass(frozen=True)
+@frozen
 class Filters:
     window_id: str | None = None
     role: str | None = None
@@ -270,6 +260,15 @@ def parse_queries(args: Mapping[str, Any]) -> tuple[str, ...]:
 
 def select(history: History, filters: Filters, recent_first: bool) -> list[Item]:
     """The filtered items in delivery order (newest first unless ``recent_first`` is false)."""
+    flat, positions = select_positions(history, filters, recent_first)
+    return [flat[p] for p in positions]
+
+
+def select_positions(
+    history: History, filters: Filters, recent_first: bool
+) -> tuple[list[Item], list[int]]:
+    """Every item of the branch oldest first, and the branch positions of the filtered ones
+    in delivery order (newest first unless ``recent_first`` is false)."""
     windows = history.windows
     if filters.window_id is not None:
         windows = tuple(w for w in windows if w.window_id == filters.window_id)
@@ -281,10 +280,20 @@ def select(history: History, filters: Filters, recent_first: bool) -> list[Item]
                 **_known_windows(history),
             )
     accepts = filters.accepts()
-    items = [item for window in windows for item in window.items if accepts(item)]
+    flat = list(history.items())
+    if filters.window_id is None:
+        positions = [p for p, item in enumerate(flat) if accepts(item)]
+    else:
+        chosen = {id(w) for w in windows}
+        positions, start = [], 0
+        for window in history.windows:
+            end = start + len(window.items)
+            if id(window) in chosen:
+                positions.extend(p for p in range(start, end) if accepts(flat[p]))
+            start = end
     if recent_first:
-        items.reverse()
-    return items
+        positions.reverse()
+    return flat, positions
 
 
 def first_match(content: str, queries: tuple[str, ...]) -> int:
@@ -356,10 +365,13 @@ def shrink_item(item: JSONValue, fits: Callable[[JSONValue], bool]) -> JSONValue
 def item_page(
     rendered: Sequence[dict[str, Any]],
     paging: Paging,
-    extra: Mapping[str, JSONValue] | None = None,
+    order: Sequence[int],
+    count: int,
+    id_at: Callable[[int], str],
 ) -> dict[str, JSONValue]:
-    return page(
-        rendered, paging.cursor, "items", limit=paging.limit, extra=extra, shrink=shrink_item
+    """A page of items; ``order[i]`` is rendered row ``i``'s branch position (of ``count``)."""
+    return keyed_page(
+        rendered, order, paging, "items", count=count, id_at=id_at, what="item", shrink=shrink_item
     )
 
 
@@ -370,13 +382,35 @@ def windows_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONVal
     paging = parse_paging(args)
     windows = list(history.windows)
     current = windows[-1]  # the window the leaf is in
+    order = list(range(len(windows)))
     if paging.recent_first:
-        windows.reverse()
+        order.reverse()
     rows = [
-        window_row(window.window_id, len(window.items), window.created_at, window is current)
-        for window in windows
+        window_row(
+            windows[i].window_id,
+            len(windows[i].items),
+            windows[i].created_at,
+            windows[i] is current,
+        )
+        for i in order
     ]
-    return page(rows, paging.cursor, "windows", limit=paging.limit, shrink=shrink_keeping_addresses)
+    return window_page(rows, paging, order, [w.window_id for w in windows])
+
+
+def window_page(
+    rows: Sequence[JSONValue], paging: Paging, order: Sequence[int], ids: Sequence[str]
+) -> dict[str, JSONValue]:
+    """A page of window rows; ``order[i]`` is row ``i``'s window index in ``ids``."""
+    return keyed_page(
+        rows,
+        order,
+        paging,
+        "windows",
+        count=len(ids),
+        id_at=ids.__getitem__,
+        what="window",
+        shrink=shrink_keeping_addresses,
+    )
 
 
 class _Rendered(Sequence[dict[str, Any]]):
@@ -404,23 +438,26 @@ class _Rendered(Sequence[dict[str, Any]]):
 def list_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValue]:
     paging = parse_paging(args)
     max_chars = parse_max_chars(args)
-    items = select(history, parse_filters(args), paging.recent_first)
-    rendered = _Rendered(len(items), lambda i: render_item(items[i], max_chars))
-    return item_page(rendered, paging)
+    flat, order = select_positions(history, parse_filters(args), paging.recent_first)
+    rendered = _Rendered(len(order), lambda i: render_item(flat[order[i]], max_chars))
+    return item_page(rendered, paging, order, len(flat), lambda p: flat[p].item_id)
 
 
 def search_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValue]:
     queries = parse_queries(args)
     paging = parse_paging(args)
     max_chars = parse_max_chars(args)
-    items = select(history, parse_filters(args), paging.recent_first)
+    flat, order = select_positions(history, parse_filters(args), paging.recent_first)
     hits: list[tuple[Item, int]] = []
-    for item in items:
+    positions: list[int] = []
+    for position in order:
+        item = flat[position]
         offset = first_match(item.content, queries)
         if offset >= 0:
             hits.append((item, offset))
+            positions.append(position)
     rendered = _Rendered(len(hits), lambda i: render_item(hits[i][0], max_chars, hits[i][1]))
-    return item_page(rendered, paging)
+    return item_page(rendered, paging, positions, len(flat), lambda p: flat[p].item_id)
 
 
 def read_item(history: History, args: Mapping[str, Any]) -> tuple[ReadWindow, dict[str, Any]]:

@@ -14,7 +14,6 @@ found first and then read alone, with one allocation of its exact size (a 1 GiB 
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -32,6 +31,8 @@ class Digest:
     __slots__ = ("_hash", "length")
 
     def __init__(self) -> None:
+        import hashlib  # imported when a digest is made: not on a warm call's path
+
         self._hash = hashlib.sha1(usedforsecurity=False)
         self.length = 0
 

@@ -19,12 +19,12 @@ from pi_context.bindings.tool_output import (
     middle_truncate,
 )
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
-from pi_context.gc_pause import gc_paused
+from pi_context.support.gc_pause import gc_paused
 
 from . import indexed
 from .columns import CorruptIndex
 from .format import Unindexable
-from .index import HistoryIndex, index_enabled
+from .index import index_enabled
 from .indexed import IndexedHistory
 from .items import ROLES, History, project_history
 from .query import (
@@ -35,6 +35,7 @@ from .query import (
     search_page,
     windows_page,
 )
+from .resident import held_index
 
 
 def load_history(ctx: ToolContext) -> History:
@@ -64,7 +65,7 @@ def answer(ctx: ToolContext, plain: Answer, indexed: Answer, args: Mapping[str, 
     """
     if ctx.session_path is not None and index_enabled():
         try:
-            with HistoryIndex(ctx.session_path) as index:
+            with held_index(ctx.session_path) as index:
                 try:
                     view = index.open_view(ctx.leaf_id)
                     return indexed(IndexedHistory(index, view), args)
@@ -125,9 +126,9 @@ _LIMIT = {
     "output budget). It caps the page, not the set: follow next_cursor for the rest.",
 }
 _CURSOR = {
-    "type": "integer",
-    "minimum": 0,
-    "description": "Position to resume from: pass the previous page's next_cursor. "
+    "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+    "description": "Where to resume: pass the previous page's next_cursor exactly (an "
+    "offset oldest first, a key that does not move as the session grows newest first). "
     "next_cursor is null only at the true end.",
 }
 # Optional filters that also take null (as the published extension's Union with Null): one

@@ -27,8 +27,8 @@ from pi_context.bindings.notes.frontmatter import (
 from pi_context.bindings.notes.homes import NotesHomes
 from pi_context.bindings.notes.note_address import address_path
 from pi_context.bindings.notes.records import Note, _decode, _mtime_ms
-from pi_context.clock import now_ms
-from pi_context.digest import sha256_hex
+from pi_context.support.clock import now_ms
+from pi_context.support.digest import sha256_hex
 
 
 def lock_name(path: str) -> str:
@@ -87,7 +87,7 @@ class _Access:
             finally:
                 os.close(root_fd)
         except jail.JailError as exc:
-            if exc.kind == "symlink":
+            if exc.kind in ("symlink", "untrusted"):
                 raise UnsafeHomeError(
                     f"the {scope} home is not trusted: {exc.message}", scope=scope
                 ) from exc

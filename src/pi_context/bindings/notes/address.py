@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 MAX_PATH_BYTES = 1024
 """Longest virtual path, in UTF-8 bytes."""
@@ -95,25 +95,62 @@ class GlobPattern:
 
     ``**`` matches zero or more whole segments, so ``notes/**`` matches everything below
     ``notes`` and ``**/todo.md`` matches ``todo.md`` at any depth.
+
+    Matching never backtracks: the path's segments are walked once per pattern segment, with
+    the set of path positions reached so far, and one segment is matched against one pattern
+    segment by the greedy star rule. The work is at most (pattern length) x (path length)
+    steps, whatever the pattern (issue 31: ``*a*a*a…*b`` or ``**/`` repeated, compiled into a
+    backtracking regex, ran for minutes against one ordinary path).
     """
 
     source: str
-    regex: re.Pattern[str]
+    segments: tuple[str, ...]
+    """The pattern's segments; ``**`` is the segment that crosses."""
 
     def matches(self, path: str) -> bool:
-        return self.regex.fullmatch("/" + path) is not None
+        parts = path.split("/")
+        count = len(parts)
+        reached = [False] * (count + 1)
+        reached[0] = True
+        for segment in self.segments:
+            after = [False] * (count + 1)
+            if segment == "**":
+                on = False
+                for at in range(count + 1):
+                    on = reached[at] or (on and parts[at - 1] != "")
+                    after[at] = on
+            else:
+                for at in range(count):
+                    if reached[at] and segment_matches(segment, parts[at]):
+                        after[at + 1] = True
+            if not any(after):
+                return False
+            reached = after
+        return reached[count]
 
 
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    for char in segment:
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
+def segment_matches(pattern: str, name: str) -> bool:
+    """Whether one segment ``name`` matches one segment glob (``*`` any run, ``?`` one
+    character, everything else itself), without backtracking past the last ``*``: at most
+    ``len(pattern) * len(name)`` steps."""
+    p = n = 0
+    star = -1
+    resume = 0
+    while n < len(name):
+        if p < len(pattern) and pattern[p] == "*":
+            star, resume = p, n
+            p += 1
+        elif p < len(pattern) and (pattern[p] == "?" or pattern[p] == name[n]):
+            p += 1
+            n += 1
+        elif star >= 0:
+            resume += 1  # the last ``*`` takes one character more; earlier ones stay fixed
+            p, n = star + 1, resume
         else:
-            out.append(re.escape(char))
-    return "".join(out)
+            return False
+    while p < len(pattern) and pattern[p] == "*":
+        p += 1
+    return p == len(pattern)
 
 
 def compile_glob(pattern: object) -> GlobPattern:
@@ -126,17 +163,13 @@ def compile_glob(pattern: object) -> GlobPattern:
             raise NoteAddressError(f"invalid pattern: it contains {what}")
     if pattern.startswith("/"):
         raise NoteAddressError("invalid pattern: it must be relative (no leading /)")
-    pieces: list[str] = []
-    for segment in pattern.split("/"):
+    segments = pattern.split("/")
+    for segment in segments:
         if segment in ("", ".", ".."):
             shown = "an empty segment" if segment == "" else repr(segment)
             raise NoteAddressError(f"invalid pattern: it contains {shown}")
-        if segment == "**":
-            pieces.append("(?:/[^/]+)*")
-        elif "**" in segment:
+        if segment != "**" and "**" in segment:
             raise NoteAddressError(
                 f"invalid pattern: '**' must be a whole segment, got {segment!r}"
             )
-        else:
-            pieces.append("/" + _segment_regex(segment))
-    return GlobPattern(pattern, re.compile("".join(pieces), re.DOTALL))
+    return GlobPattern(pattern, tuple(segments))

@@ -19,7 +19,7 @@ import os
 import time
 
 from pi_context.bindings.notes.frontmatter import NoteMeta, ParsedNote
-from pi_context.frozen import field, record
+from pi_context.support.frozen import field, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:

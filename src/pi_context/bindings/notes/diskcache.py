@@ -54,11 +54,11 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from pathlib import Path
 
-import pi_context.cache as cache
+import pi_context.support.cache as cache
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.frontmatter import NoteMeta
-from pi_context.cache_dir import cache_root
-from pi_context.regular import open_regular
+from pi_context.support.cache_dir import cache_root
+from pi_context.support.regular import open_regular
 
 ENABLE_ENV = "PI_CONTEXT_NOTES_CACHE"
 
@@ -129,6 +129,10 @@ def cache_file(notes_root: Path, home: str) -> Path | None:
     if inside:
         return None  # a cache file there would sit in a home, or be listed as one
     cache.prune_if_due()
+    try:
+        cache.private_dir(folder)  # never a folder another user made or may write
+    except OSError:
+        return None
     return folder / f"{cache.key_of(os.path.abspath(home))}.bin"
 
 

@@ -8,7 +8,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-import pi_context.cache as cache
+import pi_context.support.cache as cache
 from pi_context.bindings.notes.cache import Entry, Stamp
 from pi_context.bindings.notes.diskcache import (
     _HEADER,
@@ -64,7 +64,7 @@ def save(
 ) -> bool:
     """Replace the cache with ``entries`` and the folder ``listings`` (atomically); ``False``
     if it could not be written. ``source`` is the home it caches: recorded beside the file
-    first, so the file is pruned once the home is gone (``pi_context.cache``).
+    first, so the file is pruned once the home is gone (``pi_context.support.cache``).
 
     ``addressable`` says whether a path is a valid note address. Entries without a body, or
     holding a NUL in a text column, are left out.

@@ -30,7 +30,7 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 FENCE = "---"
 ORIGIN_DEFAULT = "self"

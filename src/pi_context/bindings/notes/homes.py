@@ -25,11 +25,11 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from pi_context.bindings.notes.note_address import SCOPES as SCOPES
-from pi_context.digest import sha1_hex
-from pi_context.frozen import frozen, replace
-from pi_context.jsonlimits import JSONLimitError, check_depth
-from pi_context.regular import NotRegularFile, open_regular, read_bounded, read_regular
-from pi_context.surrogates import SURROGATE
+from pi_context.support.digest import sha1_hex
+from pi_context.support.frozen import frozen, replace
+from pi_context.support.jsonlimits import JSONLimitError, check_depth
+from pi_context.support.regular import NotRegularFile, open_regular, read_bounded, read_regular
+from pi_context.support.surrogates import SURROGATE
 
 ENV_VAR = "PI_NOTES_HOME"
 AGENT_ENV_VAR = "PI_NOTES_AGENT"

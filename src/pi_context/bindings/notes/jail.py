@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from pi_context.locking import flock_within
+from pi_context.support.locking import flock_within
 
 TEMP_PREFIX = ".pi-notes-tmp."
 LOCK_DIR = ".pi-notes-locks"
@@ -46,7 +46,8 @@ class JailError(Exception):
 
     ``symlink`` a component is a symbolic link; ``linked`` a hard-linked file;
     ``conflict`` a file where a folder should be (or the reverse), or not a regular file;
-    ``missing`` absent; ``io`` any other operating-system failure.
+    ``missing`` absent; ``untrusted`` a notes root another user owns or may write;
+    ``io`` any other operating-system failure.
     """
 
     def __init__(self, kind: str, message: str) -> None:
@@ -104,7 +105,13 @@ def open_root(root: Path, *, create: bool) -> int | None:
         except OSError as exc:
             raise _io(exc, f"cannot create the notes root {root}") from exc
     try:
-        return os.open(root, _DIR_FLAGS)
+        fd = os.open(root, _DIR_FLAGS)
+        try:
+            check_owned(os.fstat(fd), f"the notes root {root}")
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
     except FileNotFoundError:
         if create:
             raise JailError("missing", f"the notes root {root} vanished while opening it") from None
@@ -117,6 +124,24 @@ def open_root(root: Path, *, create: bool) -> int | None:
                 "point PI_NOTES_HOME (or --notes-home) at the real directory",
             ) from exc
         raise _io(exc, f"cannot open the notes root {root}") from exc
+
+
+def check_owned(info: os.stat_result, shown: str) -> None:
+    """Refuse (kind ``untrusted``) a folder another user owns, or group or others may write:
+    they could read, plant or swap the notes in it."""
+    me = os.getuid()
+    if info.st_uid != me:
+        raise JailError(
+            "untrusted",
+            f"{shown} is owned by uid {info.st_uid}, not by you (uid {me}); "
+            "point PI_NOTES_HOME (or --notes-home) at a folder of your own",
+        )
+    if info.st_mode & 0o022:
+        raise JailError(
+            "untrusted",
+            f"{shown} may be written by group or others (mode {oct(stat.S_IMODE(info.st_mode))}); "
+            "run chmod go-w on it, or point PI_NOTES_HOME at a private folder",
+        )
 
 
 def open_dir(

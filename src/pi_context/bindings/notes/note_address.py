@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 
 from pi_context.bindings.notes.address import NoteAddressError, note_path
-from pi_context.frozen import frozen
+from pi_context.support.frozen import frozen
 
 SCOPES: tuple[str, ...] = ("session", "project", "human", "agent", "model")
 """The five homes, in the order listings and the boot walk them."""

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from operator import attrgetter
 
 from pi_context.bindings.notes.records import NoteRecord
-from pi_context.frozen import frozen
-from pi_context.gc_pause import gc_paused
+from pi_context.support.frozen import frozen
+from pi_context.support.gc_pause import gc_paused
 
 
 def list_order(records: Sequence[NoteRecord]) -> list[NoteRecord]:

@@ -21,7 +21,7 @@ from pi_context.bindings.notes.frontmatter import (
     ParsedNote,
 )
 from pi_context.bindings.notes.note_address import address_path
-from pi_context.frozen import frozen, record
+from pi_context.support.frozen import frozen, record
 
 NOTE_MAX_BYTES = 1_000_000
 """Largest note body, in UTF-8 bytes."""

@@ -15,9 +15,12 @@ root, the folder names, the slugs and the ``.md`` suffix. Old slugs are not alwa
 
 Nothing is ever overwritten: a destination that already holds different bytes is a conflict
 (left in place, reported); identical bytes mean an earlier run already copied it, so the old
-copy is removed. Each file is written atomically under the note's lock in the new home, read
-back and compared, and only then removed from the old home. Links (soft or hard) in the old
-tree are reported and left alone.
+copy is removed, but only once it is proven to be another file (device and inode) than the
+copy kept. An earlier root that is the new root, or holds it, or lies inside it (through a
+linked ancestor or ``..``, compared by identity, never by the paths' text) is refused with
+``RootsOverlapError`` before anything is read. Each file is written atomically under the
+note's lock in the new home, read back and compared, and only then removed from the old home.
+Links (soft or hard) in the old tree are reported and left alone.
 """
 
 from __future__ import annotations
@@ -37,10 +40,33 @@ from pi_context.bindings.notes.address import (
     note_path,
 )
 from pi_context.bindings.notes.homes import model_slug, project_key, slugify
+from pi_context.support import identity
 
 _HASHED = re.compile(r"-[0-9a-f]{10}$")
 _LEGACY_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_DEPTH = 128
+
+
+class RootsOverlapError(jail.JailError):
+    """The earlier layout's root and the new notes root are one folder, or one holds the
+    other (by device and inode): moving notes between them could remove the only copy."""
+
+    def __init__(self, old_root: Path, new_root: Path) -> None:
+        super().__init__(
+            "overlap",
+            f"the earlier root {old_root} and the notes root {new_root} are the same folder, "
+            "or one holds the other (compared by device and inode, through links and '..'); "
+            "nothing was moved. Give --from the earlier layout's own folder, apart from the "
+            "notes root",
+        )
+        self.old_root = old_root
+        self.new_root = new_root
+
+
+def check_apart(old_root: Path, new_root: Path) -> None:
+    """Raise ``RootsOverlapError`` unless the two roots are apart, by identity."""
+    if identity.overlap(old_root, new_root):
+        raise RootsOverlapError(old_root, new_root)
 
 
 def legacy_root() -> Path:
@@ -179,7 +205,9 @@ def plan_layout(
     models: Sequence[str] = (),
     progress: Callable[[str], None] | None = None,
 ) -> LayoutPlan:
-    """What ``apply_layout`` would move (reads only)."""
+    """What ``apply_move`` would move (reads only); ``RootsOverlapError`` when the roots are
+    not apart."""
+    check_apart(old_root, new_root)
     result = LayoutPlan(old_root, new_root)
     moves = home_moves(old_root, projects, models)
     for number, move in enumerate(moves, start=1):
@@ -189,8 +217,6 @@ def plan_layout(
         if move.new is None:
             result.left.append((shown + "/", move.reason))
             continue
-        if old_root == new_root and move.old == move.new:
-            continue  # already where the shared layout keeps it
         try:
             home_fd = _open_old_home(old_root, move.old)
         except jail.JailError as exc:
@@ -216,8 +242,12 @@ def plan_layout(
 
 
 def apply_move(plan: LayoutPlan, item: FileMove) -> str:
-    """Move one file; returns ``moved``, ``already there`` or raises ``jail.JailError``."""
+    """Move one file; returns ``moved``, ``already there`` or raises ``jail.JailError``.
+
+    The old copy is unlinked only when the name still holds the very file read, and that file
+    is not the one kept in the new home (device and inode)."""
     assert item.move.new is not None
+    check_apart(plan.old_root, plan.new_root)
     old_fd = _open_old_home(plan.old_root, item.move.old)
     if old_fd is None:
         raise jail.JailError("missing", "the old home vanished")
@@ -229,8 +259,15 @@ def apply_move(plan: LayoutPlan, item: FileMove) -> str:
     if old_dir is None:
         raise jail.JailError("missing", "the old file vanished")
     try:
-        data, _info = jail.read_file(old_dir, old_parts[-1], shown=item.old_path, exact=True)
-        outcome = _place(plan.new_root, item.move.new, item.new_path, data)
+        data, info = jail.read_file(old_dir, old_parts[-1], shown=item.old_path, exact=True)
+        outcome, kept = _place(plan.new_root, item.move.new, item.new_path, data)
+        now = identity.of(os.stat(old_parts[-1], dir_fd=old_dir, follow_symlinks=False))
+        if now == kept:
+            raise jail.JailError(
+                "same-file", f"{item.old_path} is the very file kept in the new home; left alone"
+            )
+        if now != identity.of(info):
+            raise jail.JailError("changed", f"{item.old_path} was replaced while moving it")
         os.unlink(old_parts[-1], dir_fd=old_dir)  # only once the new copy reads back equal
         return outcome
     except FileNotFoundError as exc:
@@ -241,7 +278,11 @@ def apply_move(plan: LayoutPlan, item: FileMove) -> str:
         os.close(old_dir)
 
 
-def _place(new_root: Path, home: Sequence[str], path: str, data: bytes) -> str:
+def _place(
+    new_root: Path, home: Sequence[str], path: str, data: bytes
+) -> tuple[str, identity.Identity]:
+    """Write ``data`` to the new home unless it is there already: the outcome, and the
+    identity of the file that holds it."""
     root_fd = jail.open_root(new_root, create=True)
     assert root_fd is not None
     try:
@@ -256,20 +297,20 @@ def _place(new_root: Path, home: Sequence[str], path: str, data: bytes) -> str:
             assert dir_fd is not None
             try:
                 try:
-                    existing, _info = jail.read_file(dir_fd, parts[-1], shown=path)
+                    existing, held = jail.read_file(dir_fd, parts[-1], shown=path)
                 except FileNotFoundError:
                     existing = None
                 if existing is not None:
                     if existing == data:
-                        return "already there"
+                        return "already there", identity.of(held)
                     raise jail.JailError(
                         "conflict", f"{'/'.join(home)}/{path} already exists with other content"
                     )
                 jail.replace_file(dir_fd, parts[-1], data, shown=path)
-                back, _info = jail.read_file(dir_fd, parts[-1], shown=path)
+                back, held = jail.read_file(dir_fd, parts[-1], shown=path)
                 if back != data:
                     raise jail.JailError("io", f"{path} did not read back as written")
-                return "moved"
+                return "moved", identity.of(held)
             finally:
                 os.close(dir_fd)
     finally:

@@ -19,8 +19,8 @@ from pi_context.bindings.notes.frontmatter import NoteMeta
 from pi_context.bindings.notes.homes import SCOPES
 from pi_context.bindings.notes.records import Refused
 from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore
-from pi_context.frozen import frozen
-from pi_context.gc_pause import gc_paused
+from pi_context.support.frozen import frozen
+from pi_context.support.gc_pause import gc_paused
 
 
 class SnapshotNote:

@@ -75,7 +75,7 @@ from pi_context.bindings.notes.records import (
     _path_problem,
 )
 from pi_context.bindings.notes.writes import _Writes
-from pi_context.gc_pause import gc_paused
+from pi_context.support.gc_pause import gc_paused
 
 __all__ = [
     "MAX_WALK_DEPTH",

@@ -4,10 +4,13 @@ and ``notes_search``, each a function from (context, arguments) to a ``ToolResul
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
+from pi_context.bindings.notes import list_cursor
 from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes.list_cursor import Listing
 from pi_context.bindings.notes.note_address import NoteAddress
 from pi_context.bindings.notes.query import LineMatch, match_lines
 from pi_context.bindings.notes.records import HomeRead, Note, Refused, WriteOutcome
@@ -52,7 +55,8 @@ from pi_context.bindings.tool_output import (
     read_window,
 )
 from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
-from pi_context.gc_pause import gc_paused
+from pi_context.support.clock import now_ms
+from pi_context.support.gc_pause import gc_paused
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -217,7 +221,7 @@ class _LazyRows(Sequence["JSONValue"]):
 
 def _listing(
     reads: list[tuple[NoteStore, HomeRead]], accept: Callable[[str], bool] | None
-) -> _LazyRows:
+) -> tuple[list[tuple[NoteStore, HomeRead]], Listing, list[int]]:
     """Every note of ``reads`` in ``list_order``: newest first, then path, then scope."""
     reads = sorted(reads, key=lambda pair: pair[1].scope)  # concatenated in scope order
     paths: list[str] = []
@@ -233,14 +237,26 @@ def _listing(
     # Stable sorts with C key functions, least significant key first (scope: concatenation).
     order.sort(key=paths.__getitem__)
     order.sort(key=updated.__getitem__, reverse=True)
-    return _LazyRows(reads, order, starts)
+
+    def home_of(index: int) -> tuple[HomeRead, int]:
+        home = bisect_right(starts, index) - 1
+        return reads[home][1], index - starts[home]
+
+    def scope_of(index: int) -> str:
+        return home_of(index)[0].scope
+
+    def created_of(index: int) -> int:
+        read, at = home_of(index)
+        return read.record(at).meta.created_at
+
+    return reads, Listing(order, paths, updated, scope_of, created_of), starts
 
 
 def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     target, accept = _pattern(args)
     selection = _selection(ctx, args, target)
     limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
-    cursor = _int(args, "cursor", 0, 0, None)
+    cursor = _list_cursor(args)
     reads: list[tuple[NoteStore, HomeRead]] = []
     failures: list[HomeReadError] = _unavailable(ctx, args, target)
     refused: list[Refused] = []
@@ -253,17 +269,40 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
         reads.append((store, read))
         home_refused = sorted(read.refused, key=lambda r: r.path)
         refused.extend(r for r in home_refused if accept is None or accept(r.path))
+    chosen = json.dumps(
+        [args.get("pattern"), [[str(store.homes.root), scope] for store, scope in selection]],
+        ensure_ascii=False,
+        default=str,
+    )
+    clock = selection[0][0].clock if selection else now_ms
     with gc_paused():
-        rows = _listing(reads, accept)
+        reads, listing, starts = _listing(reads, accept)
+        try:
+            walk = list_cursor.resume(listing, cursor, chosen, clock())
+        except list_cursor.CursorError as exc:
+            raise _fail(str(exc), cursor=cursor) from None
+    rows = _LazyRows(reads, walk.indices, starts)
+    # The widest cursor this page can end with: the one after any row it may hold.
+    reach = range(1, min(len(rows), limit + 1))
+    widest = max((json_bytes(walk.cursor_of(i)) for i in reach), default=0)
     result = page(
         rows,
-        cursor,
+        0,
         "files",
         limit=limit,
         extra=_problems(failures, refused),
         protect=frozenset({"address", "path", "scope"}),
+        cursor_of=walk.cursor_of,
+        cursor_bytes=widest,
     )
-    return ToolResult(text=encode_json(result), details={"total": len(rows)})
+    return ToolResult(text=encode_json(result), details={"total": len(listing.order)})
+
+
+def _list_cursor(args: Args) -> int | str:
+    value = args.get("cursor")
+    if isinstance(value, str):
+        return value
+    return _int(args, "cursor", 0, 0, None)
 
 
 # --- notes_search --------------------------------------------------------------------------

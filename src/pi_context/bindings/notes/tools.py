@@ -85,6 +85,12 @@ _CURSOR = {
     "minimum": 0,
     "description": "Resume from the previous page's next_cursor. Defaults to 0.",
 }
+_LIST_CURSOR = {
+    "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+    "description": "Resume from the previous page's next_cursor, passed exactly as given: it "
+    "names where the walk stands, so notes written or edited between pages are neither "
+    "skipped nor repeated. Defaults to 0 (the start).",
+}
 
 
 def _guarded(
@@ -214,7 +220,7 @@ TOOLS: tuple[Tool, ...] = (
                 "pattern": _PATTERN,
                 "scope": {**_SCOPE, "description": "Only this home (an alias of an @ pattern)."},
                 "max_results": _count("Page size", ta.LIST_MAX, ta.LIST_DEFAULT),
-                "cursor": _CURSOR,
+                "cursor": _LIST_CURSOR,
             },
             (),
         ),

@@ -32,7 +32,7 @@ from pi_context.bindings.notes.records import (
     _legacy_reason,
     _utf8,
 )
-from pi_context.frozen import replace
+from pi_context.support.frozen import replace
 
 
 class _Writes(_Access):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode
-from pi_context.writes import append_whole
+from pi_context.support.writes import append_whole
 
 STATE_ENV = "PI_CONTEXT_STATE_DIR"
 MAX_FILE_BYTES = 2 * 1024 * 1024

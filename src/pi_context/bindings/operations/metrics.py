@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session.jsonl import JSONLineError, parse
-from pi_context.json_fields import json_fields
+from pi_context.support.json_fields import json_fields
 
 from .log import rotated
 

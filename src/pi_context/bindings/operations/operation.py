@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session.jsonl import encode
-from pi_context.clock import now_ms
-from pi_context.json_fields import json_fields
+from pi_context.support.clock import now_ms
+from pi_context.support.json_fields import json_fields
 
 from .log import LogWriter, log_path
 

@@ -16,7 +16,7 @@ reset-control machine.
 * ``commands``    /wipe-memory, /pi-context on|off|status, /compact
 * ``tools``       the ``wipe_memory`` and ``get_context_remaining`` tools
 * ``tool_host``   the runtime's side of the tools (context, schemas, dispatch)
-* ``handoff``     ``/handoff`` (driven through ``ports.HandoffHost``)
+* ``ports``       what the handoff (``bindings/handoff/``) needs of the runtime
 * ``overflow``    provider context-overflow detection
 * ``tree``        tree navigation and its branch-summary decision
 * ``via``         one-line typed read-only attributes (``Via``, ``Derived``)

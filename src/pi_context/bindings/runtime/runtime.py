@@ -65,9 +65,8 @@ from .via import Via
 from .window import WindowView
 
 if TYPE_CHECKING:
+    from pi_context.bindings.handoff.controller import HandoffOptions, HandoffResult, Handoffs
     from pi_context.bindings.handoff.panel import SessionPanel
-
-    from .handoff import HandoffOptions, HandoffResult, Handoffs
 
 __all__ = [
     "BoundaryResult",
@@ -481,7 +480,7 @@ class Runtime:
 
     @cached_property
     def handoffs(self) -> Handoffs:
-        from .handoff import Handoffs
+        from pi_context.bindings.handoff.controller import Handoffs
 
         return Handoffs(self)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from pi_context.support.frozen import frozen
 
 
 class SessionError(Exception):
@@ -21,7 +22,7 @@ class SessionError(Exception):
         super().__init__(where + message)
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     """Something wrong in a session file that loading survived (and what it did about it).
 

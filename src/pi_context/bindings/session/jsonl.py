@@ -18,14 +18,14 @@ from typing import Any
 
 import msgspec
 
-from pi_context.jsonlimits import (
+from pi_context.support.jsonlimits import (
     JSONLimitError,
     check_depth,
     deeper_than,
     depth_error,
     too_deep_message,
 )
-from pi_context.surrogates import escape
+from pi_context.support.surrogates import escape
 
 _MAX_SAFE_INT = 2**53
 _MAX_DEPTH = 100_000

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pi_context.digest import sha256_hex
+from pi_context.support.digest import sha256_hex
 
 CURRENT_VERSION = 3
 

@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from pi_context.clock import now_ms
-from pi_context.gc_pause import gc_paused
+from pi_context.support.clock import now_ms
+from pi_context.support.gc_pause import gc_paused
 
 from . import tree as tr
 from .appends import _Appends, _apply_draft
@@ -174,9 +174,7 @@ class Session(_Appends):
             session.problems = list(raw.problems)
             return session
         if not raw.values or not is_header(raw.values[0]):
-            raise SessionError(
-                _not_a_session_reason(raw), path, raw.lines[0] if raw.values else None
-            )
+            raise SessionError(_not_a_session_reason(raw), path, _not_a_session_line(raw))
         header = raw.values[0]
         session = cls(
             header=header,
@@ -477,6 +475,15 @@ def _cycle_text(cycle: list[str]) -> str:
             [*cycle[:CYCLE_SHOWN], f"... {hidden} more ...", *cycle[-CYCLE_SHOWN:], cycle[0]]
         )
     return f"parent cycle of {len(cycle)} entries: {walk}; walks stop there"
+
+
+def _not_a_session_line(raw: Any) -> int | None:
+    """The line a "not a Pi session" error names: the byte-order mark's (line 1), else the
+    first JSON value's."""
+    bom = next((p.line for p in raw.problems if p.kind == "bom"), None)
+    if bom is not None:
+        return int(bom)
+    return int(raw.lines[0]) if raw.values else None
 
 
 def _not_a_session_reason(raw: Any) -> str:

@@ -9,9 +9,9 @@ from array import array
 from pathlib import Path
 from typing import Any
 
-from pi_context.clock import now_ms
-from pi_context.gc_pause import gc_paused
-from pi_context.regular import open_regular
+from pi_context.support.clock import now_ms
+from pi_context.support.gc_pause import gc_paused
+from pi_context.support.regular import open_regular
 
 from . import context as ctx
 from . import tree as tr

@@ -10,15 +10,15 @@ import io
 import os
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pi_context.gc_pause import gc_paused
-from pi_context.jsonlimits import deeper_than, depth_error
-from pi_context.regular import NotRegularFile, bounded_reader, open_regular, read_regular
-from pi_context.writes import append_whole, create_whole
+from pi_context.support.frozen import field, record
+from pi_context.support.gc_pause import gc_paused
+from pi_context.support.jsonlimits import deeper_than, depth_error
+from pi_context.support.regular import NotRegularFile, bounded_reader, open_regular, read_regular
+from pi_context.support.writes import append_whole, create_whole
 
 from .errors import Problem, SessionError
 from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
@@ -35,7 +35,7 @@ class Durability(Enum):
     NONE = "none"  # never fsync (tests, benchmarks, throwaway sessions)
 
 
-@dataclass
+@record
 class RawFile:
     """What a session file holds, before any interpretation as a tree.
 

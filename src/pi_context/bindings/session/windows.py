@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import math
-import random
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS, address_problem
+from pi_context.support.frozen import frozen
+
+if TYPE_CHECKING:
+    import random
 
 from .context import current_system_message
 from .errors import SessionError
@@ -271,7 +273,11 @@ def mint_window_id(
     an address.
     """
     check_session_id(session_id)
-    source = rng or random.SystemRandom()
+    if rng is None:
+        import random  # only when an id is made: not on a reader's start-up path
+
+        rng = random.SystemRandom()
+    source = rng
     taken = window_ids_on_branch(branch, session_id, fork_safe=fork_safe)
     prefix = window_prefix(session_id, branch, fork_safe=fork_safe)
     while True:
@@ -280,7 +286,7 @@ def mint_window_id(
             return candidate
 
 
-@dataclass(frozen=True)
+@frozen
 class WindowSpan:
     """Branch indices ``start:end`` of one window; ``marker_id`` is None for the root window."""
 

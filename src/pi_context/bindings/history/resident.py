@@ -1,0 +1,53 @@
+"""History indexes held open across calls, so a resident host (the MCP server, a runtime)
+pays for what a call returns, not for the whole session.
+
+An index opened here stays open after the call: its database connection, the columns it has
+loaded and checked, the branch view and the content map. The next call still checks it
+against the file first (``HistoryIndex.open_view``: identity, ``stat``, digest), and loads
+again only what an append or a rebuild changed. At most ``HELD_MAX`` session files are held;
+the least recently used is closed first. A one-shot CLI call opens and closes as before.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .index import HistoryIndex, cache_dir_for
+
+HELD_MAX = 4
+
+_held: OrderedDict[tuple[str, str], HistoryIndex] = OrderedDict()
+_lock = threading.RLock()
+
+
+@contextmanager
+def held_index(source: Path) -> Iterator[HistoryIndex]:
+    """The open index of ``source`` (opened on first use), used by one call at a time."""
+    real = os.path.realpath(source)
+    key = (real, os.fspath(cache_dir_for(Path(real))))
+    with _lock:
+        index = _held.pop(key, None)
+        if index is None:
+            index = HistoryIndex(Path(real), Path(key[1]))
+            index.resident = True
+        _held[key] = index
+        while len(_held) > HELD_MAX:
+            _held.popitem(last=False)[1].close()
+        try:
+            yield index
+        except BaseException:
+            _held.pop(key, None)
+            index.close()
+            raise
+
+
+def close_all() -> None:
+    """Close every held index (at shutdown, or to start from the file again)."""
+    with _lock:
+        while _held:
+            _held.popitem()[1].close()

@@ -1,0 +1,120 @@
+"""The reference implementation served over the conformance protocol.
+
+Steps go through each spec's generated wire reducer (``step_wire``), which decides straight
+from the JSON values and reports the lazy facts it read as ``consulted``. Every request gets
+exactly one reply; a request that cannot be served gets ``{"ok": false, "error": ...}``
+naming the problem and the server keeps going.
+
+Input is bytes of unknown shape: a line longer than ``MAX_LINE`` is skipped unbuffered (in
+linear time, however long) and answered with an error naming the limit, and every reply is
+valid JSON (``protocol.encode``) or, when it cannot be, an error reply saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from pi_context.checks.conformance.protocol import (
+    MAX_LINE,
+    PROTOCOL,
+    LineBuffer,
+    ProtocolError,
+    Request,
+    encode,
+    error_reply,
+    parse_request,
+)
+from pi_context.codegen.fresh import reset_control
+from pi_context.spec.model import Spec
+from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.wirecheck import WireError
+
+
+@dataclass(frozen=True)
+class _Served:
+    spec: Spec
+    gen: ResetControl
+
+
+class Server:
+    def __init__(self, specs: Sequence[Spec]) -> None:
+        self._served: dict[str, _Served] = {}
+        for spec in specs:
+            if spec.id in self._served:
+                raise ValueError(f"two specs with the id {spec.id!r} ({spec.path})")
+            self._served[spec.id] = _Served(spec, reset_control(spec))
+
+    @property
+    def spec_ids(self) -> list[str]:
+        return list(self._served)
+
+    def handle(self, line: bytes) -> dict[str, Any]:
+        """The reply to one request line; never raises for bad input."""
+        try:
+            request = parse_request(line)
+        except ProtocolError as err:
+            return error_reply(str(err))
+        if request.op == "hello":
+            return {"ok": True, "protocol": PROTOCOL, "specs": self.spec_ids}
+        return self._step(request)
+
+    def reply(self, line: bytes) -> bytes:
+        """The encoded reply line to one request line; never raises."""
+        try:
+            return encode(self.handle(line))
+        except (ValueError, TypeError, RecursionError) as err:
+            return encode(error_reply(f"the reply cannot be written as JSON: {err}"))
+        except Exception as err:  # a defect here must not stop the server
+            return encode(error_reply(f"internal error: {type(err).__name__}: {err}"))
+
+    def _step(self, request: Request) -> dict[str, Any]:
+        served = self._served.get(request.spec)
+        if served is None:
+            known = ", ".join(self._served) or "none"
+            return error_reply(f"unknown spec {request.spec!r} (serving: {known})")
+        consulted: list[str] = []
+        try:
+            next_state, effect, _row = served.gen.wire.step_wire(
+                request.state, request.event, consulted
+            )
+        except WireError as err:
+            return error_reply(f"{request.spec}: {err}")
+        except Exception as err:  # a defect in generated code must not stop the server
+            return error_reply(f"{request.spec}: internal error: {type(err).__name__}: {err}")
+        return {"ok": True, "state": next_state, "effect": effect, "consulted": consulted}
+
+    def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
+        """Answer requests until end of input.
+
+        Input is read in whatever chunks are available and the replies to a chunk are written
+        and flushed together: pipelined requests are batched, and a lone request is never
+        held back waiting for more input.
+        """
+        lines = LineBuffer(MAX_LINE)
+        while True:
+            chunk = _read_available(inp)
+            if not chunk:
+                break
+            replies = [self._answer(line) for line in lines.feed(chunk)]
+            if replies:
+                out.write(b"".join(replies))
+                out.flush()
+        last = lines.finish()
+        if last:
+            out.write(b"".join(self._answer(line) for line in last))
+            out.flush()
+
+    def _answer(self, line: bytes | None) -> bytes:
+        if line is None:
+            return encode(error_reply(f"request is longer than {MAX_LINE} bytes (the limit)"))
+        return self.reply(line)
+
+
+def _read_available(inp: BinaryIO) -> bytes:
+    read1 = getattr(inp, "read1", None)
+    if read1 is not None:
+        data: bytes = read1(65536)
+        return data
+    return inp.read(65536)

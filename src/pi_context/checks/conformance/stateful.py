@@ -1,0 +1,206 @@
+"""Random traces against an implementation, chosen by hypothesis.
+
+Hypothesis draws one seed per trace. The seed expands into the trace: first its *swarm*, the
+subset of event types the trace may use (often a single type or all of them; leaving some
+types out makes long runs of the others likely, which is what reaches states such as "a
+close-out pending for the same window"), then its length (mostly the full
+``steps``), each step's event type from the swarm, and payloads — booleans, enumeration
+values, and window ids that are the abstraction's representatives two times in three and
+arbitrary short strings otherwise. Drawing one value per trace instead of several per step
+keeps hypothesis' per-draw cost (a drawn set costs about a millisecond) out of the run. Each
+trace is run in one pipelined batch (:func:`.traces.replay`) and compared step by step with
+the spec; the first
+failing trace is then shrunk by :mod:`pi_context.checks.conformance.shrink` against the
+implementation, within a time bound (hypothesis' own shrinking and its replay of the failure
+are off: they would replay traces against a live process with a history).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from pi_context.checks.conformance.results import SpecResult
+from pi_context.checks.conformance.shrink import shrink
+from pi_context.checks.conformance.traces import Trace, replay
+from pi_context.checks.conformance.transport import Implementation
+from pi_context.spec import interpret
+from pi_context.spec.interpret import Wire
+from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec
+from pi_context.statemachine.reset_control import ResetControl
+
+SOURCE = "random trace (hypothesis, shrunk)"
+# arbitrary window ids: printable ASCII and non-ASCII letters (no surrogates: not UTF-8)
+_ID_CHARS = [chr(c) for c in range(33, 127)] + ["é", "ß", "Ж", "漢", "🙂", "\u00a0", "\t"]
+
+
+class Stop(BaseException):
+    """Stop hypothesis at once, without the replay it does of a failing example.
+
+    A BaseException so hypothesis does not treat it as a test failure: replaying a trace
+    against a live process is our job (:mod:`.shrink`), and hypothesis' own replay of a
+    failure that depends on the process's history (a crash after N steps) would end in its
+    "flaky" errors instead of the failure that happened.
+    """
+
+
+class GiveUp(Stop):
+    """The implementation keeps crashing or hanging."""
+
+
+class TraceFailed(Stop):
+    """The first failing trace was found."""
+
+
+@dataclass
+class Budget:
+    """How many crashes and hangs a spec's run tolerates before giving up."""
+
+    left: int
+
+    def spend(self) -> bool:
+        """Use one; False when none are left."""
+        self.left -= 1
+        return self.left >= 0
+
+
+def run_random_traces(
+    impl: Implementation,
+    gen: ResetControl,
+    result: SpecResult,
+    *,
+    examples: int,
+    steps: int,
+    seed: int | None,
+    budget: Budget,
+    shrink_seconds: float = 20.0,
+    on_example: Callable[[], None] | None = None,
+) -> Trace | None:
+    """The shrunk failing trace, or None when every trace conformed."""
+    spec = gen.spec
+    holder: dict[str, Trace | None] = {"failed": None}
+    initial = interpret.initial_state(spec)
+    names = [e.name for e in spec.events]
+
+    @given(st.integers(0, 2**64 - 1))
+    def one_trace(trace_seed: int) -> None:
+        result.stateful_examples += 1
+        if on_example is not None:
+            on_example()
+        rng = random.Random(trace_seed)
+        events = random_events(spec, rng, random_swarm(names, rng), steps)
+        trace = replay(impl, spec, gen, initial, events, SOURCE, "a random trace")
+        result.stateful_steps += len(trace)
+        for step in trace.steps:
+            if step.ok:
+                result.record(step)
+        failing = trace.failing
+        if failing is None:
+            return
+        holder["failed"] = trace
+        if failing.kind in ("crash", "hang") and not budget.spend():
+            raise GiveUp(failing.describe())
+        raise TraceFailed(failing.describe())
+
+    config = settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=seed is None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        phases=(Phase.explicit, Phase.generate),  # shrinking is ours, bounded in time
+    )
+    test = config(one_trace)
+    if seed is not None:
+        test = hypothesis_seed(seed)(test)
+    try:
+        test()
+    except TraceFailed:
+        pass
+    except GiveUp:
+        result.problems.append(
+            "random traces stopped: the implementation keeps crashing or hanging"
+        )
+    except Exception as err:  # hypothesis itself gave up; say so in our words
+        result.problems.append(
+            f"random traces stopped early: the trace generator reported {_first_line(str(err))!r}"
+        )
+    found = holder["failed"]
+    if found is None or found.failing is None:
+        return None
+    if budget.left > 0:
+        start = found.initial
+
+        def again(events: list[Wire]) -> Trace:
+            return replay(impl, spec, gen, start, events, SOURCE)
+
+        again_trace = again([s.event for s in found.steps])
+        if again_trace.failing is None:
+            # the same steps pass from a fresh state: the failure depends on the process's
+            # history (what it did before this trace), so there is nothing to shrink
+            result.notes.append(
+                f"the failing random trace ({len(found)} step(s), {found.failing.kind}) "
+                "conformed when replayed: the failure depends on what the implementation "
+                "did earlier in its life, not on this trace alone"
+            )
+        else:
+            found = shrink(spec, again_trace, again, seconds=shrink_seconds)
+    failing = found.failing
+    assert failing is not None
+    result.record(failing)
+    return found
+
+
+def random_swarm(names: list[str], rng: random.Random) -> list[str]:
+    """A non-empty subset of ``names``: one type alone three times in ten, all of them a
+    quarter of the time, otherwise something in between — the shape hypothesis' own set
+    draws have, which makes the long single-type runs that reach deep states common."""
+    roll = rng.random()
+    if roll < 0.3:
+        size = 1
+    elif roll < 0.55:
+        size = len(names)
+    else:
+        size = rng.randint(min(2, len(names)), max(1, len(names) - 1))
+    chosen = set(rng.sample(names, size))
+    return [name for name in names if name in chosen]
+
+
+def random_events(spec: Spec, rng: random.Random, swarm: list[str], steps: int) -> list[Wire]:
+    """A trace of wire events (canonical key order) from ``rng``, using only ``swarm``."""
+    length = steps if rng.random() < 0.7 else rng.randint(1, steps)
+    decls = [d for d in spec.events if d.name in swarm]
+    return [_event(rng.choice(decls), rng) for _ in range(length)]
+
+
+def _event(decl: Event, rng: random.Random) -> Wire:
+    out: Wire = {"type": decl.name}
+    for f in decl.fields:
+        out[f.name] = _value(f, rng)
+    if decl.facts:
+        out["facts"] = {f.name: _value(f, rng) for f in decl.facts}
+    return out
+
+
+def _value(f: Field, rng: random.Random) -> Any:
+    if f.type == BOOL:
+        return rng.random() < 0.5
+    if isinstance(f.type, EnumType):
+        return rng.choice(f.type.values)
+    assert isinstance(f.type, IdType)
+    if rng.random() < 2 / 3:
+        return rng.choice(f.type.abstraction)
+    return "".join(rng.choice(_ID_CHARS) for _ in range(rng.randint(1, 6)))
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "no detail"
+    return line if len(line) <= 160 else line[:157] + "..."

@@ -1,0 +1,194 @@
+"""Traces against an implementation: one checked step, a replayed trace, and the spec's
+shortest paths used to turn a failing case into a minimal failing trace from the start."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pi_context.checks.conformance.check import Problem, check_reply
+from pi_context.checks.conformance.protocol import (
+    ProtocolError,
+    encode,
+    parse_step_reply,
+    step_request,
+)
+from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
+from pi_context.spec import interpret
+from pi_context.spec.abstraction import all_events
+from pi_context.spec.interpret import Step, Wire, render_event, render_state, state_key
+from pi_context.spec.model import Spec
+from pi_context.spec.modelcheck import trail
+from pi_context.statemachine.reset_control import ResetControl
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step: the state fed in, the event, what the spec says and what came back."""
+
+    pre: Wire
+    event: Wire
+    want: Step
+    got_state: Any = None
+    got_effect: Any = None
+    got_consulted: Any = None
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def kind(self) -> str:
+        return self.problems[0].kind if self.problems else "ok"
+
+    def describe(self) -> str:
+        return "; ".join(p.message for p in self.problems)
+
+
+@dataclass
+class Trace:
+    """A trace from ``initial``; when it fails, its last step is the failing one."""
+
+    spec: str
+    initial: Wire
+    steps: list[TraceStep] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def failing(self) -> TraceStep | None:
+        return self.steps[-1] if self.steps and not self.steps[-1].ok else None
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def render(self, spec: Spec) -> str:
+        lines = [f"    0. {render_state(spec, self.initial)}  (initial)"]
+        for i, st in enumerate(self.steps, 1):
+            mark = "" if st.ok else "   <-- FAILS"
+            lines.append(
+                f"    {i}. {render_event(st.event)} -> {render_state(spec, st.want.state)}"
+                f"  [{st.want.row}; effect {st.want.effect}]{mark}"
+            )
+        failing = self.failing
+        if failing is not None:
+            lines.append(f"       implementation: {failing.describe()}")
+        return "\n".join(lines)
+
+
+def judge(
+    spec: Spec,
+    gen: ResetControl,
+    state: Mapping[str, Any],
+    event: Mapping[str, Any],
+    want: Step,
+    raw: bytes,
+) -> TraceStep:
+    try:
+        reply = parse_step_reply(raw)
+    except ProtocolError as err:
+        return TraceStep(dict(state), dict(event), want, problems=(Problem("protocol", str(err)),))
+    try:
+        problems = tuple(check_reply(spec, gen, event, want, reply))
+    except Exception as err:  # a reply of a shape nothing expects is this case's failure
+        problem = Problem("ill-typed", f"the reply cannot be judged ({type(err).__name__}: {err})")
+        problems = (problem,)
+    got = getattr(reply, "state", None), getattr(reply, "effect", None)
+    return TraceStep(
+        dict(state),
+        dict(event),
+        want,
+        got[0],
+        got[1],
+        getattr(reply, "consulted", None),
+        problems,
+    )
+
+
+def replay(
+    impl: Implementation,
+    spec: Spec,
+    gen: ResetControl,
+    initial: Mapping[str, Any],
+    events: Iterable[Mapping[str, Any]],
+    source: str,
+    what: str = "a replayed trace",
+) -> Trace:
+    """Run ``events`` from ``initial`` and stop at the first step that does not conform.
+
+    The steps are pipelined: each request carries the spec's state before that step, which
+    is what the implementation returned for the step before as long as the trace conforms —
+    and the first step where it does not is where the trace stops anyway. Replies still on
+    their way after a failing step are read and dropped, so the stream stays in step.
+    """
+    trace = Trace(spec.id, dict(initial), source=source)
+    plan: list[tuple[Wire, Wire, Step]] = []
+    state: Wire = dict(initial)
+    for event in events:
+        want = interpret.step(spec, state, event)
+        plan.append((state, dict(event), want))
+        state = want.state
+    try:
+        impl.send(encode(step_request(spec.id, pre, event)) for pre, event, _ in plan)
+    except ImplementationFailure as fail:
+        if plan:
+            pre, event, want = plan[0]
+            trace.steps.append(
+                TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
+            )
+        return trace
+    for i, (pre, event, want) in enumerate(plan, 1):
+        try:
+            raw = impl.receive(f"step {i} of {what}")
+        except ImplementationFailure as fail:  # the implementation is gone: nothing to drain
+            trace.steps.append(
+                TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
+            )
+            break
+        step = judge(spec, gen, pre, event, want, raw)
+        trace.steps.append(step)
+        if not step.ok:
+            _drop_replies(impl, len(plan) - i)
+            break
+    return trace
+
+
+def _drop_replies(impl: Implementation, count: int) -> None:
+    for n in range(count):
+        try:
+            impl.receive(f"a reply to drop after a failing step ({n + 1} of {count})")
+        except ImplementationFailure:
+            return
+
+
+class ShortestPaths:
+    """Breadth-first paths of the spec from its initial state over the finite abstraction."""
+
+    def __init__(self, spec: Spec) -> None:
+        self.spec = spec
+        self.initial = interpret.initial_state(spec)
+        start = state_key(spec, self.initial)
+        self._parent: dict[Any, tuple[Any, Wire] | None] = {start: None}
+        queue: deque[tuple[Any, Wire]] = deque([(start, self.initial)])
+        events = all_events(spec)
+        while queue:
+            key, state = queue.popleft()
+            for event in events:
+                post = interpret.step(spec, state, event).state
+                post_key = state_key(spec, post)
+                if post_key not in self._parent:
+                    self._parent[post_key] = (key, event)
+                    queue.append((post_key, post))
+
+    def events_to(self, state: Mapping[str, Any]) -> list[Wire] | None:
+        """The events of a shortest path to ``state``, or None if it is unreachable."""
+        key = state_key(self.spec, state)
+        if key not in self._parent:
+            return None
+        return [event for _, event in trail(self._parent, key)]
+
+    def depth(self, state: Mapping[str, Any]) -> int | None:
+        path = self.events_to(state)
+        return None if path is None else len(path)

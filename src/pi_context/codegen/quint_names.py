@@ -1,0 +1,145 @@
+"""What the Quint export accepts and what it calls things: Quint names for spec names, and
+the totality check that refuses a spec construct the export does not carry (a field another
+part of the spec language adds is refused while it holds a value)."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from pi_context.spec import model as m
+
+QUINT_DIR = "quint/generated"
+"""Where ``pi-context generate`` writes the modules, from the checkout's root."""
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Quint keywords a record field, variable or definition cannot be called.
+_RESERVED = _words(
+    "module import export from as const var def val pure action run temporal nondet assume "
+    "type if else all any match true false bool int str Set List Bool Int Nat and or iff "
+    "implies not"
+)
+
+
+class ExportError(Exception):
+    """The spec uses something the Quint export does not carry; the message says what."""
+
+
+def qname(name: str) -> str:
+    """A spec name as a Quint identifier (``request-phase`` -> ``request_phase``)."""
+    ident = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    if not ident or ident[0].isdigit():
+        ident = "n_" + ident
+    return ident + "_" if ident in _RESERVED else ident
+
+
+def type_name(name: str) -> str:
+    """A spec name as a Quint type name (``toolSource`` -> ``ToolSource``)."""
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", name) if p]
+    text = "".join(p[:1].upper() + p[1:] for p in parts) or "T"
+    return "T" + text if text[0].isdigit() else text
+
+
+def set_name(name: str) -> str:
+    """The value set of a type (``toolSource`` -> ``TOOL_SOURCE``)."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", type_name(name)).upper()
+
+
+def module_file(spec: m.Spec) -> str:
+    return f"{QUINT_DIR}/{spec.module_name}.qnt"
+
+
+# ---------------------------------------------------------------- totality
+
+
+# Every field of the model the export reads (or knows to be commentary only). A field that
+# another helper adds to the spec language is refused while it holds a value, so a spec that
+# uses it never exports as if it did not. (``progress``, the progress properties, is known and
+# left out on purpose: Quint's simulator checks no liveness; see docs/quint.md.)
+_KNOWN: dict[type, frozenset[str]] = {
+    m.Spec: _words(
+        "id name version title path sha256 types axes initial events effects rows "
+        "state_invariants transition_invariants traces expect_all_reachable reachability_why "
+        "comments refines provenance progress"
+    ),
+    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope"),
+    m.Field: _words("name type why lazy loc"),
+    m.EnumAxis: _words("name type why loc"),
+    m.VariantAxis: _words("name tag variants why loc"),
+    m.Variant: _words("tag fields"),
+    m.Effect: _words("name meaning loc host duplicate"),
+    m.Row: _words("id event guard guard_text next effect why loc cause"),
+    m.StateInvariant: _words("id expr text why loc"),
+    m.TransitionInvariant: _words("id events when when_text then then_text why loc"),
+    m.TraceProperty: _words("id why initial steps loc"),
+    m.MonitorStep: _words("source when when_text target loc"),
+    m.EnumType: _words("name values why loc"),
+    m.IdType: _words("name abstraction why loc"),
+}
+
+
+def _check_known(obj: object, where: str) -> None:
+    known = _KNOWN.get(type(obj))
+    if known is None:
+        raise ExportError(f"{where}: the Quint export does not know {type(obj).__name__}")
+    assert dataclasses.is_dataclass(obj)
+    for f in dataclasses.fields(obj):
+        if f.name in known:
+            continue
+        value = getattr(obj, f.name)
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        if value != default and value not in (None, (), "", {}, False):
+            raise ExportError(
+                f"{where} uses {type(obj).__name__}.{f.name}, which the Quint export does "
+                f"not carry yet; teach pi_context/statemachine/codegen/quint.py about it"
+            )
+
+
+def check_spec(spec: m.Spec) -> None:
+    _check_known(spec, spec.id)
+    for t in spec.types:
+        _check_known(t, f"{spec.id} type {t.name}")
+    for axis in spec.axes:
+        _check_known(axis, f"{spec.id} axis {axis.name}")
+        if isinstance(axis, m.VariantAxis):
+            for v in axis.variants:
+                _check_known(v, f"{spec.id} axis {axis.name} variant {v.tag}")
+                for f in v.fields:
+                    _check_field(f, f"{spec.id} axis {axis.name}.{v.tag}")
+        else:
+            _check_known(axis.type, f"{spec.id} axis {axis.name}")
+    for event in spec.events:
+        _check_known(event, f"{spec.id} event {event.name}")
+        for f in (*event.fields, *event.facts):
+            _check_field(f, f"{spec.id} event {event.name}")
+    for effect in spec.effects:
+        _check_known(effect, f"{spec.id} effect {effect.name}")
+    for row in spec.rows:
+        _check_known(row, f"{spec.id} row {row.id}")
+        for _axis, nv in row.next:
+            if not isinstance(nv, m.NextLiteral | m.NextCase | m.NextVariant):
+                raise ExportError(f"{spec.id} row {row.id}: unknown next value {nv!r}")
+    invariants: tuple[m.StateInvariant | m.TransitionInvariant | m.TraceProperty, ...] = (
+        *spec.state_invariants,
+        *spec.transition_invariants,
+        *spec.traces,
+    )
+    for inv in invariants:
+        _check_known(inv, f"{spec.id} invariant {inv.id}")
+    for prop in spec.traces:
+        for step in prop.steps:
+            _check_known(step, f"{spec.id} trace {prop.id}")
+
+
+def _check_field(f: m.Field, where: str) -> None:
+    _check_known(f, f"{where}.{f.name}")
+    if not isinstance(f.type, m.BoolType | m.EnumType | m.IdType):
+        raise ExportError(f"{where}.{f.name}: the Quint export does not know type {f.type!r}")
+    if isinstance(f.type, m.IdType) and "" in f.type.abstraction:
+        raise ExportError(f"{where}.{f.name}: an id representative may not be empty")
