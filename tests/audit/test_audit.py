@@ -82,7 +82,9 @@ def test_every_demo_session_is_explained_by_its_spec(
         if spec.effect(effect) and spec.effect(effect).commits  # type: ignore[union-attr]
     ]
     markers = sum(1 for o in read_observations(paths[0]) if o.kind == "marker")
-    assert len(committed) == markers > 0
+    # every marker follows a committing row (a run may also find commits whose boundary an
+    # abort made stale, or that the tree navigation left on another branch)
+    assert len(committed) >= markers > 0
 
 
 def test_auto_names_the_generations_that_explain_a_session(
@@ -172,3 +174,20 @@ def test_a_rule_for_an_event_the_spec_lacks_is_skipped() -> None:
     new = Auditor(resolve_spec("reset-control@0.34"), mapping)
     assert "warning" not in old.rules
     assert [p.event for r in new.rules["warning"] for p in r.events] == ["close_out"]
+
+
+def test_the_examples_of_docs_audit_run(tmp_path: Path) -> None:
+    """Each command of docs/audit.md's first block runs and exits 0 (a demo session)."""
+    text = (REPO / "docs" / "audit.md").read_text(encoding="utf-8")
+    block = text.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line.split("  #")[0].strip() for line in block.splitlines() if line.strip()]
+    home = tmp_path / "audit-demo"
+    first = commands[0].replace("/tmp/audit-demo", str(home))
+    assert cli(*first.split()[1:]).returncode == 0
+    (session,) = home.rglob("sessions/*.jsonl")
+    leaf = faults.read(session)[-1]["id"]
+    for command in commands[1:]:
+        line = command.replace("/tmp/audit-demo/sessions/*.jsonl", str(session))
+        line = line.replace("SESSION", str(session)).replace("ENTRY", leaf)
+        done = cli(*line.split()[1:])
+        assert done.returncode == 0, (command, done.stdout[-500:], done.stderr[-500:])
