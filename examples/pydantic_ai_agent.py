@@ -4,8 +4,10 @@
     python examples/pydantic_ai_agent.py [DIR]
 
 The model is pydantic-ai's ``FunctionModel`` (offline, deterministic): it reads only what the
-runtime sends it. In the first window it writes a checkpoint note and calls ``wipe_memory``; the
-second window starts from the boot and the continuation alone, reads the note back and answers.
+runtime sends it. In the first window it writes a checkpoint note and calls the reset tool it is
+offered (``clear_memory``; ``wipe_memory`` in generations before a508f68); the second window
+starts from the boot and the continuation alone (after Pi's empty checkpoint summary), reads the
+note back and answers.
 The next prompt hits a provider context overflow, which the runtime recovers once, in a third
 window. Everything is written to a real Pi session file (open it with Pi) and real notes.
 """
@@ -28,17 +30,26 @@ from pi_context.integrations.pydantic_ai import RuntimeAgent
 steps: dict[str, int] = {}  # model turns per window: the only state the "model" keeps
 
 
+def boot_of(messages: list[ModelMessage]) -> str:
+    """The boot: the first part of the first request that names a window (after a reset Pi's
+    empty compaction summary comes before it, as the extension sends it)."""
+    for part in messages[0].parts:
+        text = str(getattr(part, "content", ""))
+        if "Current context window id:" in text:
+            return text
+    return ""
+
+
 def window_of(messages: list[ModelMessage]) -> str:
-    """The window id the boot names (the first part of the first request)."""
-    boot = str(getattr(messages[0].parts[0], "content", ""))
-    found = re.search(r"Current context window id: (\S+)", boot)
+    """The window id the boot names."""
+    found = re.search(r"Current context window id: (\S+)", boot_of(messages))
     return found.group(1) if found else "?"
 
 
 def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     window = window_of(messages)
     step = steps[window] = steps.get(window, -1) + 1
-    fresh = "Previous context window id" in str(getattr(messages[0].parts[0], "content", ""))
+    fresh = "Previous context window id" in boot_of(messages)
     last = str(getattr(messages[-1].parts[-1], "content", ""))
     if not fresh:  # the first window
         if step == 0:
@@ -46,7 +57,9 @@ def scripted(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
             return ModelResponse(
                 parts=[ToolCallPart("notes_write", {"path": "checkpoint.md", "content": note})]
             )
-        return ModelResponse(parts=[ToolCallPart("wipe_memory", {})])
+        offered = [t.name for t in info.function_tools]
+        reset = next(name for name in ("clear_memory", "wipe_memory") if name in offered)
+        return ModelResponse(parts=[ToolCallPart(reset, {})])
     if "Overflow please" in last:
         raise ModelHTTPError(
             400,

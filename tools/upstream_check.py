@@ -35,7 +35,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BINDINGS = ROOT / "bindings-ts"
-PURE_START = "export type ResetRequestSource"
+# The pure part opens at the first exported Reset* type (``ResetRequestPhase`` in 0.25.1,
+# ``ResetRequestSource`` from 0.26.0 on) and ends before the doc comment of the Pi wiring.
+PURE_START = re.compile(r"^export (?:type|interface) Reset[A-Za-z]*\b", re.M)
 PURE_END = "export function registerResetLifecycle"
 TSBUILD = "pi_context.codegen.tsbuild"
 
@@ -75,13 +77,16 @@ def _npm_install(out: Path, packages: list[str]) -> None:
 def pure_reducer(source: str) -> str:
     """The pure part of a published ``lifecycle.ts``: from its first exported type up to the
     comment that opens ``registerResetLifecycle``."""
-    start = source.find(PURE_START)
+    found = PURE_START.search(source)
     end = source.find(PURE_END)
-    if start < 0 or end < 0 or end < start:
+    if found is None or end < 0 or end < found.start():
         raise CheckError(
-            f"the source has no {PURE_START!r} … {PURE_END!r} section; "
+            f"the source has no 'export type Reset…' … {PURE_END!r} section; "
             "is it src/pi/reset/lifecycle.ts (or src/context/reset-lifecycle.ts)?"
         )
+    start = found.start()
+    if "export function reduceResetControl" not in source[start:end]:
+        raise CheckError("the cut section holds no 'export function reduceResetControl'")
     doc = source.rfind("/**", start, end)
     return source[start : doc if doc > 0 else end].rstrip() + "\n"
 
@@ -129,7 +134,11 @@ def _block(source: str, opener: str, at: int | None = None) -> str:
 
 def cmd_adapter(args: argparse.Namespace) -> int:
     out = _outside(Path(args.out))
-    pure = pure_reducer(Path(args.source).read_text(encoding="utf-8"))
+    try:
+        text = Path(args.source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise CheckError(f"cannot read the source {args.source}: {err}") from err
+    pure = pure_reducer(text)
     (out / "lifecycle.ts").write_text(pure, encoding="utf-8")
     _npm_install(out, [f"typescript@{_pinned_typescript()}"])
     tsc = str(out / "node_modules" / "typescript" / "bin" / "tsc")
@@ -149,6 +158,64 @@ def cmd_adapter(args: argparse.Namespace) -> int:
     # decides (0.34's provider_context) are not the reducer's to answer.
     command += ["--spec", args.spec, "--reducer-only", "--bundle", str(out / "failures")]
     return subprocess.run(command, cwd=out, check=False).returncode
+
+
+def _published() -> list[tuple[str, str]]:
+    """(spec id, what to do) for every committed spec with a provenance block: ``check`` for
+    a published reset-control reducer, else the reason there is nothing to check."""
+    from pi_context.statemachine.reset_control import committed_specs
+
+    found = []
+    for spec in committed_specs():
+        prov = spec.provenance
+        if prov is None:
+            continue
+        if prov.source != "published":
+            found.append((spec.id, "ours: reproduces no published reducer"))
+        elif spec.name != "reset-control":
+            found.append((spec.id, "published, but no pure reducer (its provenance note says so)"))
+        else:
+            found.append((spec.id, "check"))
+    return found
+
+
+def cmd_all(args: argparse.Namespace) -> int:
+    """Every published reset-control spec against its saved source ``SOURCES/<id>.ts``; a
+    missing or unreadable source, a failed build or a failed run is reported, never skipped."""
+    out = _outside(Path(args.out))
+    sources = Path(args.sources)
+    results: list[tuple[str, str]] = []
+    for spec_id, what in _published():
+        if what != "check":
+            results.append((spec_id, f"not a reducer check: {what}"))
+            continue
+        source = sources / f"{spec_id}.ts"
+        if not source.is_file():
+            results.append((spec_id, f"FAILED: no saved source {source}"))
+            continue
+        one = argparse.Namespace(
+            source=str(source), spec=spec_id, out=str(out / spec_id), no_run=False
+        )
+        try:
+            status = cmd_adapter(one)
+        except (CheckError, OSError, UnicodeDecodeError) as err:
+            results.append((spec_id, f"FAILED: {err}"))
+            continue
+        results.append(
+            (spec_id, "checked: conforms" if status == 0 else f"FAILED (status {status})")
+        )
+    print("\nupstream_check all:")
+    for spec_id, verdict in results:
+        print(f"  {spec_id}: {verdict}")
+    failed = [s for s, v in results if not v.startswith(("checked", "not a reducer"))]
+    if failed:
+        print(
+            f"upstream_check: {len(failed)} spec(s) not checked or not conforming: "
+            f"{', '.join(failed)}",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def cmd_tests(args: argparse.Namespace) -> int:
@@ -188,10 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     t.add_argument("--source", required=True, help="the saved test/reset-lifecycle.test.ts")
     t.add_argument("--spec", required=True, help="the entry to test, e.g. reset-control@0.34")
     t.add_argument("--out", required=True, help="a directory outside this repository")
+    every = sub.add_parser("all", help="every spec with a provenance block, each reported")
+    every.add_argument("--sources", required=True, help="a directory of saved sources, <id>.ts")
+    every.add_argument("--out", required=True, help="a directory outside this repository")
     args = parser.parse_args(argv)
+    commands = {"adapter": cmd_adapter, "tests": cmd_tests, "all": cmd_all}
     try:
-        return int(cmd_adapter(args) if args.command == "adapter" else cmd_tests(args))
-    except (CheckError, OSError) as err:
+        return int(commands[args.command](args))
+    except (CheckError, OSError, UnicodeDecodeError) as err:
         print(f"upstream_check: {err}", file=sys.stderr)
         return 2
 

@@ -22,13 +22,18 @@ PAIRS = [
     ("reset-control@0.26", "reset-control@0.27"),
     ("reset-control@0.27", "reset-control@0.33"),
     ("reset-control@0.33", "reset-control@0.34"),
+    ("reset-control@0.34", "reset-control@a508f68"),
 ]
 
 
 def covered(base: Spec, spec: Spec, scenarios: tuple[Scenario, ...]) -> dict[tuple[str, str], str]:
     """(row in base, row in spec) -> the first scenario whose step differs there."""
     fine, compare = case_comparer(base, spec)
-    assert fine is spec
+    # the scenarios are written in the later spec's states (the same as the earlier one's
+    # when the refinement maps nothing)
+    assert fine is spec or (
+        spec.refines is not None and not spec.refines.map and not spec.refines.drop
+    )
     out: dict[tuple[str, str], str] = {}
     for scenario in scenarios:
         state = scenario.start

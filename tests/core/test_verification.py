@@ -22,6 +22,7 @@ def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
         "reset-control@0.27": 14476,
         "reset-control@0.33": 11844,
         "reset-control@0.34": 15180,
+        "reset-control@a508f68": 15180,
         "handoff@0.6": 399,
         "handoff@0.6-auto": 40710,
     }

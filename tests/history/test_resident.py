@@ -40,6 +40,9 @@ def test_an_unchanged_file_is_answered_from_what_was_loaded(tmp_path: Path) -> N
         harness.text("user", word)
     assert texts(harness) == ["gamma", "beta", "alpha"]
     index = held(harness)
+    assert not index._columns, "a first call (a one-shot command) reads values in place"
+    assert texts(harness) == ["gamma", "beta", "alpha"]
+    assert index.resident, "asked again in this process: a resident host"
     view, columns = index.file_view, dict(index._columns)
     assert columns, "the call loaded columns"
     assert harness.json("history_search", {"query": "beta"})["items"]

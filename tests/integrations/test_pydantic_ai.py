@@ -78,7 +78,10 @@ class ScriptedModel:
     def __call__(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         self.seen.append(list(messages))
         self.tools = info.function_tools
-        boot = str(getattr(messages[0].parts[0], "content", ""))
+        # The boot: after a reset Pi's empty compaction summary comes first, as the extension
+        # sends it, so take the first part of the first request that names a window.
+        texts = [str(getattr(part, "content", "")) for part in messages[0].parts]
+        boot = next((t for t in texts if "Current context window id:" in t), "")
         found = re.search(r"Current context window id: (\S+)", boot)
         window = found.group(1) if found else "?"
         step = self.steps[window] = self.steps.get(window, -1) + 1
@@ -94,7 +97,7 @@ class ScriptedModel:
                 )
             if step == 1:  # a bad call first: the registry's error reaches the model
                 return ModelResponse(parts=[ToolCallPart("notes_read", {}, tool_call_id="bad")])
-            return ModelResponse(parts=[ToolCallPart("wipe_memory", {}, tool_call_id="wipe")])
+            return ModelResponse(parts=[ToolCallPart("clear_memory", {}, tool_call_id="wipe")])
         if "Overflow please" in last:
             raise ModelHTTPError(400, "scripted", {"error": {"message": OVERFLOW}})
         if step == 0:
@@ -134,8 +137,10 @@ def run(tmp_path: Path) -> dict[str, Any]:
 
 
 def test_the_agent_gets_the_registry_tools(run: dict[str, Any]) -> None:
+    """Every registry tool, the reset tool under the default generation's name only."""
     declared = {t.name: (t.description, t.parameters_json_schema) for t in run["model"].tools}
-    assert declared == {n: (t.description, dict(t.parameters)) for n, t in all_tools().items()}
+    offered = {n: t for n, t in all_tools().items() if n != "wipe_memory"}
+    assert declared == {n: (t.description, dict(t.parameters)) for n, t in offered.items()}
 
 
 def test_every_request_is_the_runtime_window(run: dict[str, Any]) -> None:
@@ -144,11 +149,17 @@ def test_every_request_is_the_runtime_window(run: dict[str, Any]) -> None:
     assert len(model.seen) == len(requests) == 8  # 3 + 2 in window 2, then overflow, 2 in window 3
     for seen, window in zip(model.seen, requests, strict=True):
         assert shape(seen) == shape(to_model_messages(window))
-    # The first request after each reset is the boot and the continuation, nothing else.
+    # The first request after each reset is Pi's empty checkpoint summary (as the extension
+    # sends it), the boot and the continuation, nothing else.
     for index in (3, 6):
         [request] = model.seen[index]
         assert isinstance(request, ModelRequest)
-        assert [m.get("customType") for m in requests[index]] == [BOOT_TYPE, CONTINUATION_TYPE]
+        assert [m.get("customType") or m["role"] for m in requests[index]] == [
+            "compactionSummary",
+            BOOT_TYPE,
+            CONTINUATION_TYPE,
+        ]
+        assert requests[index][0]["summary"] == ""
         assert TASK not in json.dumps(shape(model.seen[index]))
     # The note written in window 1 is what window 2 learns the task from.
     assert "Next: module 2." in json.dumps(shape(model.seen[4]))
@@ -157,7 +168,7 @@ def test_every_request_is_the_runtime_window(run: dict[str, Any]) -> None:
 def test_resets_turns_and_overflow_reach_the_reducer(run: dict[str, Any]) -> None:
     first, second = run["reports"]
     (w2, cause2), (w3, cause3) = first.resets + second.resets
-    assert (cause2, cause3) == ("wipe_memory", "overflow recovery")
+    assert (cause2, cause3) == ("clear_memory", "overflow recovery")
     assert first.turns == 5 and first.agent_runs == 1 and first.overflows == 0
     assert second.overflows == 1 and second.agent_runs == 2 and second.turns == 3
     assert first.final_text == f"Resumed in {w2}." and second.final_text == f"Resumed in {w3}."
@@ -218,7 +229,9 @@ def test_the_example_script_runs(tmp_path: Path, spec: str) -> None:
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert re.fullmatch(r"  reset -> pcw:[0-9a-f]{8}:[0-9a-f]{8} \(wipe_memory\)", lines[1])
+    assert re.fullmatch(
+        r"  reset -> pcw:[0-9a-f]{8}:[0-9a-f]{8} \((?:wipe|clear)_memory\)", lines[1]
+    )
     assert re.fullmatch(r"  reset -> pcw:[0-9a-f]{8}:[0-9a-f]{8} \(overflow recovery\)", lines[4])
     assert lines[-1].startswith("session: ") and Path(lines[-1][9:]).is_file()
 

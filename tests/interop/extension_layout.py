@@ -41,9 +41,14 @@ DEFAULT_SESSION_MANAGER = (
     REPO / ".cache/pi-npm/node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js"
 )
 
-BOOT = "pi-context/boot"
-MARKER = "pi-context/reset-marker"
-CONTINUATION = "pi-context/continuation"
+DIALECTS = ("notesoup", "pi-context")
+"""The extension's entry names: ``notesoup/<kind>`` from 0.38.0, ``pi-context/<kind>`` before
+(a generation of the extension knows only its own)."""
+
+
+def ext_type(kind: str, dialect: str = "notesoup") -> str:
+    return f"{dialect}/{kind}"
+
 
 # --- the extension's rules ---------------------------------------------------------------------
 
@@ -169,15 +174,18 @@ def ext_resolve(identity: ExtIdentity, address: str) -> Path:
 
 
 def ext_address(identity: ExtIdentity, scope: str, vpath: str, who: str | None = None) -> str:
-    """How the extension's listings name a note: bare for the session, ``@project/``,
-    ``@human/``, and ``@agents/<slug>/`` / ``@models/<slug>/`` for agent and model homes."""
+    """How the extension's listings name a note (from ``a508f68``): bare for the session,
+    ``@project/``, ``@human/``, ``@self/`` and ``@model/`` for the running agent's and model's
+    homes, ``@agents/<slug>/`` / ``@models/<slug>/`` for any other."""
     if scope == "session":
         return vpath
     if scope in ("project", "human"):
         return f"@{scope}/{vpath}"
     if scope == "agent":
-        return f"@agents/{who or identity.agent}/{vpath}"
-    return f"@models/{who or identity.model}/{vpath}"
+        agent = who or identity.agent
+        return f"@self/{vpath}" if agent == identity.agent else f"@agents/{agent}/{vpath}"
+    model = who or identity.model
+    return f"@model/{vpath}" if model == identity.model else f"@models/{model}/{vpath}"
 
 
 def ext_root_window(session_id: str) -> str:
@@ -207,13 +215,17 @@ def ext_branch(entries: Sequence[dict[str, Any]], leaf: str | None = None) -> li
     return branch[::-1]
 
 
-def ext_window_problems(path: Path, leaf: str | None = None) -> list[str]:
-    """What the extension would find wrong with the windows on a session branch.
+def ext_window_problems(
+    path: Path, leaf: str | None = None, dialect: str = "notesoup"
+) -> list[str]:
+    """What the extension of ``dialect``'s generations would find wrong with the windows on a
+    session branch (it sees only entries named in its own dialect).
 
     Its windows are the root (``ext_root_window``) and one per reset marker (``data.windowId``,
     minted as ``ext_minted``). It finds a window's boot by ``details.windowId``: each window
     needs exactly one boot, or it writes another (the root) or refuses the window.
     """
+    marker_type, boot_type = ext_type("reset-marker", dialect), ext_type("boot", dialect)
     header, entries = read_entries(path)
     session_id = header["id"]
     branch = ext_branch(entries, leaf)
@@ -221,14 +233,14 @@ def ext_window_problems(path: Path, leaf: str | None = None) -> list[str]:
     problems: list[str] = []
     minted = ext_minted(session_id)
     for entry in branch:
-        if entry.get("type") == "custom" and entry.get("customType") == MARKER:
+        if entry.get("type") == "custom" and entry.get("customType") == marker_type:
             window = entry.get("data", {}).get("windowId")
             if not isinstance(window, str) or not minted.fullmatch(window):
                 problems.append(f"marker {entry['id']} names {window!r}, not a minted id")
             windows.append(str(window))
     boots: dict[str, int] = {}
     for entry in branch:
-        if entry.get("type") == "custom_message" and entry.get("customType") == BOOT:
+        if entry.get("type") == "custom_message" and entry.get("customType") == boot_type:
             window = (entry.get("details") or {}).get("windowId")
             boots[str(window)] = boots.get(str(window), 0) + 1
     for window in windows:
@@ -323,7 +335,12 @@ class Layout:
     model_id: str
     notes: dict[str, Path] = field(default_factory=dict)
     windows_session: Path | None = None
+    """The newest dialect's windows session (``windows_sessions["notesoup"]``)."""
     windows: list[str] = field(default_factory=list)
+    windows_sessions: dict[str, Path] = field(default_factory=dict)
+    """A windows session per dialect, and ``mixed``: root window in ``pi-context``, the reset
+    in ``notesoup`` (the extension upgraded between them)."""
+    windows_of: dict[str, list[str]] = field(default_factory=dict)
     source: Path | None = None
     destination: Path | None = None
     handoff: dict[str, Any] = field(default_factory=dict)
@@ -350,13 +367,17 @@ def write_notes(identity: ExtIdentity, notes: Sequence[LaidNote], stamp_ms: int)
     return written
 
 
-def window_ops() -> list[dict[str, Any]]:
+def window_ops(
+    root_dialect: str = "notesoup", reset_dialect: str | None = None
+) -> list[dict[str, Any]]:
     """A session of the extension's: the root boot, work, a wipe_memory reset, more work.
 
     The reset is the extension's closed shape: a retain-none checkpoint (a compaction with an
     empty summary), the marker naming a freshly minted window, that window's boot, the hidden
-    continuation.
+    continuation. The root boot is written in ``root_dialect``, the reset in ``reset_dialect``
+    (the same unless given).
     """
+    reset_dialect = reset_dialect or root_dialect
 
     def text(role: str, words: str, stamp: int) -> dict[str, Any]:
         message: dict[str, Any] = {
@@ -387,7 +408,7 @@ def window_ops() -> list[dict[str, Any]]:
         text("user", "import the CSV files", 1_000),
         {
             "op": "custom_message",
-            "customType": BOOT,
+            "customType": ext_type("boot", root_dialect),
             "content": "<context_window>\n(the extension's root boot)\n</context_window>",
             "display": False,
             "details": {"windowId": root},
@@ -396,17 +417,22 @@ def window_ops() -> list[dict[str, Any]]:
         text("user", "please wipe your memory and go on", 3_000),
         text("assistant", "checkpoint written; wiping", 4_000),
         {"op": "compaction", "summary": "", "firstKept": None, "tokensBefore": 1240},
-        {"op": "custom", "customType": MARKER, "data": {"windowId": minted}, "ref": "marker"},
+        {
+            "op": "custom",
+            "customType": ext_type("reset-marker", reset_dialect),
+            "data": {"windowId": minted},
+            "ref": "marker",
+        },
         {
             "op": "custom_message",
-            "customType": BOOT,
+            "customType": ext_type("boot", reset_dialect),
             "content": "(the extension's reset boot)",
             "display": False,
             "details": {"windowId": minted},
         },
         {
             "op": "custom_message",
-            "customType": CONTINUATION,
+            "customType": ext_type("continuation", reset_dialect),
             "content": "(the extension's continuation)",
             "display": False,
         },
@@ -472,18 +498,25 @@ def lay_out(out: Path, session_manager: Path, *, stamp_ms: int = 1_790_000_000_0
     sessions = out / "sessions"
     sessions.mkdir(parents=True, exist_ok=True)
     model_id = "anthropic/claude-sonnet-4-5"
-    (windows,) = run_writer(
+    kinds = {"notesoup": ("notesoup", None), "pi-context": ("pi-context", None)}
+    kinds["mixed"] = ("pi-context", "notesoup")
+    answers = run_writer(
         session_manager,
-        [{"kind": "session", "cwd": str(cwd), "dir": str(sessions), "ops": window_ops()}],
+        [
+            {"kind": "session", "cwd": str(cwd), "dir": str(sessions), "ops": window_ops(*how)}
+            for how in kinds.values()
+        ],
     )
+    windows = answers[0]
     identity = ExtIdentity.of(out / "notes", windows["sessionId"], cwd, model_id)
     layout = Layout(identity, cwd, model_id)
     layout.notes = write_notes(identity, NOTES, stamp_ms)
-    layout.windows_session = Path(windows["path"])
-    layout.windows = [
-        ext_root_window(windows["sessionId"]),
-        f"pcw:{windows['sessionId'][:8]}:5eed1e55",
-    ]
+    for name, answer in zip(kinds, answers, strict=True):
+        layout.windows_sessions[name] = Path(answer["path"])
+        sid = answer["sessionId"]
+        layout.windows_of[name] = [ext_root_window(sid), f"pcw:{sid[:8]}:5eed1e55"]
+    layout.windows_session = layout.windows_sessions["notesoup"]
+    layout.windows = layout.windows_of["notesoup"]
     (source,) = run_writer(
         session_manager,
         [{"kind": "session", "cwd": str(cwd), "dir": str(sessions), "ops": handoff_source_ops()}],
@@ -532,7 +565,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"notes root: {layout.identity.home}")
     for address, path in layout.notes.items():
         print(f"  {address:32} {path.relative_to(layout.identity.home)}")
-    print(f"windows session: {layout.windows_session}  windows: {', '.join(layout.windows)}")
+    for name, path in layout.windows_sessions.items():
+        print(f"windows session ({name}): {path}  windows: {', '.join(layout.windows_of[name])}")
     print(f"handoff: {layout.source} -> {layout.destination}")
     return 0
 

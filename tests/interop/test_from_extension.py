@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
-from pi_context.bindings.runtime.protocol import BOOT_TYPE, CONTINUATION_TYPE
+from pi_context.bindings.runtime.protocol import BOOT_TYPE
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.windows import window_spans
 from pi_context.bindings.tool_registry import all_tools
@@ -84,9 +84,9 @@ def test_every_note_of_the_extension_lists_under_the_address_it_lists_it_by(layo
     # Another agent's home is listed when a pattern names it, as the extension does.
     named = json.loads(call(ctx, "notes_list", pattern="@agents/*/**").text)["files"]
     assert sorted(r["address"] for r in named) == [
-        "@agents/anonymous/habits.md",
         "@agents/reviewer/checklist.md",
-    ]
+        "@self/habits.md",
+    ], "the running agent's notes as @self/, another agent's by its name"
     only_project = json.loads(call(ctx, "notes_list", pattern="@project/**").text)["files"]
     assert sorted(r["address"] for r in only_project) == [
         "@project/MAP.md",
@@ -122,7 +122,7 @@ def test_edits_land_in_the_extensions_files_in_its_format(layout: Layout):
     assert keys(after) == keys(before), "the extension's keys, in its order"
     written = call(ctx, "notes_write", path="@self/lessons.md", content="check twice")
     assert not written.is_error, written.text
-    assert written.details["address"] == "@agents/anonymous/lessons.md"
+    assert written.details["address"] == "@self/lessons.md", "the running agent's home"
     assert (
         ext_resolve(layout.identity, "@self/lessons.md")
         .read_text("utf-8")
@@ -163,7 +163,7 @@ def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: 
     (boot,) = [e for e in rt.branch() if e.get("customType") == BOOT_TYPE]
     text = boot["content"]
     printed = boot_addresses(text)
-    assert "Agent name: anonymous (model: claude-sonnet-4-5)" in text
+    assert "Agent name: anonymous (brain: claude-sonnet-4-5)" in text
     assert (
         "@self/ is @agents/anonymous/" in text and "@model/ is @models/claude-sonnet-4-5/" in text
     )
@@ -172,7 +172,7 @@ def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: 
     assert ("notes_read @human/MAP.md" in text) is cut
     pocket = BOOT_ADDRESSES[0].findall(text)
     assert pocket[0] == "plan/mine.md", "a bare address: this session's note"
-    assert {"@agents/anonymous/habits.md", "@models/claude-sonnet-4-5/quirks.md"} <= set(pocket)
+    assert {"@self/habits.md", "@model/quirks.md"} <= set(pocket)
     # A new session's home is its own: the layout's session notes are not in its pocket.
     assert "checkpoint.md" not in pocket
     for address in printed:
@@ -181,20 +181,26 @@ def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: 
         assert read.details["address"] == address
 
 
-def test_the_extensions_windows_open_intact_and_grow_by_its_rule(layout: Layout, run_pi: Any):
-    path = layout.windows_session
-    assert path is not None
+@pytest.mark.parametrize("written", ["notesoup", "pi-context", "mixed"])
+def test_the_extensions_windows_open_intact_and_grow_by_its_rule(
+    layout: Layout, run_pi: Any, written: str
+):
+    # Each generation's sessions, and one the extension upgraded mid-way; we continue each
+    # in the dialect of its latest window (the host's choice), which that generation reads.
+    path = layout.windows_sessions[written]
+    windows = layout.windows_of[written]
+    dialect = "pi-context" if written == "pi-context" else "notesoup"
     before = path.read_bytes()
     session = Session.open(path)
-    rt = _runtime(layout, session)
+    rt = _runtime(layout, session, dialect=dialect)
     assert rt.session_start("resume").action == "present", "no second root boot"
     assert path.read_bytes() == before, "opening it writes nothing"
-    assert [s.window_id for s in window_spans(rt.branch(), rt.session_id)] == layout.windows
-    assert rt.window_id == layout.windows[1]
+    assert [s.window_id for s in window_spans(rt.branch(), rt.session_id)] == windows
+    assert rt.window_id == windows[1]
     provider = [m.get("customType") for m in rt.context().messages if m["role"] == "custom"]
-    assert provider == [BOOT_TYPE, CONTINUATION_TYPE]
+    assert provider == [f"{dialect}/boot", f"{dialect}/continuation"]
     listed = json.loads(rt.call_tool("history_windows", {}).text)["windows"]
-    assert {w["window_id"] for w in listed} == set(layout.windows)
+    assert {w["window_id"] for w in listed} == set(windows)
     # One more reset, by us: minted by the extension's rule, one boot per window.
     session.append_message({"role": "user", "content": "wipe again", "timestamp": 7_000})
     assert json.loads(rt.call_tool("wipe_memory", {}).text)["status"] == "rollover_requested"
@@ -202,10 +208,30 @@ def test_the_extensions_windows_open_intact_and_grow_by_its_rule(layout: Layout,
     rt.append(result.drafts)
     assert result.window_id is not None
     assert ext_minted(rt.session_id).fullmatch(result.window_id)
-    assert ext_window_problems(path) == []
+    if written != "mixed":  # a mixed session's root window is in a dialect the newest ignores
+        assert ext_window_problems(path, dialect=dialect) == []
     (answer,) = run_pi([{"kind": "inspect", "path": str(path), "leaves": [None]}])
     assert "error" not in answer, answer
     assert answer["rewritten"] == path.read_text("utf-8")
+
+
+def _items(path: Path) -> list[tuple[str, str]]:
+    """Every item of a session as the history tools list it: role and text, oldest first."""
+    ctx = ToolContext(session_path=path)
+    listed = call(ctx, "history_list", recent_first=False, limit=100)
+    assert not listed.is_error, listed.text
+    return [(r["role"], r["truncated_content"]) for r in json.loads(listed.text)["items"]]
+
+
+def test_the_real_pis_sessions_of_each_dialect_read_as_the_same_history(layout: Layout):
+    # The three sessions hold the same conversation; only the dialect of their entries differs.
+    seen = {name: _items(path) for name, path in layout.windows_sessions.items()}
+    assert seen["notesoup"] == seen["pi-context"] == seen["mixed"]
+    roles = [role for role, _ in seen["notesoup"]]
+    assert roles.count("developer") == 4, "root boot, checkpoint, reset boot, continuation"
+    for name, path in layout.windows_sessions.items():
+        windows = json.loads(call(ToolContext(session_path=path), "history_windows").text)
+        assert [w["window_id"] for w in windows["windows"]][::-1] == layout.windows_of[name]
 
 
 def _report(path: Path) -> tuple[int, dict[str, Any]]:

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -79,34 +80,41 @@ def _leaves(path: Path) -> list[str]:
     return [e["id"] for e in entries if e["id"] not in parents]
 
 
+@pytest.mark.parametrize("dialect", [None, "notesoup", "pi-context"], ids=["default", "n", "p"])
 def test_every_window_our_runtime_opens_has_one_boot_by_the_extensions_rule(
-    isolated: Path, run_pi: Any
+    isolated: Path, run_pi: Any, dialect: str | None
 ):
-    rt = _runtime(isolated)
+    # Written in each dialect (the newest when the host says nothing), judged by the rule of
+    # the extension's generations that write it.
+    rt = _runtime(isolated, **({} if dialect is None else {"dialect": dialect}))
+    dialect = dialect or "notesoup"
     _turn(rt, "the task")
     rt.session_start("startup")
     first = _wipe(rt)
     _turn(rt, "second window work")
     second = _wipe(rt)
     # Back to the first window's work and on from there: a sibling branch with its own reset.
-    fork_point = next(e["id"] for e in rt.branch() if e.get("customType") == "pi-context/boot")
+    fork_point = next(e["id"] for e in rt.branch() if e.get("customType") == f"{dialect}/boot")
     rt.tree(fork_point)
     _turn(rt, "a sibling of the first reset")
     sibling = _wipe(rt)
     # A boundary that lost its boot (the process died) is repaired on the next start.
     rt.session.append_compaction("", None, 0)
     rt.session.append_custom(
-        "pi-context/reset-marker", {"windowId": f"pcw:{rt.session_id[:8]}:0badf00d"}
+        f"{dialect}/reset-marker", {"windowId": f"pcw:{rt.session_id[:8]}:0badf00d"}
     )
-    restarted = _runtime(isolated, Session.open(rt.session.path))
+    # Restarted by a host of the other dialect: the repair completes the marker's dialect.
+    other = "pi-context" if dialect == "notesoup" else "notesoup"
+    restarted = _runtime(isolated, Session.open(rt.session.path), dialect=other)
     assert restarted.session_start("startup").action == "repaired"
     path = Path(str(rt.session.path))
     leaves = _leaves(path)
     assert len(leaves) == 2
     for leaf in leaves:
-        assert ext_window_problems(path, leaf) == [], leaf
+        assert ext_window_problems(path, leaf, dialect) == [], leaf
+        assert ext_window_problems(path, leaf, other) != [], "the other generation sees none"
     _, entries = read_entries(path)
-    boots = [e for e in entries if e.get("customType") == "pi-context/boot"]
+    boots = [e for e in entries if e.get("customType") == f"{dialect}/boot"]
     assert boots[0]["details"]["windowId"] == ext_root_window(rt.session_id)
     assert {first, second, sibling} <= {b["details"]["windowId"] for b in boots}
     (answer,) = run_pi([{"kind": "inspect", "path": str(path), "leaves": leaves}])

@@ -28,7 +28,12 @@ from pi_context.bindings.notes.homes import model_slug, project_key, slugify
 from pi_context.bindings.notes.note_address import parse_address
 from pi_context.bindings.runtime import ModelInfo, Runtime, RuntimeConfig
 from pi_context.bindings.session import Session
-from pi_context.bindings.session.windows import current_window_id, window_spans
+from pi_context.bindings.session.windows import (
+    BOOT_TYPE,
+    RESET_MARKER_TYPE,
+    current_window_id,
+    window_spans,
+)
 from pi_context.bindings.tool_registry import all_tools
 from pi_context.bindings.tools import ToolContext
 
@@ -92,13 +97,13 @@ def sessions(root: Path) -> list[dict[str, Any]]:
     rt.session_start("startup")
     for _ in range(3):
         _wipe(rt)
-    first_boot = next(e["id"] for e in rt.branch() if e.get("customType") == "pi-context/boot")
+    first_boot = next(e["id"] for e in rt.branch() if e.get("customType") == BOOT_TYPE)
     rt.tree(first_boot)
     _user(rt, "a sibling branch")
     _wipe(rt)
     rt.session.append_compaction("", None, 0)
     marker = {"windowId": f"pcw:{rt.session_id[:8]}:0badf00d"}
-    rt.session.append_custom("pi-context/reset-marker", marker)
+    rt.session.append_custom(RESET_MARKER_TYPE, marker)
     _runtime(root, Session.open(rt.session.path)).session_start("startup")  # repairs it
     out.append(_describe(Path(str(rt.session.path)), "extension"))
     forked = rt.session.fork(made)
@@ -214,7 +219,7 @@ def layout_and_boot(root: Path) -> dict[str, Any]:
     )
     rt.call_tool("notes_write", {"path": "plan/mine.md", "content": "x"})
     rt.session_start("startup")
-    boot = next(e for e in rt.branch() if e.get("customType") == "pi-context/boot")
+    boot = next(e for e in rt.branch() if e.get("customType") == BOOT_TYPE)
     boot_ident = {**ident, "sessionId": rt.session_id}
     return {
         "layoutNotes": group,

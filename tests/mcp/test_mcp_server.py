@@ -81,7 +81,11 @@ def test_tools_list_is_the_registry(home: Home) -> None:
     listed = with_client(home, lambda c: c.list_tools()).tools
     registry = served_tools()
     assert [t.name for t in listed] == list(registry)
-    assert set(registry) == set(all_tools()) - {"wipe_memory", "get_context_remaining"}
+    assert set(registry) == set(all_tools()) - {
+        "wipe_memory",
+        "clear_memory",
+        "get_context_remaining",
+    }
     for tool in listed:
         assert tool.description == registry[tool.name].description
         assert tool.input_schema == dict(registry[tool.name].parameters)

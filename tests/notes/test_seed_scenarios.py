@@ -409,11 +409,13 @@ def test_write_and_edit_are_sequential_and_reads_are_not() -> None:
 
 def test_schemas_expose_the_documented_surface() -> None:
     params = {name: tool.parameters for name, tool in TOOL_BY_NAME.items()}
-    assert sorted(params["notes_write"]["required"]) == ["content", "path"]
-    assert params["notes_edit"]["required"] == ["path"]
+    # The note is named by address (the newest contract) or path (the seeds'): one required,
+    # checked by the tool (tests/notes/test_address_argument.py).
+    assert sorted(params["notes_write"]["required"]) == ["content"]
+    assert params["notes_edit"]["required"] == []
     assert "edits" in params["notes_edit"]["properties"]
     read = params["notes_read"]["properties"]
-    assert sorted(read) == ["limit_chars", "offset_chars", "path", "scope"]
+    assert sorted(read) == ["address", "limit_chars", "offset_chars", "path", "scope"]
     assert "minimum" not in read["offset_chars"]
     assert read["limit_chars"]["maximum"] == 50_000
     assert "most recently updated first" in TOOL_BY_NAME["notes_list"].description

@@ -93,14 +93,67 @@ def test_a_construct_the_export_does_not_know_is_refused(
 
 def test_a_new_kind_of_spec_part_is_refused(specs: dict[str, Spec]) -> None:
     @dataclasses.dataclass(frozen=True)
-    class Progress(StateInvariant):  # e.g. a liveness property, unknown to the export
-        pass
+    class Weighted(StateInvariant):  # a part of the language the export was not taught
+        weight: int = 0
 
     spec = specs["reset-control@0.34"]
     inv = spec.state_invariants[0]
-    odd = Progress(inv.id, inv.expr, inv.text, inv.why, inv.loc)
-    with pytest.raises(ExportError, match="does not know Progress"):
+    odd = Weighted(inv.id, inv.expr, inv.text, inv.why, inv.loc, weight=3)
+    with pytest.raises(ExportError, match=r"uses Weighted\.weight, which the Quint export"):
         quint_module(dataclasses.replace(spec, state_invariants=(odd,)))
+    plain = Weighted(inv.id, inv.expr, inv.text, inv.why, inv.loc)  # the new field unused
+    assert quint_module(dataclasses.replace(spec, state_invariants=(plain,)))
+
+
+@dataclasses.dataclass(frozen=True)
+class FairEvent:  # the shape of the spec language's progress properties (leads-to)
+    event: str
+    when: ex.Expr | None
+    when_text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgressProperty:
+    id: str
+    when: ex.Expr
+    when_text: str
+    leads_to: ex.Expr
+    leads_to_text: str
+    fair: tuple[FairEvent, ...]
+    why: str
+    loc: object = None
+
+
+def progress_spec(spec: Spec) -> Spec:
+    """``spec`` with one progress property: a stop intent leads to no request."""
+
+    @dataclasses.dataclass(frozen=True, repr=False)
+    class SpecWithProgress(Spec):
+        progress: tuple[ProgressProperty, ...] = ()
+
+    when = ex.Cmp("==", _ref("request", "phase"), ex.Lit("stop-pending", 0), 0)
+    goal = ex.Cmp("==", _ref("request", "phase"), ex.Lit("none", 0), 0)
+    prop = ProgressProperty(
+        "stop-intent-ends", when, "request.phase == 'stop-pending'", goal,
+        "request.phase == 'none'", (FairEvent("settled", None, ""),),
+        "A settle ends every stop intent.",
+    )  # fmt: skip
+    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
+    return SpecWithProgress(**fields, progress=(prop,))
+
+
+def _ref(axis: str, member: str | None = None) -> ex.Ref:
+    return ex.Ref((axis,), 0, ex.Target("axis", "cur", axis, member))
+
+
+def test_progress_properties_become_temporal_definitions(specs: dict[str, Spec]) -> None:
+    text = quint_module(progress_spec(specs["reset-control@0.34"]))
+    assert (
+        '  temporal progress_stop_intent_ends = always((request.phase == "stop-pending") '
+        'implies eventually(request.phase == "none"))'
+    ) in text
+    assert "  // assuming weak fairness on: settled" in text
+    assert "  // progress property: A settle ends every stop intent." in text
 
 
 def _cmp(op: str, left: ex.Target, right: ex.Target | str) -> ex.Cmp:
@@ -131,3 +184,22 @@ def test_absent_fields_compare_as_the_spec_says(specs: dict[str, Spec]) -> None:
         "pre.request.windowId != request.windowId)"
     )
     assert compile_transition(_cmp("==", pre, "manual")) == 'pre.request.windowId == "manual"'
+
+
+def test_an_events_trigger_is_a_comment(specs: dict[str, Spec]) -> None:
+    """What a host calls the tool or command that raises an event (``Event.trigger``) is
+    commentary: the module says it, and its code is the same without it."""
+    spec = specs["reset-control@0.34"]
+    triggers = ["/clear-memory", "clear_memory"] + [""] * (len(spec.events) - 2)
+    events = tuple(
+        dataclasses.replace(e, trigger=t) for e, t in zip(spec.events, triggers, strict=True)
+    )
+    text = quint_module(dataclasses.replace(spec, events=events))
+    assert "(raised by the command /clear-memory)" in _plain(text)
+    assert "(raised by the tool clear_memory)" in _plain(text)
+
+    def code(module: str) -> list[str]:
+        return [line for line in module.splitlines() if not line.strip().startswith("//")]
+
+    bare = tuple(dataclasses.replace(e, trigger="") for e in spec.events)
+    assert code(text) == code(quint_module(dataclasses.replace(spec, events=bare)))

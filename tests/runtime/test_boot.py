@@ -51,7 +51,7 @@ def test_root_boot_is_created_once_without_a_reset_line(env, kit):
     assert text.startswith("<context_window>\n"), "no reset line in the root window"
     assert f"First context window id: {root}\nCurrent context window id: {root}\n" in text
     assert "Previous context window id:" not in text
-    assert "Agent name: pi (model: default)\n" in text
+    assert "Agent name: pi (brain: default)\n" in text
     assert re.search(r"^- decisions\.md \(1 lines, 9 UTF-8 bytes, updated \d+s ago\)$", text, re.M)
     assert "use terra" not in text, "the pocket shows names, never contents"
     assert PROTOCOL_OPEN_TAG in text
@@ -129,7 +129,9 @@ def test_reset_boot_names_the_previous_window(env, kit):
     rt.append(result.drafts)
     boot = boots(rt.branch())[-1]
     text = boot["content"]
-    assert text.startswith(RESET_LINE + "\n\n<context_window>\n")
+    assert text.startswith("<context_window>\n") and RESET_LINE not in text
+    (continuation,) = [e for e in rt.branch() if e.get("customType") == CONTINUATION_TYPE]
+    assert continuation["content"].startswith(RESET_LINE + "\n\n"), "the reset prose is here"
     root = f"pcw:{rt.session_id[:8]}:root"
     assert f"Current context window id: {result.window_id}\n" in text
     assert f"Previous context window id: {root}\n" in text
@@ -234,12 +236,16 @@ def test_provider_projection_selects_the_boot_by_window_id(env, kit):
     rt.append(asyncio.run(rt.turn_end()).drafts)
     kit.user(rt.session, "second window question")
     provider = rt.context().messages
+    # As the extension sends it: Pi's empty checkpoint summary, then the window's own boot.
     assert [m.get("customType") or m["role"] for m in provider] == [
+        "compactionSummary",
         BOOT_TYPE,
         CONTINUATION_TYPE,
         "user",
     ]
     assert provider == provider_projection(rt.branch(), rt.messages(), rt.session_id)
+    cut = provider_projection(rt.branch(), rt.messages(), rt.session_id, cut_at_boot=True)
+    assert cut == provider[1:], "the named option starts at the boot"
 
 
 def test_maps_of_several_homes_are_resident_broadest_first(env, kit):
@@ -252,7 +258,7 @@ def test_maps_of_several_homes_are_resident_broadest_first(env, kit):
     write(rt, "other.md", "STALE MAP BODY", scope="project")
     rt.session_start("startup")
     text = boots(rt.branch())[0]["content"]
-    assert "Agent name: pi (model: claude-test)\n" in text
+    assert "Agent name: pi (brain: claude-test)\n" in text
     order = [text.index(m) for m in ("HUMAN MAP", "PROJECT MAP", "AGENT MAP", "MODEL MAP")]
     assert order == sorted(order), "human, project, agent, model"
     heading = "Map of the project home (@project/MAP.md):"

@@ -59,7 +59,7 @@ def status(result: Any) -> Any:
 def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env, kit):
     rt, usage = started(env, kit, tokens=170_000)
     assert rt.context().staged == "reminder"
-    assert status(rt.call_tool("wipe_memory")) == "rollover_requested"
+    assert status(rt.call_tool("clear_memory")) == "rollover_requested"
     result = run(rt.turn_end("completed", incoming=[INCOMING]))
     assert kit.custom_types(result.drafts) == [
         "foreign/boundary",
@@ -71,7 +71,7 @@ def test_turn_end_orders_incoming_budget_checkpoint_marker_boot_continuation(env
     ]
     assert (result.effect, result.cause, result.continue_) == (
         "commit-boundary",
-        "wipe_memory",
+        "clear_memory",
         True,
     )
     rt.append(result.drafts)
@@ -292,8 +292,8 @@ def test_a_queued_success_clears_a_stale_overflow(env, kit):
 # --- close-outs -----------------------------------------------------------------------------------
 
 
-def test_budget_close_out_spans_turns_and_commits_at_a_normal_stop(env, kit):
-    rt, usage = started(env, kit, tokens=180_000)
+def test_budget_close_out_spans_turns_and_commits_at_a_normal_stop_under_034(env, kit):
+    rt, usage = started(env, kit, tokens=180_000, spec="reset-control@0.34")
     assert rt.context().staged == "warning"
     rt.append(run(rt.turn_end()).drafts)
     assert run(rt.turn_end()).effect == "none", "a note turn does not consume the close-out"
@@ -306,6 +306,19 @@ def test_budget_close_out_spans_turns_and_commits_at_a_normal_stop(env, kit):
     )
     rt.append(settle.drafts)
     assert len(markers(rt)) == 1
+
+
+def test_budget_close_out_is_dropped_at_a_normal_stop_from_a508f68(env, kit):
+    """From a508f68 on an ignored budget warning never wipes memory at the settle, even with
+    work queued; only the model's clear_memory (or the hard reserve) commits it."""
+    rt, usage = started(env, kit, tokens=180_000)
+    assert rt.context().staged == "warning"
+    rt.append(run(rt.turn_end()).drafts)
+    assert run(rt.turn_end()).effect == "none", "a note turn does not consume the close-out"
+    settle = run(rt.before_settle(queued=True))
+    assert (settle.effect, settle.step.row) == ("none", "before_settle.drop")
+    assert run(rt.before_settle()).effect == "none"
+    assert markers(rt) == []
 
 
 def test_automatic_close_out_is_dropped_when_automatic_resets_are_off(env, kit):
@@ -439,7 +452,9 @@ def test_off_stops_new_resets_while_an_existing_marker_stays_authoritative(env, 
     usage.tokens = 199_000
     assert run(rt.turn_end()).effect == "none", "no automatic reset while off"
     provider = rt.context().messages
-    assert provider[0]["customType"] == BOOT_TYPE, "the marked window still starts at its boot"
+    # Pi's empty checkpoint summary, then the boot: the marked window still starts at its boot.
+    assert provider[0]["role"] == "compactionSummary" and provider[0]["summary"] == ""
+    assert provider[1]["customType"] == BOOT_TYPE, "the marked window still starts at its boot"
     assert not any(m.get("role") == "user" for m in provider), "older history stays excluded"
     assert rt.before_compact().cancel, "a marked branch cancels native compaction even when off"
     rt.pi_context_command("on")
@@ -450,7 +465,7 @@ def test_off_stops_new_resets_while_an_existing_marker_stays_authoritative(env, 
 def test_compact_is_cancelled_while_enabled_and_native_on_a_fresh_root_when_off(env, kit):
     rt, _ = started(env, kit)
     decision = rt.before_compact()
-    assert decision.cancel and "/wipe-memory" in (decision.message or "")
+    assert decision.cancel and "/clear-memory" in (decision.message or "")
     rt.pi_context_command("off")
     assert rt.before_compact().cancel is False
 
@@ -486,7 +501,7 @@ def test_missing_boot_aborts_the_request_with_a_safe_head(env, kit):
     assert request.abort
     assert [m["role"] for m in request.messages] == ["system"]
     assert request.messages[0]["content"] == "You are careful."
-    assert rt.notices[-1].level == "error" and "/wipe-memory" in rt.notices[-1].text
+    assert rt.notices[-1].level == "error" and "/clear-memory" in rt.notices[-1].text
 
 
 def test_lifecycle_transitions_clear_the_machine_and_bump_the_generation(env, kit):
@@ -535,11 +550,13 @@ def test_every_tool_exports_a_json_schema(env, kit):
         "notes_read",
         "notes_list",
         "notes_search",
-        "wipe_memory",
+        "clear_memory",
         "get_context_remaining",
         "context_history_search",
         "context_history_read",
     }
+    older = {s["name"] for s in started(env, kit, spec="reset-control@0.34")[0].tool_schemas()}
+    assert older == set(schemas) - {"clear_memory"} | {"wipe_memory"}
     for name, schema in schemas.items():
         assert schema["parameters"]["type"] == "object", name
         assert schema["parameters"]["additionalProperties"] is False, name

@@ -160,14 +160,15 @@ def test_a_session_written_before_this_change_keeps_its_whole_id_windows(env, ki
     assert [s.window_id for s in window_spans(rt.branch(), rt.session_id)] == [root, reset]
     assert rt.window_id == reset
     provider = rt.context().messages
+    # The fixture was written in the earlier dialect: its boots are still the ones served.
     assert [m.get("customType") for m in provider if m["role"] == "custom"] == [
-        BOOT_TYPE,
-        CONTINUATION_TYPE,
+        "pi-context/boot",
+        "pi-context/continuation",
     ]
     listed = json.loads(rt.call_tool("history_windows").text)
     assert {w["window_id"] for w in listed["windows"]} == {root, reset}
     # Back on the root window (a sibling of the reset), the old root boot still serves.
-    root_leaf = next(e["id"] for e in rt.branch() if e.get("customType") == BOOT_TYPE)
+    root_leaf = next(e["id"] for e in rt.branch() if e.get("customType") == "pi-context/boot")
     assert rt.tree(root_leaf).action == "present"
     assert rt.window_id == root
     # Its new windows keep its naming.

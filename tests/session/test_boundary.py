@@ -99,9 +99,12 @@ def test_turn_end_orders_incoming_then_budget_then_checkpoint_marker_boot_contin
     assert context[0] == checkpoint["id"] and len(context) == 4
     assert any(e.get("message", {}).get("content") == "old work" for e in branch)
     provider = provider_projection(branch, reopened.projection()["messages"], SID)
-    assert [m["role"] for m in provider] == ["system", "custom", "custom"]
-    assert provider[0]["content"] == "prompt"
-    assert [m["content"] for m in provider[1:]] == ["boot text", "continue"]
+    # As the extension sends it: Pi's projection, the empty checkpoint summary before the boot.
+    assert [m["role"] for m in provider] == ["system", "compactionSummary", "custom", "custom"]
+    assert provider[0]["content"] == "prompt" and provider[1]["summary"] == ""
+    assert [m["content"] for m in provider[2:]] == ["boot text", "continue"]
+    cut = provider_projection(branch, reopened.projection()["messages"], SID, cut_at_boot=True)
+    assert cut == [provider[0], *provider[2:]], "cut_at_boot folds the summary away"
 
 
 def test_two_resets_survive_a_reopen(tmp_path: Path) -> None:
@@ -340,7 +343,5 @@ def test_repair_after_an_interrupted_reset_on_disk(tmp_path: Path) -> None:
     verify_persisted(reopened, ids)
     final = Session.open(session.path, readonly=True)
     assert plan_tail_repair(final.branch()).status == "complete"
-    assert [
-        m["content"]
-        for m in provider_projection(final.branch(), final.projection()["messages"], SID)
-    ][-2:] == ["boot", "go"]
+    provider = provider_projection(final.branch(), final.projection()["messages"], SID)
+    assert [m.get("content") for m in provider][-2:] == ["boot", "go"]

@@ -38,7 +38,7 @@ def test_readable_view_marks_windows_context_and_tree(
     assert "══ window pcw:feedc0de:0000abcd (active) ══" in out
     first = session.entries[0]["id"]
     assert f"    {first}  user: before the reset" in out, "raw history shown, not in context"
-    assert "* " in out and "custom_message pi-context/boot (hidden): boot" in out
+    assert "* " in out and "custom_message notesoup/boot (hidden): boot" in out
     assert "compaction (retain-none)" in out
     assert f"● {first} [start]" in out
 
@@ -57,7 +57,9 @@ def test_json_view_for_another_leaf(tmp_path: Path, capsys: pytest.CaptureFixtur
         "sessionName",
         "windows",
         "tree",
+        "dialect",
     ]
+    assert view["dialect"] == "notesoup", "the whole file's, whatever the leaf"
     assert view["leaf"] == first and view["branchIds"] == [first]
     [window] = view["windows"]  # the branch ends before the reset: one window, from the start
     assert window["start"] == 0 and window["end"] == 1

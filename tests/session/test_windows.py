@@ -211,7 +211,10 @@ def test_boot_selection_by_window_id_folds_only_the_system_prefix() -> None:
     # Later prompt patches and messages stay in place, in order.
     assert [m["role"] for m in projected[2:]] == ["custom", "system", "user"]
     assert projected[-1]["content"] == "new window"
-    assert provider_projection(session.branch(), messages, SID) == projected
+    # The extension's projection keeps Pi's empty checkpoint summary; the option cuts as above.
+    assert provider_projection(session.branch(), messages, SID, cut_at_boot=True) == projected
+    kept = provider_projection(session.branch(), messages, SID)
+    assert kept == messages and kept[1]["role"] == "compactionSummary"
 
 
 def test_missing_boot_refuses_to_send_raw_history() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_context.bindings.session import Session, SessionError
+from pi_context.bindings.session.dialect import describe_dialects, dialects_in
 from pi_context.bindings.session.jsonl import encode
 from pi_context.bindings.session.outline import OutlineRow, outline_json
 from pi_context.bindings.session.windows import window_spans
@@ -36,7 +37,8 @@ def register(subparsers: Any) -> None:
         description=(
             "Print, for the file's own leaf or --leaf, the branch (entry by entry, in sections "
             "per context window), which entries are in context, the projection (messages, "
-            "thinking level, model), the session name and the whole entry tree."
+            "thinking level, model), the session name, the dialect of the extension's entries "
+            "(notesoup, pi-context, mixed or none) and the whole entry tree."
         ),
     )
     show.add_argument("file", type=Path, help="Pi session JSONL file")
@@ -82,6 +84,7 @@ def _show(args: argparse.Namespace) -> int:
             for s in window_spans(branch, session.session_id)
         ]
         view["tree"] = outline_json(rows)
+        view["dialect"] = describe_dialects(dialects_in(session.entries))
         sys.stdout.write(encode(view) + "\n")
     else:
         sys.stdout.write(render(session, view, rows))
@@ -186,6 +189,7 @@ def _short(text: str) -> str:
 def render(session: Session, view: dict[str, Any], rows: list[OutlineRow]) -> str:
     lines = [f"session {session.session_id}  ({session.path})"]
     lines.append(f"name: {view['sessionName'] or '-'}")
+    lines.append(f"dialect: {describe_dialects(dialects_in(session.entries))}")
     leaf = view["leafId"]
     lines.append(f"leaf: {leaf or '-'}" + ("" if view["leaf"] == "file" else " (--leaf)"))
     projection = view["projection"]

@@ -207,6 +207,10 @@ def render(
         facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
         name = f"`{e.name}`" + (" (decided by the extension)" if e.scope == "extension" else "")
+        if e.tool:
+            name += f" (the model's `{e.tool}`)"
+        elif e.command:
+            name += f" (the user's `{e.command}`)"
         out.append(f"| {name} | {payload} | {facts} | {order} | {_cell(e.why)} |")
     out += ["", "## Effects", "", "| effect | host action | the host… |", "| --- | --- | --- |"]
     for eff in spec.effects:

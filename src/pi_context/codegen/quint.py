@@ -17,11 +17,14 @@ from collections.abc import Callable, Iterable
 
 from pi_context.codegen.quint_names import (
     ExportError,
+    atom_text,
     check_spec,
     module_file,
+    progress_properties,
     qname,
     set_name,
     type_name,
+    widen,
 )
 from pi_context.spec import expr as ex
 from pi_context.spec import model as m
@@ -108,7 +111,7 @@ class _Module:
                         f"and a value in another; the Quint export needs one type per name"
                     )
                 if other != f.type and not isinstance(other, m.BoolType):
-                    found[f.name] = _widen(other, f.type)
+                    found[f.name] = widen(other, f.type)
         return found
 
     def record_type(self, fields: dict[str, m.FieldType]) -> str:
@@ -373,6 +376,10 @@ class _Module:
         names = []
         for event in spec.events:
             scope = " (decided by the published extension)" if event.scope != "reducer" else ""
+            trigger = str(getattr(event, "trigger", "") or "")
+            if trigger:
+                kind = "the command" if trigger.startswith("/") else "the tool"
+                scope += f" (raised by {kind} {trigger})"
             self.emit(*_comment(event.why + scope, "  ", f"{event.name}: "))
             if event.lazy_order:
                 order = ", ".join(event.lazy_order)
@@ -452,6 +459,7 @@ class _Module:
                 *_comment(prop.why, "  ", "trace property (its monitor never reaches violation): ")
             )
             self.emit(f'  val {name} = monitor_{qname(prop.id)} != "violation"', "")
+        self.progress()
         complete = self.take("table_complete", "the completeness check")
         names.append(complete)
         self.emit("  // every step found a row (the loader already rejects an incomplete table)")
@@ -459,6 +467,22 @@ class _Module:
         self.emit("  // every invariant above, for `quint run --invariant all_invariants`")
         self.emit(f"  val {self.take('all_invariants', 'the conjunction')} = and {{")
         self.emit(*[f"    {n}," for n in names], "  }")
+
+    def progress(self) -> None:
+        """Progress (leads-to) properties as ``temporal`` definitions: Quint's simulator
+        checks no temporal property, so these are for a reader and a temporal checker; our
+        model checker's lasso search is what checks them here."""
+        state = self.compiler("state")
+        for prop in progress_properties(self.spec):
+            name = self.take(f"progress_{qname(prop.id)}", f"progress property {prop.id}")
+            fair = "; ".join(
+                f"{f.event} with {f.when_text}" if f.when is not None else f.event
+                for f in prop.fair
+            )
+            self.emit(*_comment(prop.why, "  ", "progress property: "))
+            self.emit(*_comment(fair or "none", "  ", "assuming weak fairness on: "))
+            when, goal = state(prop.when), state(prop.leads_to)
+            self.emit(f"  temporal {name} = always(({when}) implies eventually({goal}))", "")
 
     # --- expressions
 
@@ -552,23 +576,6 @@ class _Module:
             return text if isinstance(e, ex.Lit | ex.Ref) else f"({text})"
 
         return go
-
-
-def atom_text(compile_expr: Callable[[ex.Expr], str], e: ex.Expr) -> str:
-    """``e`` compiled as an operand of ``and``/``implies``: a chain in brackets."""
-    text = compile_expr(e)
-    chained = isinstance(e, ex.BoolOp) or (" and " in text and not text.startswith("("))
-    return f"({text})" if chained else text
-
-
-def _widen(a: m.FieldType, b: m.FieldType) -> m.FieldType:
-    """Two value types under one event name: a plain string type holding both."""
-    values: list[str] = []
-    for t in (a, b):
-        values += [v for v in (t.values if isinstance(t, m.EnumType) else ()) if v not in values]
-        if isinstance(t, m.IdType):
-            values += [v for v in t.abstraction if v not in values]
-    return m.EnumType(f"{getattr(a, 'name', 'value')}|{getattr(b, 'name', 'value')}", tuple(values))
 
 
 def quint_module(spec: m.Spec) -> str:

@@ -1,12 +1,16 @@
-"""What the Quint export accepts and what it calls things: Quint names for spec names, and
-the totality check that refuses a spec construct the export does not carry (a field another
-part of the spec language adds is refused while it holds a value)."""
+"""What the Quint export accepts and what it calls things: Quint names for spec names, the
+bracketing of an operand and the one type of a name shared by events, and the totality check
+that refuses a spec construct the export does not carry (a field another part of the spec
+language adds is refused while it holds a value)."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
+from typing import Any
 
+from pi_context.spec import expr as ex
 from pi_context.spec import model as m
 
 QUINT_DIR = "quint/generated"
@@ -58,15 +62,16 @@ def module_file(spec: m.Spec) -> str:
 
 # Every field of the model the export reads (or knows to be commentary only). A field that
 # another helper adds to the spec language is refused while it holds a value, so a spec that
-# uses it never exports as if it did not. (``progress``, the progress properties, is known and
-# left out on purpose: Quint's simulator checks no liveness; see docs/quint.md.)
-_KNOWN: dict[type, frozenset[str]] = {
+# uses it never exports as if it did not.
+_KNOWN: dict[type | str, frozenset[str]] = {
     m.Spec: _words(
         "id name version title path sha256 types axes initial events effects rows "
         "state_invariants transition_invariants traces expect_all_reachable reachability_why "
         "comments refines provenance progress"
     ),
-    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope"),
+    # trigger: the host's name for the tool or command that raises an event (wipe_memory,
+    # /clear-memory); like why it changes no transition, so the module says it in a comment
+    m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope trigger"),
     m.Field: _words("name type why lazy loc"),
     m.EnumAxis: _words("name type why loc"),
     m.VariantAxis: _words("name tag variants why loc"),
@@ -82,8 +87,23 @@ _KNOWN: dict[type, frozenset[str]] = {
 }
 
 
+# Progress (leads-to) properties, read by duck typing: carried as Quint `temporal` definitions.
+_KNOWN["ProgressProperty"] = _words("id when when_text leads_to leads_to_text fair why loc")
+_KNOWN["FairEvent"] = _words("event when when_text")
+
+
+def _known(obj: object) -> frozenset[str] | None:
+    """The fields the export reads of ``obj``'s kind: by class, or for a kind defined outside
+    the spec model (progress properties) by class name; a subclass is read as its base."""
+    for cls in type(obj).__mro__:
+        found = _KNOWN.get(cls, _KNOWN.get(cls.__name__))
+        if found is not None:
+            return found
+    return None
+
+
 def _check_known(obj: object, where: str) -> None:
-    known = _KNOWN.get(type(obj))
+    known = _known(obj)
     if known is None:
         raise ExportError(f"{where}: the Quint export does not know {type(obj).__name__}")
     assert dataclasses.is_dataclass(obj)
@@ -135,6 +155,16 @@ def check_spec(spec: m.Spec) -> None:
     for prop in spec.traces:
         for step in prop.steps:
             _check_known(step, f"{spec.id} trace {prop.id}")
+    for progress in progress_properties(spec):
+        _check_known(progress, f"{spec.id} progress property")
+        for fair in getattr(progress, "fair", ()):
+            _check_known(fair, f"{spec.id} progress property {getattr(progress, 'id', '?')}")
+
+
+def progress_properties(spec: m.Spec) -> tuple[Any, ...]:
+    """The spec's progress properties (``Spec.progress`` where the spec language has them)."""
+    found = getattr(spec, "progress", ())
+    return tuple(found) if isinstance(found, tuple | list) else ()
 
 
 def _check_field(f: m.Field, where: str) -> None:
@@ -143,3 +173,20 @@ def _check_field(f: m.Field, where: str) -> None:
         raise ExportError(f"{where}.{f.name}: the Quint export does not know type {f.type!r}")
     if isinstance(f.type, m.IdType) and "" in f.type.abstraction:
         raise ExportError(f"{where}.{f.name}: an id representative may not be empty")
+
+
+def atom_text(compile_expr: Callable[[ex.Expr], str], e: ex.Expr) -> str:
+    """``e`` compiled as an operand of ``and``/``implies``: a chain in brackets."""
+    text = compile_expr(e)
+    chained = isinstance(e, ex.BoolOp) or (" and " in text and not text.startswith("("))
+    return f"({text})" if chained else text
+
+
+def widen(a: m.FieldType, b: m.FieldType) -> m.FieldType:
+    """Two value types under one event name: a plain string type holding both."""
+    values: list[str] = []
+    for t in (a, b):
+        values += [v for v in (t.values if isinstance(t, m.EnumType) else ()) if v not in values]
+        if isinstance(t, m.IdType):
+            values += [v for v in t.abstraction if v not in values]
+    return m.EnumType(f"{getattr(a, 'name', 'value')}|{getattr(b, 'name', 'value')}", tuple(values))

@@ -117,8 +117,9 @@ class WindowState:
 class ScriptedModel:
     """Answers from the request alone, plus the script pointer (which behaviour comes next)."""
 
-    def __init__(self, kinds: Sequence[str], clock: Clock) -> None:
+    def __init__(self, kinds: Sequence[str], clock: Clock, reset_tool: str = "wipe_memory") -> None:
         self.kinds = list(kinds)
+        self.reset_tool = reset_tool  # the generation's name of the reset tool the runtime offers
         self.clock = clock
         self.script_index = -1
         self.window: WindowState | None = None
@@ -261,7 +262,7 @@ class ScriptedModel:
             if state.kind in ("wipe", "manual", "queued", "finish"):
                 calls = [
                     self._save_checkpoint("closing out this window"),
-                    self._call("wipe_memory"),
+                    self._call(self.reset_tool),
                 ]
             elif state.kind == "stop":
                 calls = [self._save_checkpoint("paused at the warning")]

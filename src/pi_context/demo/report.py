@@ -83,8 +83,9 @@ def window_rows(session: Session, kinds: Sequence[str], runtime: Runtime) -> lis
                 row.history_calls += name.startswith("history_")
                 row.modules += name == "read_module"
         row.cause = causes.get(span.window_id, "")
-        if row.kind == "manual" and row.cause.startswith("wipe_memory"):
-            row.cause = "/wipe-memory, then " + row.cause
+        if row.kind == "manual" and row.cause.startswith(("wipe_memory", "clear_memory")):
+            command = "/clear-memory" if row.cause.startswith("clear") else "/wipe-memory"
+            row.cause = f"{command}, then " + row.cause
         rows.append(row)
     return rows
 

@@ -155,7 +155,7 @@ def run_demo(
             spec=spec,
         ),
     )
-    model = ScriptedModel(kinds, clock)
+    model = ScriptedModel(kinds, clock, runtime.control.reset_tool)
     host = Host(runtime, model, clock, progress)
     max_turns = 60 * windows + 40
 

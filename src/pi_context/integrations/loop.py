@@ -198,7 +198,7 @@ class HostLoop:
 
     async def run(self, model: Model, max_turns: int = 100, style: SchemaStyle = "openai") -> int:
         """Run model turns until the runtime settles; the number of turns taken."""
-        tools = tool_schemas(style)
+        tools = tool_schemas(style, self.runtime.served_tools())
         turns = 0
         while True:
             turns += 1

@@ -240,7 +240,7 @@ class RuntimeAgent:
 
     def _tools(self) -> list[Tool[None]]:
         tools: list[Tool[None]] = []
-        for tool in all_tools().values():
+        for tool in self.runtime.served_tools().values():
             tools.append(
                 Tool.from_schema(
                     self._caller(tool.name),

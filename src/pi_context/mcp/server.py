@@ -25,6 +25,8 @@ from mcp.server.lowlevel import Server
 from pi_context.bindings.error_format import error_text
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
+from pi_context.bindings.session.dialect import describe_dialects
+from pi_context.bindings.session.store import file_dialects
 from pi_context.bindings.tool_registry import all_tools, run_tool
 from pi_context.bindings.tools import Tool, ToolContext, ToolResult, error_result
 from pi_context.mcp.transport import stdio_transport
@@ -60,6 +62,26 @@ def call(
     if result.is_error:
         return ToolResult(text=error_text(result.text), details=result.details, is_error=True)
     return result
+
+
+def session_dialect(context: ToolContext) -> str:
+    """The dialect the served session's extension entries are in (``describe_dialects``), or
+    ``unknown`` when there is no session file to read."""
+    if context.session_path is None:
+        return "unknown"
+    try:
+        return describe_dialects(file_dialects(context.session_path))
+    except OSError:
+        return "unknown"
+
+
+def instructions(context: ToolContext) -> str:
+    """The server's instructions: what it serves, and which dialect the session is in."""
+    return (
+        f"{INSTRUCTIONS} The session's context-window entries are in the "
+        f"{session_dialect(context)} dialect (notesoup/* from 0.38, pi-context/* before); "
+        "both read the same."
+    )
 
 
 def build_server(context: ToolContext) -> Server[Any]:
@@ -102,7 +124,7 @@ def build_server(context: ToolContext) -> Server[Any]:
     return Server(
         SERVER_NAME,
         version=__version__,
-        instructions=INSTRUCTIONS,
+        instructions=instructions(context),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -2,7 +2,8 @@
 
 ``load(path)`` turns a YAML spec into a checked :class:`Spec`; ``SPECS_DIR`` holds the
 committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``,
-``@0.33`` and ``@0.34``, the newest and the default) and ``reset-control@0.26-proposal``.
+``@0.33``, ``@0.34`` and ``@a508f68``, the newest and the default) and
+``reset-control@0.26-proposal``.
 What a spec implies on its own is analysed here too: ``modelcheck`` (reachability,
 invariants and trace properties over the abstraction) and ``diff`` (where two specs decide
 differently, with witnesses; ``pi-context diff``).
@@ -10,6 +11,7 @@ differently, with witnesses; ``pi-context diff``).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from pi_context.spec.errors import Diagnostic, SpecError
@@ -19,8 +21,36 @@ from pi_context.spec.model import Spec
 SPECS_DIR = Path(__file__).parent / "specs"
 
 
+_NUMBERED = re.compile(r"(\d+(?:\.\d+)*)(.*)")
+_REFINES = re.compile(r"^refines:\s*\n\s+spec:\s*(\S+)", re.M)
+
+
 def spec_paths() -> list[Path]:
-    return sorted(SPECS_DIR.glob("*.yaml"))
+    """The committed spec files, each family oldest first: by version number (a suffixed
+    version such as ``0.26-proposal`` before its plain one), a spec named by its commit right
+    after the spec it refines."""
+    paths = {p.stem: p for p in SPECS_DIR.glob("*.yaml")}
+    keys: dict[str, tuple[object, ...]] = {}
+
+    def key(stem: str, depth: int = 0) -> tuple[object, ...]:
+        if stem in keys:
+            return keys[stem]
+        family, _, version = stem.partition("@")
+        numbered = _NUMBERED.fullmatch(version)
+        if numbered is not None:
+            number = tuple(int(part) for part in numbered.group(1).split("."))
+            found: tuple[object, ...] = (family, number, 1 if not numbered.group(2) else 0)
+        else:
+            refined = _REFINES.search(paths[stem].read_text(encoding="utf-8"))
+            base = refined.group(1) if refined is not None else None
+            if base is None or base not in paths or depth > len(paths):
+                found = (family, (1_000_000,), version)
+            else:
+                found = (*key(base, depth + 1), version)
+        keys[stem] = found
+        return found
+
+    return [paths[stem] for stem in sorted(paths, key=lambda s: (key(s), s))]
 
 
 class UnknownSpecError(SpecError):

@@ -3,6 +3,8 @@ its YAML node into the model, with every problem at its ``file:line:col``."""
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from pi_context.spec.model import (
@@ -121,7 +123,7 @@ def parse_event(
         node,
         f"event {name}",
         (),
-        ("fields", "facts", "lazy_order", "lazy_order_fixed", "why", "scope"),
+        ("fields", "facts", "lazy_order", "lazy_order_fixed", "why", "scope", "trigger"),
     )
     groups: dict[str, list[Field]] = {"fields": [], "facts": []}
     for group in ("fields", "facts"):
@@ -161,7 +163,26 @@ def parse_event(
         ctx.loc(knode),
         _lazy_order_fixed(ctx, m),
         _scope(ctx, name, m),
+        _trigger(ctx, name, m),
     )
+
+
+_TRIGGER = re.compile(r"/?[a-z][a-z0-9_-]*")
+
+
+def _trigger(ctx: Ctx, name: str, m: Entries) -> str:
+    """``trigger: clear_memory`` (the model's tool) or ``trigger: /clear-memory`` (the user's
+    command): the host's name for what raises the event."""
+    if "trigger" not in m:
+        return ""
+    trigger = ctx.scalar(m["trigger"][1], f"event {name} trigger")
+    if not _TRIGGER.fullmatch(trigger):
+        raise ctx.fail(
+            m["trigger"][1],
+            f"event {name}: trigger {trigger!r} is neither a tool name (clear_memory) nor a "
+            "command (/clear-memory)",
+        )
+    return trigger
 
 
 def _scope(ctx: Ctx, name: str, m: Entries) -> str:

@@ -105,12 +105,19 @@ def _drop_projection(spec: Spec) -> Projection:
 
 def _extension_only(a: Spec, b: Spec) -> tuple[str, ...]:
     """Events one spec has and the other lacks that the extension decides (``scope:
-    extension``): not compared, since the other spec says nothing about that hook."""
+    extension``): not compared, since the other spec says nothing about that hook (unless
+    an embedding says how the other reads it, as 0.26 reads 0.25's /wipe-memory)."""
+    embedded = {
+        name
+        for x in (a, b)
+        if x.refines is not None and x.refines.embed is not None
+        for name, _ in x.refines.embed.events
+    }
     return tuple(
         e.name
         for x, y in ((a, b), (b, a))
         for e in x.events
-        if e.scope == "extension" and y.event(e.name) is None
+        if e.scope == "extension" and y.event(e.name) is None and e.name not in embedded
     )
 
 

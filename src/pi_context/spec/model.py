@@ -170,6 +170,20 @@ class Event:
     # without stepping the reducer, e.g. 0.34's follow-up cancellation at the provider-context
     # hook). A published reducer is checked on its reducer events only.
     scope: str = "reducer"
+    # What the host calls the thing that raises this event, where the name is part of the
+    # generation: the model's tool (``clear_memory``) or the user's command
+    # (``/clear-memory``). Empty: the host raises it from its own lifecycle.
+    trigger: str = ""
+
+    @property
+    def tool(self) -> str:
+        """The model-facing tool that raises this event ('' when a command or none does)."""
+        return self.trigger if self.trigger and not self.trigger.startswith("/") else ""
+
+    @property
+    def command(self) -> str:
+        """The user's command that raises this event ('' when a tool or none does)."""
+        return self.trigger if self.trigger.startswith("/") else ""
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)

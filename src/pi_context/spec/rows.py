@@ -78,13 +78,10 @@ def parse_rows(ctx: Ctx, spec: md.Spec, node: Node) -> list[md.Row]:
         scope = sc.Scope(spec, ("cur",), (event,))
         check_expr(ctx, m["when"][1], guard, scope, f"row {rid} guard")
         nexts: list[tuple[str, md.NextValue]] = []
-        if "next" in m and event.scope == "extension":
-            ctx.error(
-                m["next"][0],
-                f"row {rid}: {event_name} is decided by the extension, which never steps the "
-                "reducer, so its rows keep the state (no 'next')",
-            )
-        elif "next" in m:
+        # An extension's decision may still move the reducer's state the way the extension
+        # does around it (0.25.1's /wipe-memory handler clears the control); a spec that says
+        # its hook only reads the state states so as an invariant (0.34's provider_context).
+        if "next" in m:
             for aname, (ak, anode) in ctx.mapping(m["next"][1], f"row {rid}: next").items():
                 axis = spec.axis(aname)
                 if axis is None:

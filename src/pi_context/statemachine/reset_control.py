@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pi_context.statemachine.machine import ResetControlMachine
 
 # The newest published generation (the runtime's default too).
-DEFAULT_SPEC = "reset-control@0.34"
+DEFAULT_SPEC = "reset-control@a508f68"
 
 COMMITTED = "committed"
 FRESH = "generated for this run"  # a handle pi_context.codegen.fresh made

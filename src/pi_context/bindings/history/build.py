@@ -11,6 +11,7 @@ from itertools import accumulate
 from typing import Any
 
 import pi_context.support.cache as cache
+from pi_context.bindings.session.dialect import BOOT, RESET_MARKER, is_kind
 from pi_context.bindings.session.jsonl import (
     FAST_DECODE,
     FAST_DECODE_ERRORS,
@@ -22,8 +23,6 @@ from pi_context.bindings.session.jsonl import (
 from pi_context.bindings.session.migrate import needs_migration
 from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
 from pi_context.bindings.session.windows import (
-    BOOT_TYPE,
-    RESET_MARKER_TYPE,
     is_reset_marker,
     marker_window_id,
     names_fork_safe_window,
@@ -221,8 +220,8 @@ class _Build(_Views):
                             num += 1
                     marker = ""
                     custom_type = entry.customType
-                    if (kind == "custom" and custom_type == RESET_MARKER_TYPE) or (
-                        kind == "custom_message" and custom_type == BOOT_TYPE
+                    if (kind == "custom" and is_kind(custom_type, RESET_MARKER)) or (
+                        kind == "custom_message" and is_kind(custom_type, BOOT)
                     ):
                         # Only a marker or a boot can name a window: these few lines are read
                         # as the loader reads them, whole.

@@ -22,8 +22,8 @@ from .columns import CorruptIndex, Strings
 from .lines import ROLE_CODES
 
 VIEW_MEMO_MAX = 32
-SCHEMA = 7  # 7: a digest of every indexed byte (6: both window namings flagged; 5: packed
-# columns in checksummed parts)
+SCHEMA = 8  # 8: notesoup/* entries are the extension's too (7: a digest of every indexed byte;
+# 6: both window namings flagged; 5: packed columns in checksummed parts)
 _DEVELOPER = ROLE_CODES["developer"]
 _SYSTEM = ROLE_CODES["system"]
 _FLIP, _UPSTREAM, _STAMP, _WHOLE = 1, 2, 4, 8  # entry flag bits (_STAMP: the timestamp is a

@@ -2,7 +2,7 @@
 
 A pure function of the branch entries (root to leaf) and the session id: nothing is cached, so
 moving the leaf can never leak a sibling branch. Window identity follows the 0.25+ rule: a
-``pi-context/reset-marker`` custom entry is the only boundary; native compactions and branch
+``reset-marker`` custom entry (either dialect) is the only boundary; native compactions and branch
 summaries are items of the window they sit in.
 
 Items and their roles:
@@ -14,7 +14,8 @@ Items and their roles:
 * ``tool``: tool results (``tool_error`` when the result is an error) and user-run bash
   executions (``$ command`` line, then the output; ``output_truncated``/``full_output_path``).
 * ``system``: native compaction summaries and branch summaries.
-* ``developer``: this extension's own entries: ``pi-context/*`` custom messages, compactions
+* ``developer``: this extension's own entries: ``notesoup/*`` and ``pi-context/*`` custom
+  messages (either dialect, see ``session.dialect``), compactions
   carrying pi-context details, and the retain-none checkpoint directly before a reset marker.
 * foreign custom messages are ``user`` turns (Pi shows them to the model as user messages).
 
@@ -28,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from pi_context.bindings.session.dialect import is_extension_type
 from pi_context.bindings.session.jsonl import encode as stringify
 from pi_context.bindings.session.windows import is_reset_marker, window_spans
 from pi_context.support.frozen import field, frozen, record
@@ -39,8 +41,6 @@ ROLES: tuple[str, ...] = ("user", "assistant", "tool", "tool_call", "system", "d
 
 TOOL_ROLES = frozenset({"tool", "tool_call"})
 """The only roles that carry a ``tool_name``."""
-
-EXTENSION_PREFIX = "pi-context/"
 
 ITEM_ENTRY_TYPES = frozenset({"message", "custom_message", "compaction", "branch_summary"})
 """Entry types that can contribute items; every other type is session state, not history."""
@@ -277,9 +277,9 @@ def _custom_item(
 
 
 def custom_role(custom_type: object) -> str:
-    """This extension's own custom messages are developer items; anyone else's are user turns."""
-    ours = isinstance(custom_type, str) and custom_type.startswith(EXTENSION_PREFIX)
-    return "developer" if ours else "user"
+    """This extension's own custom messages (either dialect) are developer items; anyone
+    else's are user turns."""
+    return "developer" if is_extension_type(custom_type) else "user"
 
 
 def _is_extension_compaction(entry: Entry, next_entry: object) -> bool:

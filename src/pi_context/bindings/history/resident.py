@@ -34,6 +34,9 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
         index = _held.pop(key, None)
         if index is None:
             index = HistoryIndex(Path(real), Path(key[1]))
+        else:
+            # Asked again in this process: a resident host, where loading whole columns once
+            # pays (a one-shot command reads the few values it needs in place).
             index.resident = True
         _held[key] = index
         while len(_held) > HELD_MAX:

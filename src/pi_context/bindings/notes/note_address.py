@@ -48,6 +48,8 @@ NAMED_HEADS: dict[str, str] = {"agents": "agent", "models": "model"}
 
 HEAD_OF_SCOPE: dict[str, str] = {"project": "project", "human": "human"}
 NAMED_HEAD_OF_SCOPE: dict[str, str] = {"agent": "agents", "model": "models"}
+RUNNING_HEAD_OF_SCOPE: dict[str, str] = {"agent": "self", "model": "model"}
+"""How listings name the running agent's and model's own homes (the newest contract)."""
 
 ADDRESS_FORMS = (
     "legal prefixes are @project/, @human/, @self/ and @model/ (and @agents/<name>/, "
@@ -130,14 +132,22 @@ def address_path(vpath: object, address: object = None) -> str:
     return note_path(vpath)
 
 
-def format_address(scope: str, path: str, who: str | None = None) -> str:
+def format_address(
+    scope: str, path: str, who: str | None = None, running: str | None = None
+) -> str:
     """The address listings show for ``path`` in ``scope``; ``who`` names agent/model homes.
 
+    ``running`` is the running agent's or model's slug: that home's notes are shown as
+    ``@self/…`` and ``@model/…``, as the extension's listings show them from ``a508f68``; any
+    other agent or model home is named by its slug (``@agents/<slug>/…``). Without ``running``
+    every agent and model home is named by its slug (the earlier listing form).
     ``parse_address(format_address(s, p, w))`` gives back ``(s, p, w)`` for every canonical
-    ``p`` and slug ``w``.
+    ``p`` and slug ``w`` (with ``running``, ``(s, p, None)`` for the running home).
     """
     if scope == "session":
         return path
+    if running is not None and who == running and scope in RUNNING_HEAD_OF_SCOPE:
+        return f"@{RUNNING_HEAD_OF_SCOPE[scope]}/{path}"
     head = HEAD_OF_SCOPE.get(scope)
     if head is not None:
         return f"@{head}/{path}"

@@ -137,7 +137,8 @@ def _target(ctx: ToolContext, args: Args, *, writing: bool) -> tuple[NoteStore, 
 
 def address_in(store: NoteStore, scope: str, path: str) -> str:
     """The address listings show for ``path`` in ``scope`` of ``store``'s homes."""
-    return format_address(scope, path, store.homes.slug(scope))
+    homes = store.homes
+    return format_address(scope, path, homes.slug(scope), homes.running_slug(scope))
 
 
 def _int(args: Args, name: str, default: int, low: int, high: int | None) -> int:

@@ -41,7 +41,7 @@ from pi_context.bindings.notes.tool_calls import (
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
 )
-from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
 
 __all__ = [
     "TOOLS",
@@ -73,6 +73,10 @@ _PATH = {
         "shows it."
     ),
 }
+_ADDRESS = {
+    **_PATH,
+    "description": str(_PATH["description"]) + " (path is the older name of this argument)",
+}
 _PATTERN = {
     "type": "string",
     "description": (
@@ -93,12 +97,32 @@ _LIST_CURSOR = {
 }
 
 
+def with_address(name: str, args: Args) -> Args:
+    """The arguments with the note named in ``path``: the newest contract calls it ``address``,
+    the earlier one ``path``; either is accepted, both only when they agree."""
+    if "address" not in args:
+        if "path" not in args:
+            raise ToolError(f"{name} needs address, the note's address (path is its older name)")
+        return args
+    address = args["address"]
+    if "path" in args and args["path"] != address:
+        raise ToolError(
+            f"{name}: address and path name different notes; pass one of them",
+            address=address,
+            path=args["path"],
+        )
+    return {**{k: v for k, v in args.items() if k != "address"}, "path": address}
+
+
 def _guarded(
-    run: Callable[[ToolContext, Args], ToolResult],
+    run: Callable[[ToolContext, Args], ToolResult], addressed: str | None = None
 ) -> Callable[[ToolContext, Args], ToolResult]:
-    """Any filesystem failure the store did not name still reaches the model as a named error."""
+    """Any filesystem failure the store did not name still reaches the model as a named error.
+    ``addressed`` names a tool that takes one note's address (``with_address``)."""
 
     def guarded(ctx: ToolContext, args: Args) -> ToolResult:
+        if addressed is not None:
+            args = with_address(addressed, args)
         try:
             return run(ctx, args)
         except NoteError as exc:
@@ -142,14 +166,15 @@ TOOLS: tuple[Tool, ...] = (
         ),
         parameters=_schema(
             {
+                "address": _ADDRESS,
                 "path": _PATH,
                 "content": {"type": "string", "description": "The complete new note body."},
                 "scope": _SCOPE_ALIAS,
                 "stale": {"type": "boolean", "description": "Close the note. Defaults to false."},
             },
-            ("path", "content"),
+            ("content",),
         ),
-        handler=_guarded(notes_write),
+        handler=_guarded(notes_write, "notes_write"),
         sequential=True,
     ),
     Tool(
@@ -162,6 +187,7 @@ TOOLS: tuple[Tool, ...] = (
         ),
         parameters=_schema(
             {
+                "address": _ADDRESS,
                 "path": _PATH,
                 "edits": {
                     "type": "array",
@@ -179,9 +205,9 @@ TOOLS: tuple[Tool, ...] = (
                 "stale": {"type": "boolean", "description": "Set or clear the stale flag."},
                 "scope": _SCOPE_ALIAS,
             },
-            ("path",),
+            (),
         ),
-        handler=_guarded(notes_edit),
+        handler=_guarded(notes_edit, "notes_edit"),
         sequential=True,
     ),
     Tool(
@@ -194,6 +220,7 @@ TOOLS: tuple[Tool, ...] = (
         ),
         parameters=_schema(
             {
+                "address": _ADDRESS,
                 "path": _PATH,
                 "scope": _SCOPE_ALIAS,
                 "offset_chars": {
@@ -204,9 +231,9 @@ TOOLS: tuple[Tool, ...] = (
                     "Most characters returned", READ_LIMIT_CHARS_MAX, READ_LIMIT_CHARS_MAX
                 ),
             },
-            ("path",),
+            (),
         ),
-        handler=_guarded(notes_read),
+        handler=_guarded(notes_read, "notes_read"),
     ),
     Tool(
         name="notes_list",

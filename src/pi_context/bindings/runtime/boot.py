@@ -1,20 +1,20 @@
 """The hidden boot message of a window, rendered purely from one closed notes snapshot.
 
-Layout (pi-context 0.25/0.26):
+Layout (pi-context 0.25/0.26; from 0.38.0 the reset prose is the continuation's, not the
+boot's, as here):
 
-1. the reset line, only after a reset;
-2. the ``<context_window>`` identity block: the agent's and the model's home names (their
+1. the ``<context_window>`` identity block: the agent's and the model's home names (their
    slugs, as the extension derives them), first, current and (after a reset) previous window
    ids;
-3. how notes are addressed (the five homes, and which named homes are ``@self`` and
+2. how notes are addressed (the five homes, and which named homes are ``@self`` and
    ``@model`` now);
-4. the ``notes_list`` retry notice, only when a home could not be read;
-5. the maps: the body of each fresh ``MAP.md`` of the human, project, agent and model homes,
+3. the ``notes_list`` retry notice, only when a home could not be read;
+4. the maps: the body of each fresh ``MAP.md`` of the human, project, agent and model homes,
    broadest first (a session ``MAP.md`` is an ordinary note);
-6. the pocket: metadata lines only (address, lines, UTF-8 bytes, when it was updated) of the
+5. the pocket: metadata lines only (address, lines, UTF-8 bytes, when it was updated) of the
    most recently updated fresh notes, with a quota per home so session churn cannot crowd out
    the durable homes; bodies never appear here and maps take no seat;
-7. the static protocol block.
+6. the static protocol block.
 
 Everything comes from one ``NotesSnapshot`` (each home read once), so a boot can never mix two
 reads of the filesystem; rendering reads no file and no clock (the snapshot's opening time is an
@@ -40,7 +40,6 @@ from .protocol import (
     CONTEXT_WINDOW_OPEN_TAG,
     NOTES_HOMES_TEXT,
     PROTOCOL_TEXT,
-    RESET_LINE,
 )
 
 BOOT_MAX_BYTES = 24_000
@@ -67,7 +66,7 @@ class BootInput:
     first_window_id: str
     current_window_id: str
     previous_window_id: str | None = None
-    """Set only for a reset: it adds the reset line and the previous-id line."""
+    """Set only for a reset: it adds the previous-id line."""
     notes: NotesSnapshot | None = None
     model_name: str = DEFAULT_MODEL_SLUG
     """The running model's home name (its slug, ``default`` when the host does not know it):
@@ -83,7 +82,7 @@ def _utf8(text: str) -> int:
 def identity_block(data: BootInput) -> str:
     # Ids come whole or not at all: one read from a hand-edited marker may be unaddressable.
     lines = [
-        f"Agent name: {data.agent_name} (model: {data.model_name})",
+        f"Agent name: {data.agent_name} (brain: {data.model_name})",
         f"First context window id: {described(data.first_window_id, 'window id')}",
         f"Current context window id: {described(data.current_window_id, 'window id')}",
     ]
@@ -129,7 +128,7 @@ def pocket(snapshot: NotesSnapshot) -> list[SnapshotNote]:
 def address(data: BootInput, note: SnapshotNote) -> str:
     """The address ``notes_read`` takes for ``note``."""
     who = {"agent": data.agent_name, "model": data.model_name}.get(note.scope)
-    return format_address(note.scope, note.path, who)
+    return format_address(note.scope, note.path, who, who)
 
 
 def notes_homes_text(data: BootInput) -> str:
@@ -217,8 +216,7 @@ def notes_sections(data: BootInput, budget: int) -> list[str]:
 
 def render_boot(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
     """The boot text for one window (a pure function of ``data``)."""
-    head = [RESET_LINE] if data.previous_window_id is not None else []
-    head += [identity_block(data), notes_homes_text(data)]
+    head = [identity_block(data), notes_homes_text(data)]
     fixed = _utf8("\n\n".join([*head, PROTOCOL_TEXT]))
     notes = notes_sections(data, max_bytes - fixed - 2)
     text = "\n\n".join([*head, *notes, PROTOCOL_TEXT])

@@ -3,7 +3,8 @@ the early reminder and the final warning until the turn-end composer commits the
 
 Lines, measured in tokens *remaining* in the provider window:
 
-* reminder     = reserve + ``pi-context.reminderMarginTokens`` (default 24,576)
+* reminder     = reserve + ``notesoup.reminderMarginTokens`` (default 24,576; the settings key
+  follows the session dialect, and the other dialect's key is read when it is absent)
 * warning      = reserve + 12,288 (the close-out runway)
 * hard reserve = reserve = ``compaction.reserveTokens`` (default 16,384)
 
@@ -19,18 +20,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeGuard, TypeVar
 
+from pi_context.bindings.session.dialect import (
+    DEFAULT_DIALECT,
+    DIALECTS,
+    GUIDANCE,
+    SETTINGS_KEYS,
+    WARNING,
+    custom_type,
+    is_kind,
+)
 from pi_context.bindings.session.windows import has_window_message
 
 from .protocol import (
     DEFAULT_REMINDER_MARGIN_TOKENS,
     DEFAULT_RESERVE_TOKENS,
-    GUIDANCE_TYPE,
-    PI_CONTEXT_SETTINGS_KEY,
     REMINDER_NOTICE,
     WARNING_NOTICE,
     WARNING_RUNWAY_TOKENS,
     WARNING_TEXT,
-    WARNING_TYPE,
     reminder_text,
 )
 
@@ -119,8 +126,15 @@ class _Problems:
         return fallback
 
 
-def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) -> Policy:
-    """Thresholds and the automatic-reset switch from merged settings; bad values warn."""
+def resolve_policy(
+    settings: Mapping[str, Any], model_key: str | None = None, dialect: str = DEFAULT_DIALECT
+) -> Policy:
+    """Thresholds and the automatic-reset switch from merged settings; bad values warn.
+
+    The extension's own object sits under the dialect's key (``notesoup`` or ``pi-context``);
+    when that key is absent the other dialect's is read, so settings written for either
+    generation keep working.
+    """
     problems = _Problems()
     compaction = settings.get("compaction")
     compaction = compaction if isinstance(compaction, Mapping) else {}
@@ -140,18 +154,19 @@ def resolve_policy(settings: Mapping[str, Any], model_key: str | None = None) ->
     automatic = problems.setting(
         compaction.get("enabled"), _BOOL, True, "compaction.enabled", "automatic resets stay on"
     )
-    own = settings.get(PI_CONTEXT_SETTINGS_KEY)
+    keys = [SETTINGS_KEYS[dialect], *(SETTINGS_KEYS[d] for d in DIALECTS if d != dialect)]
+    key = next((k for k in keys if k in settings), keys[0])
+    own = settings.get(key)
     if own is not None and not isinstance(own, Mapping):
         problems.found.append(
-            f'pi-context: the "{PI_CONTEXT_SETTINGS_KEY}" setting must be an object, got '
-            f"{own!r}; using its defaults"
+            f'pi-context: the "{key}" setting must be an object, got {own!r}; using its defaults'
         )
         own = {}
     margin = problems.setting(
         own.get("reminderMarginTokens") if isinstance(own, Mapping) else None,
         _POSITIVE_COUNT,
         DEFAULT_REMINDER_MARGIN_TOKENS,
-        f"{PI_CONTEXT_SETTINGS_KEY}.reminderMarginTokens",
+        f"{key}.reminderMarginTokens",
     )
     return Policy(thresholds_for(reserve, margin), automatic, tuple(problems.found))
 
@@ -202,8 +217,15 @@ class Budget:
     """Per-runtime budget state: a cached policy and the staged, uncommitted drafts."""
 
     def __init__(
-        self, load_policy: Callable[[], Policy], notify: Notify, *, live: bool = False
+        self,
+        load_policy: Callable[[], Policy],
+        notify: Notify,
+        *,
+        live: bool = False,
+        dialect: str = DEFAULT_DIALECT,
     ) -> None:
+        self.dialect = dialect
+        """The dialect the staged reminder and warning are written in."""
         self._load_policy = load_policy
         self._live = live
         self._notify = notify
@@ -265,20 +287,21 @@ class Budget:
         if remaining is None:
             return ContextDecision()
         lines = self.thresholds
-        warned = has_window_message(branch, WARNING_TYPE)
+        warned = has_window_message(branch, WARNING)
         if warned or (self._warning is not None and self._warning.window_id == window_id):
             return ContextDecision()
         if remaining <= lines.warning:
             # The final warning supersedes a reminder that has not been committed yet.
             self._reminder = None
-            self._warning = Staged(window_id, WARNING_TYPE, WARNING_TEXT)
+            self._warning = Staged(window_id, custom_type(WARNING, self.dialect), WARNING_TEXT)
             return ContextDecision(inject_warning=True, staged="warning")
-        reminded = has_window_message(branch, GUIDANCE_TYPE)
+        reminded = has_window_message(branch, GUIDANCE)
         if reminded or (self._reminder is not None and self._reminder.window_id == window_id):
             return ContextDecision()
         if remaining <= lines.reminder:
             left = max(0, remaining - lines.warning)
-            self._reminder = Staged(window_id, GUIDANCE_TYPE, reminder_text(left))
+            guidance = custom_type(GUIDANCE, self.dialect)
+            self._reminder = Staged(window_id, guidance, reminder_text(left))
             return ContextDecision(staged="reminder")
         return ContextDecision()
 
@@ -304,7 +327,8 @@ class Budget:
             if staged.window_id != window_id:
                 continue
             if has_window_message(branch, staged.custom_type):
-                text = WARNING_NOTICE if staged.custom_type == WARNING_TYPE else REMINDER_NOTICE
+                warning = is_kind(staged.custom_type, WARNING)
+                text = WARNING_NOTICE if warning else REMINDER_NOTICE
                 self._notify("warning", text)
             elif not final:
                 pending.append(staged)

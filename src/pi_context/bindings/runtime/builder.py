@@ -14,6 +14,7 @@ from pi_context.bindings.notes.homes import NotesHomes, notes_root
 from pi_context.bindings.notes.snapshot import NotesSnapshot, load_snapshot
 from pi_context.bindings.notes.store import NoteStore
 from pi_context.bindings.session.boundary import plan_tail_repair, reset_drafts
+from pi_context.bindings.session.dialect import BOOT, custom_type
 from pi_context.bindings.session.windows import (
     current_window_id,
     mint_window_id,
@@ -26,7 +27,7 @@ from .boot import BootInput, render_boot
 from .composer import ResetBuild
 from .config import RuntimeConfig
 from .lifecycle import Lifecycle
-from .protocol import BOOT_TYPE, CONTINUATION_TEXT
+from .protocol import CONTINUATION_TEXT
 from .results import StartResult
 from .window import WindowView
 
@@ -103,6 +104,7 @@ class Boundaries:
             self.boot_text(new_id, previous),
             CONTINUATION_TEXT,
             window_id=new_id,
+            dialect=self.config.dialect,
         )
 
     def builder(self) -> ResetBuild:
@@ -126,8 +128,9 @@ class Boundaries:
             if not needs_root_boot(branch, messages, session.session_id, fork_safe=fork_safe):
                 return StartResult("present")
             root = root_window_id(session.session_id, branch, fork_safe=fork_safe)
+            boot = custom_type(BOOT, self.config.dialect)
             entry_id = session.append_custom_message(
-                BOOT_TYPE, self.boot_text(root, None), False, {"windowId": root}
+                boot, self.boot_text(root, None), False, {"windowId": root}
             )
             return StartResult("root-boot", (entry_id,))
         if plan.status == "complete":

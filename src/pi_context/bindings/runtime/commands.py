@@ -1,4 +1,5 @@
-"""The user's commands: ``/wipe-memory``, ``/pi-context on|off|status`` and ``/compact``.
+"""The user's commands: the reset command (``/wipe-memory``, ``/clear-memory`` from a508f68 on,
+as the running spec's close-out trigger names it), ``/pi-context on|off|status`` and ``/compact``.
 
 ``/wipe-memory`` captures the current window *before* waiting for the agent to be idle and
 refuses if the wait crossed into another window (the reset it asked for already happened), or
@@ -17,6 +18,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from pi_context.bindings.session.dialect import WARNING, custom_type
 from pi_context.bindings.session.windows import current_reset
 
 from .budget import Budget
@@ -24,7 +26,7 @@ from .builder import Boundaries
 from .control import Control
 from .effects import Effects, Notices
 from .lifecycle import Lifecycle
-from .protocol import WARNING_TEXT, WARNING_TYPE, cleared_notice
+from .protocol import WARNING_TEXT, cleared_notice
 from .results import CommandResult, CompactDecision
 from .window import WindowView
 
@@ -37,7 +39,7 @@ OFF_TEXT = (
 ON_TEXT = "pi-context is on."
 COMPACT_TEXT = (
     "pi-context: /compact is cancelled here, because a summary would carry erased history back "
-    "into the window. Use /wipe-memory to start a fresh window instead."
+    "into the window. Use {command} to start a fresh window instead."
 )
 
 
@@ -58,7 +60,8 @@ class Commands:
         return CommandResult(False, message)
 
     async def wipe_memory(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
-        refusal = self.lifecycle.refuse_while_off("/wipe-memory")
+        command = self.control.reset_command
+        refusal = self.lifecycle.refuse_while_off(command)
         if refusal is not None:
             return self._refuse(refusal)
         window = self.window.window_id
@@ -69,10 +72,10 @@ class Commands:
                 await waited
         if self.window.window_id != window or self.lifecycle.generation != generation:
             return self._refuse(
-                f"pi-context: /wipe-memory was for window {window}, which ended while waiting; "
+                f"pi-context: {command} was for window {window}, which ended while waiting; "
                 "nothing more was done."
             )
-        if self.lifecycle.refuse_while_off("/wipe-memory") is not None:
+        if self.lifecycle.refuse_while_off(command) is not None:
             return self._refuse("pi-context was turned off while waiting; nothing was done.")
         if not self.lifecycle.session.persisted:
             # Pi saves a session with its first reply; before that there is nothing to wipe,
@@ -87,7 +90,7 @@ class Commands:
         elif self.control.accepts("manual_reset"):
             step = self.control.manual_reset()
         else:
-            return self._refuse(f"pi-context: {self.control.spec} has no /wipe-memory.")
+            return self._refuse(f"pi-context: {self.control.spec} has no {command}.")
         if step.duplicate:
             message = f"pi-context: a close-out of window {window} is already pending."
             self.notices.notify("info", message)
@@ -95,15 +98,15 @@ class Commands:
         if step.commits:
             fresh, ids = await self.effects.commit_now(step, token, window)
             if fresh is None:
-                return CommandResult(False, "pi-context: /wipe-memory wrote no new window.")
+                return CommandResult(False, f"pi-context: {command} wrote no new window.")
             message = cleared_notice(fresh)
             return CommandResult(True, message, start_turn=step.continues, entry_ids=ids)
         if not step.meaning.acknowledges:
-            return CommandResult(True, "pi-context: /wipe-memory changed nothing.")
+            return CommandResult(True, f"pi-context: {command} changed nothing.")
         # The same hidden warning as the budget's, marked manual: each /wipe-memory is its own
         # prompt for the close-out turn, while the budget still warns at most once per window.
         entry_id = self.lifecycle.session.append_custom_message(
-            WARNING_TYPE, WARNING_TEXT, False, {"source": "manual"}
+            custom_type(WARNING, self.budget.dialect), WARNING_TEXT, False, {"source": "manual"}
         )
         message = f"pi-context: closing out window {window}; the model checkpoints its notes first."
         self.notices.notify("info", message)
@@ -140,6 +143,7 @@ class Commands:
     def compact(self) -> CompactDecision:
         """Native compaction is cancelled while enabled, and on any marked branch even when off."""
         if self.lifecycle.enabled or current_reset(self.window.branch()) is not None:
-            self.notices.notify("warning", COMPACT_TEXT)
-            return CompactDecision(True, COMPACT_TEXT)
+            text = COMPACT_TEXT.format(command=self.control.reset_command)
+            self.notices.notify("warning", text)
+            return CompactDecision(True, text)
         return CompactDecision(False)

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pi_context.bindings.session.dialect import DEFAULT_DIALECT, check_dialect
+
 from .budget import Policy, Usage
 from .control import DEFAULT_SPEC
 
@@ -78,3 +80,22 @@ class RuntimeConfig:
     its own. Trade-off: the TypeScript extension does not know such a root id and writes a
     second root boot when it opens the session. Off by default. Either way a session keeps
     the naming its boots and markers were written with."""
+    dialect: str = DEFAULT_DIALECT
+    """The dialect of the entries the runtime writes: ``notesoup`` (``notesoup/boot``, ...; the
+    extension from 0.38, the default) or ``pi-context`` (``pi-context/boot``, ...; up to 0.37).
+    Either is read whatever this says, a session switching mid-way included; the settings key
+    (``notesoup`` or ``pi-context``) follows it."""
+
+    cut_at_boot: bool = False
+    """Cut the first request of a reset window at its boot. Off by default: after a reset with
+    its native checkpoint the extension sends Pi's projection as it is, which starts with the
+    checkpoint's empty compaction summary message before the boot, and so do we. On, the
+    request starts at the boot (an empty summary tells the model nothing); a reset without a
+    checkpoint (sessions from before checkpoints) is cut at the boot either way."""
+    reset_result_details: bool = False
+    """Add ``window_id`` and a sentence (``message``) to the reset tool's result. Off by default:
+    the extension answers ``{"status": "rollover_requested"}`` alone, and so do we; the option
+    keeps this project's earlier, more explicit answer for hosts whose models use it."""
+
+    def __post_init__(self) -> None:
+        check_dialect(self.dialect)

@@ -203,6 +203,26 @@ class Control:
         return self.binding.accepts(event)
 
     @property
+    def reset_tool(self) -> str:
+        """The model's reset tool as this generation names it (``wipe_memory`` up to 0.34,
+        ``clear_memory`` from a508f68 on): the spec's trigger of its tool request."""
+        return self._trigger(("tool_request", "request"), "wipe_memory")
+
+    @property
+    def reset_command(self) -> str:
+        """The user's reset command as this generation names it (``/wipe-memory`` up to
+        0.34, ``/clear-memory`` from a508f68 on): the spec's trigger of its close-out."""
+        return self._trigger(("close_out", "manual_reset"), "/wipe-memory")
+
+    def _trigger(self, events: tuple[str, ...], fallback: str) -> str:
+        spec = self.binding.spec
+        for name in events:
+            event = spec.event(name)
+            if event is not None and event.trigger:
+                return event.trigger
+        return fallback
+
+    @property
     def has_close_out(self) -> bool:
         """The spec has window-scoped close-out phases (a ``close_out`` event)."""
         return self.binding.accepts("close_out")

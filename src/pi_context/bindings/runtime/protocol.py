@@ -7,6 +7,7 @@ the sentences are this implementation's own.
 from __future__ import annotations
 
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
+from pi_context.bindings.session.dialect import GUIDANCE, WARNING, custom_type
 from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 __all__ = [
@@ -30,11 +31,13 @@ REQUESTED_STATUS = "rollover_requested"
 """``wipe_memory``'s status when it records a new request (pi-context's wire string)."""
 ALREADY_PENDING_STATUS = "rollover_already_pending"
 """``wipe_memory``'s status when this window already has a reset requested."""
+RESET_RESULT_MESSAGE = "This window ends after the current tool batch; a fresh one follows."
+"""The sentence ``RuntimeConfig.reset_result_details`` adds to the reset tool's result."""
 
-GUIDANCE_TYPE = "pi-context/guidance"
-"""The early low-budget reminder (hidden custom message, once per window)."""
-WARNING_TYPE = "pi-context/warning"
-"""The final close-out warning (hidden custom message, once per window)."""
+GUIDANCE_TYPE = custom_type(GUIDANCE)
+"""The early low-budget reminder (hidden custom message, once per window), default dialect."""
+WARNING_TYPE = custom_type(WARNING)
+"""The final close-out warning (hidden custom message, once per window), default dialect."""
 
 CONTEXT_WINDOW_OPEN_TAG = "<context_window>"
 CONTEXT_WINDOW_CLOSE_TAG = "</context_window>"
@@ -44,6 +47,7 @@ GUIDANCE_OPEN_TAG = "<context_window_guidance>"
 GUIDANCE_CLOSE_TAG = "</context_window_guidance>"
 
 PI_CONTEXT_SETTINGS_KEY = "pi-context"
+"""The earlier dialect's settings key; the newest reads ``notesoup`` (``dialect.SETTINGS_KEYS``)."""
 DEFAULT_RESERVE_TOKENS = 16_384
 """Pi's default ``compaction.reserveTokens``: the hard reserve."""
 DEFAULT_REMINDER_MARGIN_TOKENS = 24_576
@@ -72,15 +76,16 @@ WARNING_TEXT = _guidance(
     "work here; if you keep going the window is reset for you."
 )
 
-CONTINUATION_TEXT = (
-    "A fresh context window has begun. Read your checkpoint note, fetch only what it lacks with "
-    "the history tools, then carry on with the task."
-)
-
 RESET_LINE = (
     "The context window was reset: the earlier conversation is out of view and was not "
     "summarized. Your notes and the complete session history remain available."
 )
+CONTINUATION_TEXT = (
+    RESET_LINE + "\n\nA fresh context window has begun. Read your checkpoint note, fetch only "
+    "what it lacks with the history tools, then carry on with the task."
+)
+"""The hidden continuation after every reset: the reset prose (the extension's continuation
+holds it from 0.38.0; the boot holds identity, protocol and notes), then what to do first."""
 
 NOTES_HOMES_TEXT = (
     "Notes live in five homes: this session's own trip (the goal, progress, loose ends); "

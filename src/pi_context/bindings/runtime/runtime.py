@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.context import current_system_message
+from pi_context.bindings.session.dialect import WARNING, custom_type
 from pi_context.bindings.session.windows import (
     MissingBootError,
     check_session_id,
     current_window_id,
     provider_projection,
 )
-from pi_context.bindings.tools import JSONValue, ToolContext, ToolResult
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult
 
 from . import tree as tree_nav
 from .budget import Budget, Policy, Usage, resolve_policy
@@ -48,7 +49,7 @@ from .control import Control, Step
 from .effects import Effects, Notices
 from .lifecycle import Lifecycle
 from .overflow import is_context_overflow
-from .protocol import WARNING_TEXT, WARNING_TYPE
+from .protocol import WARNING_TEXT
 from .results import (
     BoundaryResult,
     CommandResult,
@@ -111,7 +112,10 @@ class Runtime:
         )
         self._notices = Notices(self.config.notify)
         self.budget = Budget(
-            self._load_policy, self._notices.notify, live=self.config.policy is not None
+            self._load_policy,
+            self._notices.notify,
+            live=self.config.policy is not None,
+            dialect=self.config.dialect,
         )
         self.boundaries = Boundaries(
             self.lifecycle, self.window, self.config, lambda: self.cwd, self.notify, self
@@ -180,7 +184,7 @@ class Runtime:
             bool(trusted() if callable(trusted) else trusted),
         )
         model = self.lifecycle.model
-        policy = resolve_policy(loaded.merged, model.key if model else None)
+        policy = resolve_policy(loaded.merged, model.key if model else None, self.config.dialect)
         return replace(policy, problems=loaded.problems + policy.problems)
 
     # --- boots and boundaries -------------------------------------------------------------------
@@ -311,14 +315,18 @@ class Runtime:
             )
         try:
             provider = provider_projection(
-                branch, source, self.session_id, fork_safe=self.window.fork_safe
+                branch,
+                source,
+                self.session_id,
+                fork_safe=self.window.fork_safe,
+                cut_at_boot=self.config.cut_at_boot,
             )
         except MissingBootError:
             head = current_system_message(source)
             self.notify(
                 "error",
                 f"pi-context: window {self.window_id} has no boot message, so its history was "
-                "not sent; run /wipe-memory to start a fresh window",
+                f"not sent; run {self.control.reset_command} to start a fresh window",
             )
             return ContextResult([head] if head is not None else [], abort=True, step=step)
         if self.lifecycle.refuse_while_off("the budget") is not None:
@@ -330,7 +338,7 @@ class Runtime:
             provider.append(
                 {
                     "role": "custom",
-                    "customType": WARNING_TYPE,
+                    "customType": custom_type(WARNING, self.config.dialect),
                     "content": WARNING_TEXT,
                     "display": False,
                     "timestamp": self.session.now_ms(),
@@ -469,11 +477,21 @@ class Runtime:
     # --- commands -------------------------------------------------------------------------------
 
     async def wipe_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
-        """``/wipe-memory``: a manual close-out of the current window (see ``commands``)."""
+        """The reset command (``/wipe-memory``; ``/clear-memory`` from a508f68 on): a manual
+        close-out of the current window (see ``commands``)."""
+        return await self.commands.wipe_memory(wait_for_idle)
+
+    async def clear_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+        """``/clear-memory``, the reset command's name from a508f68 on (the same command)."""
         return await self.commands.wipe_memory(wait_for_idle)
 
     def pi_context_command(self, argument: str = "") -> CommandResult:
         """``/pi-context on|off|status``."""
+        return self.commands.pi_context(argument)
+
+    def notesoup_command(self, argument: str = "") -> CommandResult:
+        """``/notesoup on|off|status``: the same toggle under the extension's name from 0.38.0
+        (``/pi-context`` before); both stay available whatever the dialect."""
         return self.commands.pi_context(argument)
 
     # --- handoff (each method delegates to the handoff collaborator; see handoff.py) ---------
@@ -525,6 +543,11 @@ class Runtime:
     def tool_context(self) -> ToolContext:
         """The context a tool call of this session runs in (it carries this runtime)."""
         return self.tools.context()
+
+    def served_tools(self) -> dict[str, Tool]:
+        """The tools this runtime offers the model, by name (the reset tool under the running
+        generation's name only); ``call_tool`` also accepts the reset tool's other name."""
+        return self.tools.served()
 
     def tool_schemas(self) -> list[dict[str, JSONValue]]:
         """Function-calling declarations of every tool the runtime serves."""

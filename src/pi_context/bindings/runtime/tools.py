@@ -1,4 +1,5 @@
-"""The runtime's two model-facing tools, ``wipe_memory`` and ``get_context_remaining``.
+"""The runtime's model-facing tools: the reset tool (``wipe_memory``, ``clear_memory`` from
+a508f68 on) and ``get_context_remaining``.
 
 Both answer from a live runtime (the reset request lives in its reducer, the countdown in
 its budget). The host passes that runtime in the ``ToolContext`` (``Runtime.tool_context()``
@@ -35,6 +36,10 @@ def wipe_memory(ctx: ToolContext, args: Mapping[str, JSONValue]) -> ToolResult:
     return _live("wipe_memory", ctx).wipe_memory()
 
 
+def clear_memory(ctx: ToolContext, args: Mapping[str, JSONValue]) -> ToolResult:
+    return _live("clear_memory", ctx).wipe_memory()
+
+
 def get_context_remaining(ctx: ToolContext, args: Mapping[str, JSONValue]) -> ToolResult:
     return _live("get_context_remaining", ctx).get_context_remaining()
 
@@ -45,17 +50,28 @@ _NO_ARGUMENTS: dict[str, JSONValue] = {
     "additionalProperties": False,
 }
 
+_RESET_DESCRIPTION = (
+    "End this context window and continue in a fresh one. Call it after your checkpoint "
+    "note is up to date: the reset happens once the current tool batch completes, and "
+    "the new window starts with your notes index and the session history available. "
+    "Calling it again in the same window changes nothing."
+)
+
+# The reset tool under each generation's name (the running spec's trigger decides which one
+# a runtime offers; RESET_TOOL_NAMES lists them all).
 TOOLS: tuple[Tool, ...] = (
     Tool(
         name="wipe_memory",
-        description=(
-            "End this context window and continue in a fresh one. Call it after your checkpoint "
-            "note is up to date: the reset happens once the current tool batch completes, and "
-            "the new window starts with your notes index and the session history available. "
-            "Calling it again in the same window changes nothing."
-        ),
+        description=_RESET_DESCRIPTION,
         parameters=_NO_ARGUMENTS,
         handler=wipe_memory,
+        sequential=True,
+    ),
+    Tool(
+        name="clear_memory",
+        description=_RESET_DESCRIPTION,
+        parameters=_NO_ARGUMENTS,
+        handler=clear_memory,
         sequential=True,
     ),
     Tool(
@@ -68,5 +84,8 @@ TOOLS: tuple[Tool, ...] = (
         handler=get_context_remaining,
     ),
 )
+RESET_TOOL_NAMES: tuple[str, ...] = ("wipe_memory", "clear_memory")
+"""The reset tool's name in every generation (up to 0.34, and from a508f68 on)."""
+
 RUNTIME_TOOL_NAMES: tuple[str, ...] = tuple(tool.name for tool in TOOLS)
 """Tools that need a live runtime (a host without one, such as the MCP server, omits them)."""

@@ -1,8 +1,9 @@
 """The reset boundary: drafts in pi-context 0.26's closed order, tail repair, write verification.
 
 A committed reset appends, after any incoming and budget drafts of the same turn:
-retain-none empty-summary compaction checkpoint -> ``pi-context/reset-marker {windowId}`` ->
-hidden ``pi-context/boot`` (``details.windowId``) -> hidden ``pi-context/continuation``.
+retain-none empty-summary compaction checkpoint -> ``<dialect>/reset-marker {windowId}`` ->
+hidden ``<dialect>/boot`` (``details.windowId``) -> hidden ``<dialect>/continuation``, all three
+in one dialect (``notesoup/`` by default, ``pi-context/`` on request; see ``dialect``).
 All drafts are validated together before the first write (``Session.append_drafts``), and the
 checkpoint entries are verified on disk afterwards.
 """
@@ -14,14 +15,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .dialect import (
+    BOOT,
+    CONTINUATION,
+    DEFAULT_DIALECT,
+    RESET_MARKER,
+    custom_type,
+    entry_dialect,
+    is_kind,
+)
 from .errors import SessionError
 from .jsonl import encode
 from .store import read_raw
 from .windows import (
-    BOOT_TYPE,
-    CONTINUATION_TYPE,
-    RESET_MARKER_TYPE,
     current_reset,
+    is_checkpoint_backed,
     is_reset_marker,
     marker_window_id,
     mint_window_id,
@@ -42,24 +50,25 @@ def checkpoint_draft() -> Draft:
     return {"type": "compaction", "summary": "", "firstKeptEntryId": None}
 
 
-def marker_draft(window_id: str) -> Draft:
-    return {"type": "custom", "customType": RESET_MARKER_TYPE, "data": {"windowId": window_id}}
+def marker_draft(window_id: str, dialect: str = DEFAULT_DIALECT) -> Draft:
+    marker = custom_type(RESET_MARKER, dialect)
+    return {"type": "custom", "customType": marker, "data": {"windowId": window_id}}
 
 
-def boot_draft(window_id: str, content: Any) -> Draft:
+def boot_draft(window_id: str, content: Any, dialect: str = DEFAULT_DIALECT) -> Draft:
     return {
         "type": "custom_message",
-        "customType": BOOT_TYPE,
+        "customType": custom_type(BOOT, dialect),
         "content": content,
         "display": False,
         "details": {"windowId": window_id},
     }
 
 
-def continuation_draft(content: Any) -> Draft:
+def continuation_draft(content: Any, dialect: str = DEFAULT_DIALECT) -> Draft:
     return {
         "type": "custom_message",
-        "customType": CONTINUATION_TYPE,
+        "customType": custom_type(CONTINUATION, dialect),
         "content": content,
         "display": False,
     }
@@ -73,27 +82,28 @@ def reset_drafts(
     *,
     window_id: str | None = None,
     rng: random.Random | None = None,
+    dialect: str = DEFAULT_DIALECT,
 ) -> list[Draft]:
     """The four reset drafts for a new window (minted unless ``window_id`` is given)."""
     new_id = window_id or mint_window_id(branch, session_id, rng)
     return [
         checkpoint_draft(),
-        marker_draft(new_id),
-        boot_draft(new_id, boot_content),
-        continuation_draft(continuation_content),
+        marker_draft(new_id, dialect),
+        boot_draft(new_id, boot_content, dialect),
+        continuation_draft(continuation_content, dialect),
     ]
 
 
 def artifact_kind(draft: Any) -> str | None:
-    """Which reset artifact a draft or entry is, if any."""
+    """Which reset artifact a draft or entry is (in either dialect), if any."""
     if not isinstance(draft, dict):
         return None
-    kind = draft.get("type")
-    if kind == "custom" and draft.get("customType") == RESET_MARKER_TYPE:
+    kind, name = draft.get("type"), draft.get("customType")
+    if kind == "custom" and is_kind(name, RESET_MARKER):
         return "marker"
-    if kind == "custom_message" and draft.get("customType") == BOOT_TYPE:
+    if kind == "custom_message" and is_kind(name, BOOT):
         return "boot"
-    if kind == "custom_message" and draft.get("customType") == CONTINUATION_TYPE:
+    if kind == "custom_message" and is_kind(name, CONTINUATION):
         return "continuation"
     return None
 
@@ -120,7 +130,7 @@ def validate_boundary(drafts: Sequence[Draft]) -> None:
 
     Without any reset artifact the batch is ordinary. With one, the batch must end in
     checkpoint -> marker -> boot -> continuation, each exactly once, boot naming the marker's
-    window, and no reset artifact anywhere earlier.
+    window, all three in one dialect, and no reset artifact anywhere earlier.
     """
     kinds = [artifact_kind(d) for d in drafts]
     if not any(kinds):
@@ -147,6 +157,12 @@ def validate_boundary(drafts: Sequence[Draft]) -> None:
     details = tail[2].get("details")
     if not isinstance(details, dict) or details.get("windowId") != window_id:
         raise BoundaryError(f"the boot must carry details.windowId == {window_id!r}")
+    dialects = {entry_dialect(d) for d in tail[1:]}
+    if len(dialects) != 1:
+        raise BoundaryError(
+            "the marker, boot and continuation must be in one dialect, got "
+            + ", ".join(str(d.get("customType")) for d in tail[1:])
+        )
     for draft in tail[2:]:
         if draft.get("display") is not False:
             raise BoundaryError(f"{draft.get('customType')} must be hidden (display: false)")
@@ -217,6 +233,9 @@ class TailRepair:
     missing: tuple[str, ...] = ()
     reason: str = ""
     has_checkpoint: bool = False
+    dialect: str = DEFAULT_DIALECT
+    """The marker's dialect: a repair completes the boundary in it, so the extension that
+    wrote (or reads) that marker finds the boot it needs."""
 
     def drafts(self, boot_content: Any, continuation_content: Any) -> list[Draft]:
         """The drafts that complete the tail (empty unless status is ``repair``)."""
@@ -224,9 +243,9 @@ class TailRepair:
             return []
         out: list[Draft] = []
         if "boot" in self.missing:
-            out.append(boot_draft(self.window_id, boot_content))
+            out.append(boot_draft(self.window_id, boot_content, self.dialect))
         if "continuation" in self.missing:
-            out.append(continuation_draft(continuation_content))
+            out.append(continuation_draft(continuation_content, self.dialect))
         return out
 
 
@@ -237,16 +256,12 @@ def plan_tail_repair(branch: Sequence[Entry]) -> TailRepair:
         return TailRepair("no-marker")
     index = next(i for i in range(len(branch) - 1, -1, -1) if branch[i] is marker)
     window_id = marker_window_id(marker)
-    before = branch[index - 1] if index > 0 else None
-    has_checkpoint = (
-        before is not None
-        and before.get("type") == "compaction"
-        and before.get("summary") == ""
-        and before.get("firstKeptEntryId") == before.get("id")
-    )
+    has_checkpoint = is_checkpoint_backed(branch, marker)
+
+    dialect = entry_dialect(marker) or DEFAULT_DIALECT
 
     def result(status: str, reason: str = "", missing: tuple[str, ...] = ()) -> TailRepair:
-        return TailRepair(status, window_id, marker["id"], missing, reason, has_checkpoint)
+        return TailRepair(status, window_id, marker["id"], missing, reason, has_checkpoint, dialect)
 
     seen: list[str] = []
     for entry in branch[index + 1 :]:
@@ -268,7 +283,7 @@ def plan_tail_repair(branch: Sequence[Entry]) -> TailRepair:
         elif kind == "marker":
             return result("refused", "a later (malformed) marker follows")
         elif entry_type in _METADATA_TYPES or (
-            entry_type == "custom" and entry.get("customType") != RESET_MARKER_TYPE
+            entry_type == "custom" and not is_kind(entry.get("customType"), RESET_MARKER)
         ):
             continue
         else:

@@ -20,6 +20,7 @@ from pi_context.support.jsonlimits import deeper_than, depth_error
 from pi_context.support.regular import NotRegularFile, bounded_reader, open_regular, read_regular
 from pi_context.support.writes import append_whole, create_whole
 
+from .dialect import dialects_in
 from .errors import Problem, SessionError
 from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
 from .share import share_keys, share_values
@@ -153,6 +154,25 @@ def is_header(value: Any) -> bool:
         and value.get("type") == "session"
         and isinstance(value.get("id"), str)
     )
+
+
+def file_dialects(path: Path) -> tuple[str, ...]:
+    """The dialects of the extension's entries in a session file, in order of first appearance
+    (``dialect.dialects_in``), streamed: only lines naming a dialect are decoded, so a large
+    file costs one pass and no more memory than its longest such line. Unreadable lines are
+    skipped here (``Session.open`` reports them); ``OSError``/``NotRegularFile`` propagate."""
+    fd, info = open_regular(path)
+    seen: list[str] = []
+    with bounded_reader(fd, info.st_size) as reader:
+        for line in reader:
+            # A JSON writer may escape "/" as "\/": look for the prefix without it.
+            if b"notesoup" not in line and b"pi-context" not in line:
+                continue
+            value = parse_chunk(line, 0, True, [])
+            for dialect in dialects_in((value,)):
+                if dialect not in seen:
+                    seen.append(dialect)
+    return tuple(seen)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """pi-context window identity over a session branch (pure functions over entry dicts).
 
-A window starts at the root of the branch or at a ``pi-context/reset-marker`` custom entry; the
+A window starts at the root of the branch or at a ``reset-marker`` custom entry (either dialect,
+``pi-context/`` or ``notesoup/``, see ``dialect``); the
 marker is the only boundary (compactions and branch summaries are ordinary history inside a
 window). Everything here looks at the active branch only, never at a global file tail, so a
 sibling branch cannot lend or hide window state.
@@ -21,15 +22,17 @@ if TYPE_CHECKING:
     import random
 
 from .context import current_system_message
+from .dialect import BOOT, CONTINUATION, RESET_MARKER, custom_type, is_kind, kind_of
 from .errors import SessionError
 from .jsonl import encode, js_date_ms
 
 Entry = dict[str, Any]
 Message = dict[str, Any]
 
-RESET_MARKER_TYPE = "pi-context/reset-marker"
-BOOT_TYPE = "pi-context/boot"
-CONTINUATION_TYPE = "pi-context/continuation"
+RESET_MARKER_TYPE = custom_type(RESET_MARKER)
+BOOT_TYPE = custom_type(BOOT)
+CONTINUATION_TYPE = custom_type(CONTINUATION)
+"""The names in the default dialect; readers accept either dialect (``dialect.is_kind``)."""
 WINDOW_PREFIX = "pcw:"
 
 
@@ -53,7 +56,7 @@ def is_reset_marker(entry: Any) -> bool:
     """A ``custom`` entry of the marker type whose data names a non-empty window id."""
     if not isinstance(entry, dict) or entry.get("type") != "custom":
         return False
-    if entry.get("customType") != RESET_MARKER_TYPE:
+    if not is_kind(entry.get("customType"), RESET_MARKER):
         return False
     window_id = _window_id_of(entry.get("data"))
     return window_id is not None and window_id != ""
@@ -121,7 +124,7 @@ def _written_by(entry: Entry, session_id: str) -> bool:
 def _window_entry_id(entry: Entry) -> str | None:
     if is_reset_marker(entry):
         return _window_id_of(entry.get("data"))
-    if entry.get("type") == "custom_message" and entry.get("customType") == BOOT_TYPE:
+    if entry.get("type") == "custom_message" and is_kind(entry.get("customType"), BOOT):
         return _window_id_of(entry.get("details"))
     return None
 
@@ -199,6 +202,21 @@ def current_reset(branch: Sequence[Entry]) -> Entry | None:
         if is_reset_marker(entry):
             return entry
     return None
+
+
+def is_checkpoint_backed(branch: Sequence[Entry], marker: Entry) -> bool:
+    """Does ``marker`` directly follow its reset's native checkpoint (a compaction with an empty
+    summary that keeps nothing before it, the marker's parent)?"""
+    index = next((i for i in range(len(branch) - 1, -1, -1) if branch[i] is marker), -1)
+    if index <= 0:
+        return False
+    before = branch[index - 1]
+    return (
+        before.get("type") == "compaction"
+        and before.get("summary") == ""
+        and before.get("firstKeptEntryId") == before.get("id")
+        and marker.get("parentId") == before.get("id")
+    )
 
 
 def current_window_id(branch: Sequence[Entry], session_id: str, *, fork_safe: bool = False) -> str:
@@ -314,26 +332,31 @@ def window_spans(
     return spans
 
 
-def find_window_message(branch: Sequence[Entry], custom_type: str) -> Entry | None:
-    """The latest ``custom_message`` of a type in the active window (branch-local)."""
+def find_window_message(branch: Sequence[Entry], kind: str) -> Entry | None:
+    """The latest ``custom_message`` of a kind (either dialect) in the active window.
+
+    ``kind`` is a kind (``boot``) or a full name in either dialect (``notesoup/boot``); both
+    match that kind in either dialect (branch-local).
+    """
+    wanted = kind_of(kind) or kind
     for entry in reversed(branch):
         if is_reset_marker(entry):
             return None
-        if entry.get("type") == "custom_message" and entry.get("customType") == custom_type:
+        if entry.get("type") == "custom_message" and is_kind(entry.get("customType"), wanted):
             return entry
     return None
 
 
-def has_window_message(branch: Sequence[Entry], custom_type: str) -> bool:
+def has_window_message(branch: Sequence[Entry], kind: str) -> bool:
     """Dedupe check for boots/reminders: already persisted in this window on this branch?"""
-    return find_window_message(branch, custom_type) is not None
+    return find_window_message(branch, kind) is not None
 
 
 def is_window_boot(message: Any, window_id: str | None = None) -> bool:
     """A projected boot message, optionally of one window."""
     if not isinstance(message, dict) or message.get("role") != "custom":
         return False
-    if message.get("customType") != BOOT_TYPE:
+    if not is_kind(message.get("customType"), BOOT):
         return False
     return window_id is None or _window_id_of(message.get("details")) == window_id
 
@@ -343,7 +366,7 @@ def is_window_boot_entry(entry: Any, window_id: str) -> bool:
     return (
         isinstance(entry, dict)
         and entry.get("type") == "custom_message"
-        and entry.get("customType") == BOOT_TYPE
+        and is_kind(entry.get("customType"), BOOT)
         and _window_id_of(entry.get("details")) == window_id
     )
 
@@ -381,13 +404,25 @@ def provider_projection(
     session_id: str,
     *,
     fork_safe: bool = False,
+    cut_at_boot: bool = False,
 ) -> list[Message]:
-    """The messages pi-context lets reach the provider for the active window."""
+    """The messages pi-context lets reach the provider for the active window.
+
+    After a checkpoint-backed reset Pi's own projection already starts at the checkpoint, and
+    the extension sends it as it is: its empty compaction summary, then the boot and what
+    follows. ``cut_at_boot`` cuts there anyway (only the system prefix before the boot stays),
+    as every reset without a checkpoint is cut. A window without its boot raises either way.
+    """
     marker = current_reset(branch)
     if marker is None:
         root = root_window_id(session_id, branch, fork_safe=fork_safe)
         return project_root_window(messages, root)
-    return project_window(messages, marker_window_id(marker))
+    window_id = marker_window_id(marker)
+    if cut_at_boot or not is_checkpoint_backed(branch, marker):
+        return project_window(messages, window_id)
+    if not any(is_window_boot(m, window_id) for m in messages):
+        raise MissingBootError(f"missing boot for context window {window_id}")
+    return list(messages)
 
 
 def needs_root_boot(

@@ -107,9 +107,11 @@ class Expected:
     duplicate: bool
 
 
-def reply(clock: Clock, band: str, outcome: str, calls: int) -> dict[str, Any]:
-    """The model's reply of one turn: usage in ``band``, ``calls`` ``wipe_memory`` calls,
-    ended as ``outcome`` says."""
+def reply(
+    clock: Clock, band: str, outcome: str, calls: int, tool: str = "wipe_memory"
+) -> dict[str, Any]:
+    """The model's reply of one turn: usage in ``band``, ``calls`` calls of the reset
+    ``tool``, ended as ``outcome`` says."""
     tokens = BANDS[band]
     message: dict[str, Any] = {
         "role": "assistant",
@@ -118,7 +120,7 @@ def reply(clock: Clock, band: str, outcome: str, calls: int) -> dict[str, Any]:
             {
                 "type": "toolCall",
                 "id": f"w{clock.now}-{n}",
-                "name": "wipe_memory",
+                "name": tool,
                 "arguments": {},
             }
             for n in range(calls)

@@ -330,14 +330,14 @@ class RuntimeConformance(HostSteps):
         behind a compaction the leaf sits on is out of its view and may be replaced)."""
         if self.rt is None:
             return
-        from pi_context.bindings.runtime.protocol import BOOT_TYPE
         from pi_context.bindings.session.context import projection_entries
+        from pi_context.bindings.session.dialect import BOOT, is_kind
 
         boots: dict[str, int] = {}
         for _, messages in projection_entries(self.rt.session.branch()):
             for message in messages:
                 details = message.get("details")
-                if message.get("customType") == BOOT_TYPE and isinstance(details, dict):
+                if is_kind(message.get("customType"), BOOT) and isinstance(details, dict):
                     window = str(details.get("windowId"))
                     boots[window] = boots.get(window, 0) + 1
         doubled = {window: n for window, n in boots.items() if n > 1}

@@ -68,6 +68,8 @@ SCENARIOS: tuple[Scenario, ...] = (
      (_turn(), _WIPE, _FAIL, _turn(band="hard"), _settle())),
     ("/wipe-memory under the hard reserve whose boundary fails, then an error",
      (_turn(), _WIPE, _FAIL, _turn(band="hard"), _turn(queued=True, outcome="error"), _settle())),
+    ("/wipe-memory, then an overflow turn and the settle",
+     (_turn(), _WIPE, _turn(outcome="overflow"), _settle())),
     ("/wipe-memory over the budget's close-out",
      (_turn(band="warning"), _turn(band="warning"), _WIPE, _turn(), _settle())),
     ("/wipe-memory while off, then on", (_turn(), _change("off"), _WIPE, _turn(wipes=1),

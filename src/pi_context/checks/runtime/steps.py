@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pi_context.bindings.runtime.tools import RESET_TOOL_NAMES
 from pi_context.spec.model import Spec
 
 from .harness import ConformanceMachine
@@ -233,31 +234,36 @@ class HostSteps(ConformanceMachine):
 
     def _append_reply(self, band: str, outcome: str, calls: int) -> dict[str, Any]:
         """Append the model's reply of one turn (usage in ``band``) and return it."""
-        message = reply(self.clock, band, outcome, calls)
+        message = reply(self.clock, band, outcome, calls, self.rt.control.reset_tool)
         self.rt.session.append_message(message)
         return message
 
     def _wipe_tool(self, call_id: str) -> None:
-        """The model's ``wipe_memory``: served only while on (the enabled precondition)."""
+        """The model's reset tool under the generation's name (``wipe_memory``, or
+        ``clear_memory`` from a508f68 on; the one the runtime offers): served only while on
+        (the enabled precondition)."""
         before = self._mark()
-        result = self.rt.call_tool("wipe_memory", {})
+        tool = self.rt.control.reset_tool
+        offered = [s["name"] for s in self.rt.tool_schemas() if s["name"] in RESET_TOOL_NAMES]
+        check(offered == [tool], f"the runtime offers {offered} as its reset tool, not {tool}")
+        result = self.rt.call_tool(tool, {})
         self.rt.session.append_message(
             {
                 "role": "toolResult",
                 "toolCallId": call_id,
-                "toolName": "wipe_memory",
+                "toolName": tool,
                 "content": [{"type": "text", "text": result.text}],
                 "isError": result.is_error,
                 "timestamp": self.clock(),
             }
         )
         if not self.enabled:
-            check(result.is_error, "wipe_memory was served while pi-context is off")
-            check(self._mark() == before, "wipe_memory reached the reducer while off")
+            check(result.is_error, f"{tool} was served while pi-context is off")
+            check(self._mark() == before, f"{tool} reached the reducer while off")
             return
         event = "tool_request" if self.mirror.has("tool_request") else "request"
         expected = self._mirror(event, windowId=self._window())
-        self._stepped(expected, "wipe_memory")
+        self._stepped(expected, tool)
         status = json.loads(result.text).get("status")
         check(
             (status == "rollover_already_pending") == expected.duplicate and result.terminate,

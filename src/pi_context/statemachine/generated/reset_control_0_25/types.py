@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 30a6f0bd7475512b079db503ef31bcf153913b637d30e6964c38e686e2f522a6
+# spec-sha256: 868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.25"
-SPEC_SHA256 = "30a6f0bd7475512b079db503ef31bcf153913b637d30e6964c38e686e2f522a6"
+SPEC_SHA256 = "868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d"
 
 
 Request: TypeAlias = Literal["none", "explicit"]
@@ -165,7 +165,7 @@ class ClearEvent:
 
 @dataclass(frozen=True, slots=True)
 class ManualResetEvent:
-    """The user ran /wipe-memory. 0.25.1 clears both axes (as clear does) and writes a fresh boundary at once, with no model turn; this event states that commit as a row."""
+    """The user ran /wipe-memory. Published 0.25.1 decides this in its extension's command handler, not in reduceResetControl (whose events are the six above): it clears the control (as clear does) and writes a fresh boundary at once, with no model turn. This event states that commit as a row so our runtime takes it from the spec; the check of the published reducer leaves it out (conformance --reducer-only)."""
 
     type: ClassVar[Literal["manual_reset"]] = "manual_reset"
 

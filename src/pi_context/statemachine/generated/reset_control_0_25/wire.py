@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 30a6f0bd7475512b079db503ef31bcf153913b637d30e6964c38e686e2f522a6
+# spec-sha256: 868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 617e3c4f5baf9c88cc5b12d3a84c14221f5e02499b53af017edb1ac78c76957f
+# spec-sha256: 884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 617e3c4f5baf9c88cc5b12d3a84c14221f5e02499b53af017edb1ac78c76957f
+# spec-sha256: 884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26"
-SPEC_SHA256 = "617e3c4f5baf9c88cc5b12d3a84c14221f5e02499b53af017edb1ac78c76957f"
+SPEC_SHA256 = "884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

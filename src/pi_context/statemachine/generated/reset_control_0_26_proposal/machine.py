@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 4d73b50765f47dd7c0b88ef43fdcd94000cbb6e54dc204606ba45cbb5c6cc9e9
+# spec-sha256: cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9
 
 from __future__ import annotations
 

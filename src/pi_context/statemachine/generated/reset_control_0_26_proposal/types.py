@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 4d73b50765f47dd7c0b88ef43fdcd94000cbb6e54dc204606ba45cbb5c6cc9e9
+# spec-sha256: cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.26-proposal"
-SPEC_SHA256 = "4d73b50765f47dd7c0b88ef43fdcd94000cbb6e54dc204606ba45cbb5c6cc9e9"
+SPEC_SHA256 = "cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8feaac7d2a94ee4b67948fa7d0d4bd1a16762a35d428a44cf6abc804f819bd64
+# spec-sha256: 476036191ca6c2ac64856eb9cf19d2d89da7e98f948adf95a31d5282ca5365a1
 
 from __future__ import annotations
 

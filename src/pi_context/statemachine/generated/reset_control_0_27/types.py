@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 8feaac7d2a94ee4b67948fa7d0d4bd1a16762a35d428a44cf6abc804f819bd64
+# spec-sha256: 476036191ca6c2ac64856eb9cf19d2d89da7e98f948adf95a31d5282ca5365a1
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.27"
-SPEC_SHA256 = "8feaac7d2a94ee4b67948fa7d0d4bd1a16762a35d428a44cf6abc804f819bd64"
+SPEC_SHA256 = "476036191ca6c2ac64856eb9cf19d2d89da7e98f948adf95a31d5282ca5365a1"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c7518bc74e89841166240521de094ca47fc09909be37da96e23709975429e861
+# spec-sha256: df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, Protocol, TypeAlias
 
 SPEC_ID = "reset-control@0.33"
-SPEC_SHA256 = "c7518bc74e89841166240521de094ca47fc09909be37da96e23709975429e861"
+SPEC_SHA256 = "df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

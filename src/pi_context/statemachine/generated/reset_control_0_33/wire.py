@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: c7518bc74e89841166240521de094ca47fc09909be37da96e23709975429e861
+# spec-sha256: df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688
 
 from __future__ import annotations
 

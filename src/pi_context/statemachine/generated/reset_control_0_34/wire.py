@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 2dd94eb54624fe9ea43e589c600800086c1b28fa341f94aef85ebeea69357207
+# spec-sha256: f7c6921428dc54f919f740fcf293ebe43c53ab6a0cf6761a2daabfda89b12f7d
 
 from __future__ import annotations
 
