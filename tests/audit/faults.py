@@ -15,9 +15,9 @@ from typing import Any
 
 Entry = dict[str, Any]
 
-MARKER = "pi-context/reset-marker"
-BOOT = "pi-context/boot"
-CONTINUATION = "pi-context/continuation"
+MARKER = "reset-marker"  # kinds: the runtime writes them as notesoup/<kind> or pi-context/<kind>
+BOOT = "boot"
+CONTINUATION = "continuation"
 
 
 def read(path: Path) -> list[Entry]:
@@ -37,8 +37,9 @@ def write(entries: list[Entry], path: Path) -> Path:
     return path
 
 
-def _is(entry: Entry, custom_type: str) -> bool:
-    return entry.get("customType") == custom_type
+def _is(entry: Entry, kind: str) -> bool:
+    value = entry.get("customType")
+    return isinstance(value, str) and value.split("/", 1)[-1] == kind and "/" in value
 
 
 def _role(entry: Entry) -> str | None:

@@ -2,7 +2,8 @@
 
 A session file does not record the reducer's events; it records what the host wrote around
 them. This module reads the active branch (entries as the session layer reads them, its
-recognisers for markers and boots) into a small vocabulary the mapping of a spec family
+recognisers for markers and boots, either dialect's names: ``pi-context/`` and
+``notesoup/``) into a small vocabulary the mapping of a spec family
 (:mod:`pi_context.checks.audit.mapping`) turns into events:
 
 * ``turn-start`` (an assistant message): ``aborted``, ``warned`` (the turn's drafts carry the
@@ -26,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.bindings.runtime.overflow import is_context_overflow
-from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, WARNING_TYPE
 from pi_context.bindings.session.boundary import artifact_kind
+from pi_context.bindings.session.dialect import GUIDANCE, WARNING, is_kind
 from pi_context.bindings.session.windows import (
     estimate_tokens,
     is_reset_marker,
@@ -172,8 +173,11 @@ def observations(
                 j += 1
             k = j  # the turn's drafts: warnings and reminders written with its end
             warned = False
-            while k < n and _custom_type(branch[k]) in (WARNING_TYPE, GUIDANCE_TYPE):
-                if _custom_type(branch[k]) == WARNING_TYPE:
+            while k < n and (
+                is_kind(_custom_type(branch[k]), WARNING)
+                or is_kind(_custom_type(branch[k]), GUIDANCE)
+            ):
+                if is_kind(_custom_type(branch[k]), WARNING):
                     warned = warned or _warning_source(branch[k]) == "budget"
                 k += 1
             stop = assistant.get("stopReason")
@@ -224,9 +228,9 @@ def observations(
             kind, attrs = "boot", {"window": window, "of_marker": own}
         elif artifact == "continuation":
             kind = "continuation"
-        elif custom == WARNING_TYPE:
+        elif is_kind(custom, WARNING):
             kind, attrs = "warning", {"source": _warning_source(entry)}
-        elif custom == GUIDANCE_TYPE:
+        elif is_kind(custom, GUIDANCE):
             kind = "reminder"
         elif _checkpoint(branch, i, session_id):
             kind = "checkpoint"
