@@ -20,6 +20,8 @@ import subprocess
 import sys
 import time
 
+from results import row, write
+
 from pi_context.checks.conformance.protocol import MAX_LINE
 from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 
@@ -91,6 +93,7 @@ def main() -> int:
     print("| line | serve | per MB | runner receive | per MB |")
     print("| --- | --- | --- | --- | --- |")
     base: tuple[float, float] | None = None
+    ratios = (1.0, 1.0)
     for size in sizes:
         serve = min(serve_once(size) for _ in range(args.repeat))
         receive = min(receive_once(size) for _ in range(args.repeat))
@@ -101,6 +104,26 @@ def main() -> int:
             f"| {size / MB:.0f} MB | {serve:.2f} s | {per[0] * 1000:.1f} ms ({ratios[0]:.2f}x)"
             f" | {receive:.2f} s | {per[1] * 1000:.1f} ms ({ratios[1]:.2f}x) |"
         )
+    assert base is not None
+    shown = f"{sizes[0] / MB:.0f}–{sizes[-1] / MB:.0f} MB"
+    write(
+        __file__,
+        [
+            row(
+                f"{side}-linear",
+                f"one line of {shown} {what}, time per MB at the largest against the smallest",
+                f"{per[index] * 1000:.1f} ms/MB at {sizes[-1] / MB:.0f} MB",
+                baseline=f"{base[index] * 1000:.1f} ms/MB at {sizes[0] / MB:.0f} MB",
+                ratio=f"{ratios[index]:.2f}×",
+                target="linear (≤ 2× per MB)",
+                met=ratios[index] <= 2.0,
+            )
+            for index, (side, what) in enumerate(
+                (("serve", "to `pi-context serve`"), ("receive", "to the runner's receive"))
+            )
+        ],
+        note=f"best of {args.repeat}; past {MAX_LINE:,} bytes a line is skipped unbuffered",
+    )
     return 0
 
 

@@ -154,3 +154,15 @@ else:
         value = getattr(importlib.import_module(module), _ALIASES.get(name, name))
         globals()[name] = value  # later lookups skip this hook
         return value
+
+    def __dir__():
+        """The public API too, not only what a lookup has loaded so far: ``dir(pi_context)``
+        and completion list every name of ``__all__``. Only ``inspect.getmembers`` (which
+        ``help(pi_context)`` walks, loading each name it is given) sees what is loaded, so
+        that ``help`` stays the overview the docstring is and imports nothing more."""
+        import sys
+
+        caller = sys._getframe(1).f_code.co_name
+        if caller in ("getmembers", "_getmembers"):
+            return sorted(globals())
+        return sorted(set(globals()) | set(__all__))

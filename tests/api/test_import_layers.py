@@ -10,6 +10,8 @@ dependency) and under ``if TYPE_CHECKING`` (a type is one too). The rules:
   belongs to a layer;
 * ``statemachine`` (the handle, the generated packages, the ``transitions`` machine, the
   patterns) imports only ``spec``, ``transitions`` and the standard library;
+* nothing outside ``statemachine`` imports a generated package: code reaches one through the
+  handle (``statemachine.reset_control``) or the typed accessor (``statemachine.typed``);
 * the pure core — the generated packages and the ``wirecheck`` module they use — does no
   I/O and imports nothing that does, counting the package ``__init__`` modules Python runs
   on the way; the spec language's semantics (model, expressions, interpreter, abstraction)
@@ -303,6 +305,18 @@ def layer_violations(modules: Mapping[str, Module]) -> list[str]:
     return problems
 
 
+def generated_access_violations(modules: Mapping[str, Module]) -> list[str]:
+    """No module outside ``statemachine`` imports ``statemachine.generated`` (or below)."""
+    problems: list[str] = []
+    for name, module in modules.items():
+        if name == STATEMACHINE or name.startswith(STATEMACHINE + "."):
+            continue
+        for imp in imports_of(module, modules):
+            if imp.target == GENERATED or imp.target.startswith(GENERATED + "."):
+                problems.append(f"{name}:{imp.line} imports {imp.target}")
+    return problems
+
+
 def statemachine_violations(modules: Mapping[str, Module]) -> list[str]:
     """``statemachine`` imports only ``spec``, itself, ``transitions`` and the stdlib."""
     problems: list[str] = []
@@ -409,6 +423,10 @@ def test_the_statemachine_imports_only_spec_transitions_and_stdlib(
     assert statemachine_violations(modules) == []
 
 
+def test_only_the_statemachine_imports_generated_code(modules: dict[str, Module]) -> None:
+    assert generated_access_violations(modules) == []
+
+
 def test_the_pure_core_does_no_io(modules: dict[str, Module]) -> None:
     assert pure_core_violations(modules) == []
 
@@ -496,6 +514,27 @@ def test_the_layer_rules_catch_planted_violations(tmp_path: Path) -> None:
     assert "pi_context.stray belongs to no layer" in found
     # every planted file is caught, and nothing of the real package
     assert len(found) == 7
+
+
+def test_the_generated_access_rule_catches_planted_violations(tmp_path: Path) -> None:
+    planted = _planted(
+        tmp_path,
+        {
+            "bindings/handoff/direct.py": (
+                "from typing import TYPE_CHECKING\n"
+                "if TYPE_CHECKING:\n"
+                "    from pi_context.statemachine.generated.handoff_0_6_auto import types\n"
+                "from pi_context.statemachine.typed import handoff_0_6_auto\n"
+            ),
+            "statemachine/inside.py": (
+                "from pi_context.statemachine.generated.handoff_0_6 import types\n"
+            ),
+        },
+    )
+    assert generated_access_violations(planted) == [
+        "pi_context.bindings.handoff.direct:3 imports"
+        " pi_context.statemachine.generated.handoff_0_6_auto.types"
+    ]
 
 
 def test_the_statemachine_rule_catches_planted_violations(tmp_path: Path) -> None:

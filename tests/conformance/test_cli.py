@@ -105,6 +105,6 @@ def test_bad_arguments_are_named(tmp_path: Path, serve_cmd: str) -> None:
     done = cli("--impl", serve_cmd, "--replay", str(junk))
     assert done.returncode == 2 and "cannot read an ITF trace" in done.stderr
     done = cli("--impl", serve_cmd, "--timeout", "0")
-    assert done.returncode == 2 and "--timeout > 0" in done.stderr
+    assert done.returncode == 2 and "--timeout 0.0: must be > 0" in done.stderr
     for stream in (done.stdout, done.stderr):
         assert "Traceback" not in stream

@@ -54,7 +54,7 @@ def test_verify_examples_0_skips_hypothesis_cleanly(work: Path, tmp_path: Path) 
     assert "| skipped " in done.stdout
     bad = run(["verify", "--spec", "reset-control@0.25", "--examples", "-1"], work, tmp_path)
     assert bad.returncode == 2
-    assert "--examples must be >= 0" in bad.stderr
+    assert "pi-context verify: --examples -1: must be >= 0" in bad.stderr
 
 
 def test_a_spec_file_run_leaves_no_temp_folder_and_no_hypothesis_dir(

@@ -35,6 +35,8 @@ PACKAGE_DIR = REPO / "src" / "pi_context"
 DOC = REPO / "docs" / "architecture.md"
 README = REPO / "README.md"
 TABLE_HEADING = "Where does X live"
+FLOW_HEADING = "How one reset request flows"
+FLOW = ("Host", "Runtime", "Handle", "Generated reducer", "Host action", "Session")
 
 _SPAN = re.compile(r"`([^`]+)`")
 _NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -245,6 +247,37 @@ def test_the_where_table_names_only_what_exists() -> None:
 def test_the_where_table_says_each_concept_once() -> None:
     concepts = [row[0] for row in doc_rows()]
     assert len(concepts) == len(set(concepts))
+
+
+def flow_problems(body: str) -> list[str]:
+    """The flow's numbered steps are the stations of ``FLOW`` in order, and each names only
+    paths and names that exist (the "where" cells' rule)."""
+    steps = re.findall(r"^\d+\. \*\*([^*]+)\*\*:(.*?)(?=^\d+\. |\Z)", body, re.M | re.S)
+    problems = []
+    if tuple(name for name, _ in steps) != FLOW:
+        problems.append(f"the steps are {[name for name, _ in steps]}, not {list(FLOW)}")
+    for name, text in steps:
+        checked = check_where(" ".join(text.split()))
+        if not checked.paths:
+            problems.append(f"{name}: names no path")
+        problems += [f"{name}: {problem}" for problem in checked.problems]
+    return problems
+
+
+def test_the_reset_request_flow_names_only_what_exists() -> None:
+    assert flow_problems(section(DOC.read_text(encoding="utf-8"), FLOW_HEADING)) == []
+
+
+def test_a_wrong_flow_is_reported() -> None:
+    body = (
+        "1. **Host**: `integrations/loop.py` `HostLoop`.\n"
+        "2. **Runtime**: `bindings/runtime/runtime.py` `Runtime.turn_ended`.\n"
+    )
+    assert flow_problems(body) == [
+        f"the steps are ['Host', 'Runtime'], not {list(FLOW)}",
+        "Runtime: `Runtime.turn_ended` is not defined in pi_context.bindings.runtime.runtime"
+        " (`bindings/runtime/runtime.py`)",
+    ]
 
 
 @pytest.mark.parametrize("rendering", ["mermaid", "text"])

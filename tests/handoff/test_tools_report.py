@@ -61,7 +61,7 @@ def test_handoff_scope_refuses_after_the_source_changes(done: tuple[World, Hando
     data = w.source_path.read_bytes()
     w.source_path.write_bytes(data.replace(b"Reading it.", b"Reading IT."))
     error, page = call("context_history_search", result.destination, query="x", scope="handoff")
-    assert error and page["error"]["code"] == "handoff_source_changed"
+    assert error and page["code"] == "handoff_source_changed"
 
 
 def test_tool_errors(done: tuple[World, HandoffResult]) -> None:
@@ -80,7 +80,7 @@ def test_tool_errors(done: tuple[World, HandoffResult]) -> None:
         error, payload = call(name, source, **args)
         assert error, (name, args)
         if code:
-            assert payload["error"]["code"] == code, (name, args, payload)
+            assert payload["code"] == code, (name, args, payload)
     # an unknown argument gets the toolkit's one wording, as every tool's does
     _, unknown = call("context_history_search", source, query="x", bogus=1)
     assert unknown["error"].startswith("context_history_search does not take 'bogus'")
@@ -127,11 +127,12 @@ def test_session_report_verifies_the_binding(done: tuple[World, HandoffResult]) 
 
 def test_session_report_errors(tmp_path: Path) -> None:
     missing = _cli(str(tmp_path / "missing.jsonl"))
-    assert missing.returncode == 2 and "no such session file" in missing.stderr
+    assert missing.returncode == 2 and "missing.jsonl: no such file" in missing.stderr
     junk = tmp_path / "junk.jsonl"
     junk.write_text("[1,2]\n")
     out = _cli(str(junk))
-    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.returncode == 1 and "Traceback" not in out.stderr  # there, but not a session
+    assert out.stderr.startswith("pi-context session report: ")
 
 
 def test_report_on_a_consistent_but_malformed_packet(done: tuple[World, HandoffResult]) -> None:

@@ -95,8 +95,13 @@ def test_the_store_refuses_legacy_notes_until_the_command_migrates_them(notes: N
 
 def test_migrate_without_a_root_is_a_clean_no_op(tmp_path: Path) -> None:
     absent = str(tmp_path / "absent")
-    result = cli("notes", "migrate", "--notes-home", absent, "--from", absent + "-old")
+    result = cli("notes", "migrate", "--notes-home", absent)  # no earlier layout either
     assert result.returncode == 0 and "nothing to migrate" in result.stdout
+    assert not (tmp_path / "absent").exists()
+    # an earlier root named with --from that is not there is an error naming --from
+    named = cli("notes", "migrate", "--notes-home", absent, "--from", absent + "-old")
+    assert named.returncode == 2
+    assert named.stderr.startswith(f"pi-context notes migrate: --from {absent}-old: ")
     assert not (tmp_path / "absent").exists()
 
 

@@ -72,12 +72,13 @@ def test_bad_input_gets_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixt
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"type":"message","id":"x"}\n')
     assert main(["session", "show", str(bad)]) == 1
-    assert f"pi-context session: {bad}:1: not a Pi session" in capsys.readouterr().err
+    assert f"pi-context session show: {bad}:1: not a Pi session" in capsys.readouterr().err
     session = _reset_session(tmp_path / "s")
-    assert main(["session", "show", str(session.path), "--leaf", "nope"]) == 1
-    assert "entry nope not found" in capsys.readouterr().err
-    assert main(["session", "show", str(tmp_path / "missing.jsonl")]) == 1
-    assert "no such session file" in capsys.readouterr().err
+    # the command line names what is not there: usage errors (exit 2) naming it
+    assert main(["session", "show", str(session.path), "--leaf", "nope"]) == 2
+    assert "pi-context session show: --leaf nope: no such entry" in capsys.readouterr().err
+    assert main(["session", "show", str(tmp_path / "missing.jsonl")]) == 2
+    assert "missing.jsonl: no such file" in capsys.readouterr().err
 
 
 def test_problems_are_warned_with_file_and_line(

@@ -108,9 +108,21 @@ class Tool:
         }
 
     def run(self, context: ToolContext, arguments: object = None) -> ToolResult:
-        """Check ``arguments``, run the handler; every named failure is an error result."""
+        """Check ``arguments``, run the handler; every named failure is an error result, in
+        the one error format (``error_format``) whichever family answered it, so every
+        surface — the runtime, the CLI, the MCP server, the integrations — shows the same."""
         try:
-            return self.handler(context, check_arguments(self, arguments))
+            result = self.handler(context, check_arguments(self, arguments))
+            if not result.is_error:
+                return result
+            from pi_context.bindings.error_format import error_text
+
+            text = error_text(result.text)
+            if text == result.text:
+                return result
+            return ToolResult(
+                text=text, details=result.details, is_error=True, terminate=result.terminate
+            )
         except ToolError as exc:
             return error_result(exc.payload)
         except OSError as exc:

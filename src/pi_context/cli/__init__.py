@@ -122,8 +122,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         if quick is not None:
             return _handled(tool.run, quick)
     parser = build_parser(args_in, lazy=True)
-    args = parser.parse_args(args_in)
+    args, extra = parser.parse_known_args(args_in)
+    if extra:  # said by the (sub)command's own parser: "pi-context cache info: error: ..."
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     return _handled(args.handler, args)
+
+
+def _innermost(parser: argparse.ArgumentParser, args: Any) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` ran (``pi-context session export``'s own)."""
+    import argparse
+
+    from pi_context.cli._options import command_name
+
+    for word in command_name(args).split():
+        choices = next(
+            (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+            None,
+        )
+        if not isinstance(choices, dict) or word not in choices:
+            break
+        parser = choices[word]
+    return parser
 
 
 def console() -> None:
@@ -156,12 +175,13 @@ def _handled(handler: Any, args: Any) -> int:
         return 0
     except Exception as exc:  # a named failure is one line; a bug keeps its traceback
         from pi_context.cli._failures import describe
+        from pi_context.cli._options import FAILURE, command_name
 
         line = describe(exc)
         if line is None:
             raise
-        print(f"pi-context {getattr(args, 'command', None) or 'tool'}: {line}", file=sys.stderr)
-        return 1
+        print(f"pi-context {command_name(args)}: {line}", file=sys.stderr)
+        return FAILURE
     return int(code or 0)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
 
-from ._options import fail
+from ._options import FAILURE, check_paths, fail
 
 
 def add_panel(sub: Any) -> None:
@@ -27,7 +27,8 @@ def add_panel(sub: Any) -> None:
             "usage (estimated from the file), goals, constraints, open items and approval "
             "hints, the handoff binding's verdict, the automatic-handoff state, the operation "
             "metrics over this session and its handoff parent, the log window and the log "
-            "path. Exits 2 when the file is not a readable session."
+            "path. Exits 1 when the file is not a readable session, 2 when FILE or --log-dir "
+            "does not exist."
         ),
     )
     panel.add_argument("file", type=Path, help="Pi session JSONL file")
@@ -40,7 +41,13 @@ def add_panel(sub: Any) -> None:
         description="Write the session panel, the task notes, metrics and policy as Markdown.",
     )
     export.add_argument("file", type=Path, help="Pi session JSONL file")
-    export.add_argument("--out", type=Path, required=True, metavar="PATH", help="Markdown file")
+    export.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="PATH",
+        help="Markdown file to write (its folder must exist)",
+    )
     _log_dir(export)
     export.set_defaults(handler=run_export)
 
@@ -55,23 +62,29 @@ def _log_dir(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _panel(args: argparse.Namespace, command: str) -> dict[str, Any] | None:
+def _panel(args: argparse.Namespace, command: str) -> dict[str, Any] | int:
+    """The panel's report, or the exit code of the error already said."""
     from pi_context.bindings.handoff.panel import session_panel
 
+    out = ("--out", args.out, "parent") if command == "export" else ("--out", None, "")
+    bad = check_paths(
+        f"session {command}", ("FILE", args.file, "file"), ("--log-dir", args.log_dir, "dir"), out
+    )
+    if bad is not None:
+        return bad
     try:
         log_dir = args.log_dir.absolute() if args.log_dir is not None else None
         return session_panel(args.file, log_dir=log_dir)
     except SessionError as exc:
-        fail(f"session {command}", exc)
-        return None
+        return fail(f"session {command}", exc, FAILURE)
 
 
 def run_panel(args: argparse.Namespace) -> int:
     from pi_context.bindings.handoff.panel import panel_lines
 
     report = _panel(args, "panel")
-    if report is None:
-        return 2
+    if isinstance(report, int):
+        return report
     if args.json:
         sys.stdout.write(encode(report) + "\n")
     else:
@@ -83,11 +96,11 @@ def run_export(args: argparse.Namespace) -> int:
     from pi_context.bindings.handoff.panel import write_export
 
     report = _panel(args, "export")
-    if report is None:
-        return 2
+    if isinstance(report, int):
+        return report
     try:
         written = write_export(report, args.out)
     except OSError as exc:
-        return fail("session export", f"cannot write {args.out}: {exc.strerror}", 1)
+        return fail("session export", f"--out {args.out}: cannot write: {exc.strerror}", FAILURE)
     print(f"wrote {written}")
     return 0

@@ -15,7 +15,7 @@ from pi_context.bindings.session import SessionError
 from pi_context.bindings.session.jsonl import encode
 from pi_context.support.surrogates import escape
 
-from ._options import fail
+from ._options import FAILURE, check_paths, fail
 
 
 def add_report(sub: Any) -> None:
@@ -25,7 +25,8 @@ def add_report(sub: Any) -> None:
         description=(
             "Report a session's saved task notes and their coverage, whether its handoff "
             "binding to the source session verifies end to end, and quality counts. Exits 1 "
-            "when a handoff binding is refused, 2 when the file is not a readable session."
+            "when a handoff binding is refused or the file is not a readable session, 2 when "
+            "FILE does not exist."
         ),
     )
     report.add_argument("file", type=Path, help="Pi session JSONL file")
@@ -36,10 +37,13 @@ def add_report(sub: Any) -> None:
 def run_report(args: argparse.Namespace) -> int:
     from pi_context.bindings.handoff.report import render_report, report_exit_code, session_report
 
+    bad = check_paths("session report", ("FILE", args.file, "file"))
+    if bad is not None:
+        return bad
     try:
         report = session_report(args.file)
     except SessionError as exc:
-        return fail("session report", exc)
+        return fail("session report", exc, FAILURE)
     # Text from the file may hold lone surrogates (half an emoji, as Node writes it): escaped,
     # since no UTF-8 output can carry them (the JSON encoder escapes them itself).
     sys.stdout.write(encode(report) + "\n" if args.json else escape(render_report(report)))

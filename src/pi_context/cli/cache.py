@@ -30,6 +30,13 @@ def register(subparsers: Any) -> None:
     )
     prune.set_defaults(handler=run_prune)
     clear = actions.add_parser("clear", help="remove every entry")
+    clear.add_argument(
+        "--logs",
+        action="store_true",
+        help="also remove the operation logs and their lock files (the state folder's "
+        "operations/, $PI_CONTEXT_STATE_DIR, else $XDG_STATE_HOME/pi-context, else "
+        "~/.local/state/pi-context)",
+    )
     clear.set_defaults(handler=run_clear)
 
 
@@ -51,9 +58,15 @@ def run_info(args: argparse.Namespace) -> int:
     from pi_context.support.cache_dir import cache_root
 
     found = list(entries())
+    logs = _logs()
     if args.json:
         body = {
             "root": str(cache_root()),
+            "operation_logs": {
+                "folder": str(_log_folder()),
+                "files": [str(path) for path, _ in logs],
+                "bytes": sum(size for _, size in logs),
+            },
             "bytes": sum(e.bytes for e in found),
             "entries": [
                 {
@@ -85,7 +98,34 @@ def run_info(args: argparse.Namespace) -> int:
             print(f"{e.kind:<10} {e.state:<15} {_size(e.bytes):>10}  {e.path.name}  {_source(e)}")
     if any(not e.live for e in found):
         print("\n`pi-context cache prune` removes the entries not live")
+    print()
+    print(
+        f"operation logs: {_log_folder()}  ({_size(sum(size for _, size in logs))} in "
+        f"{len(logs)} files, locks included; kept 3 × 2 MiB per session; "
+        "`pi-context cache clear --logs` removes them)"
+    )
     return 0
+
+
+def _log_folder() -> Any:
+    from pi_context.bindings.operations.log import log_dir
+
+    return log_dir()
+
+
+def _logs() -> list[tuple[Any, int]]:
+    """(path, bytes) of every operation log, rotation and lock file."""
+    import os
+
+    from pi_context.bindings.operations.log import log_files
+
+    found = []
+    for path in log_files():
+        try:
+            found.append((path, os.lstat(path).st_size))
+        except FileNotFoundError:
+            continue
+    return found
 
 
 def _report(sweep: Any, verb: str) -> int:
@@ -121,4 +161,9 @@ def run_clear(args: argparse.Namespace) -> int:
     total = len(sweep.removed) + len(sweep.left)
     count = f"all {total}" if not sweep.left else f"{len(sweep.removed)} of {total}"
     print(f"removed {count} entries ({freed}) from {cache_root()}")
+    if args.logs:
+        from pi_context.bindings.operations.log import remove_logs
+
+        gone = remove_logs()
+        print(f"removed {len(gone)} operation log and lock files from {_log_folder()}")
     return _report(sweep, "clear")

@@ -11,7 +11,15 @@ from typing import Any
 
 from pi_context.spec import SpecError
 
-from ._options import add_json_report, add_quiet, add_spec, fail, resolve_specs
+from ._options import (
+    add_json_report,
+    add_quiet,
+    add_spec,
+    check_paths,
+    fail,
+    resolve_specs,
+    spec_exit,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -75,31 +83,34 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._extras import missing
+
+    absent = missing("conformance")
+    if absent is not None:
+        return absent
     # a terminated run still stops the implementation's process group (via finally/atexit)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    from pi_context.checks.conformance.runner import script_problem
+
     problem = script_problem(args.impl, Path.cwd())
     if problem is not None:
+        from pi_context.codegen.outputs import SOURCE_ROOT
+
+        adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
+        if adapter.name in args.impl and adapter.is_file():
+            problem += f'; the TypeScript adapter is --impl "node {adapter}"'
         return fail("conformance", f"--impl: {problem}")
+    bad = _usage(args)
+    if bad is not None:
+        return bad
     impl = _start_early(args)
     from pi_context.checks.conformance import report as rep
     from pi_context.checks.conformance.runner import run_conformance
 
-    startup = args.startup_timeout
-    if (
-        args.examples < 0
-        or args.steps < 1
-        or args.timeout <= 0
-        or (startup is not None and startup <= 0)
-    ):
-        _stop(impl)
-        return fail(
-            "conformance",
-            "--examples must be >= 0, --steps >= 1, --timeout > 0 and --startup-timeout > 0",
-        )
     specs = resolve_specs("conformance", args.spec) if args.spec else None
     if args.spec and specs is None:
         _stop(impl)
-        return 2
+        return spec_exit(args.spec)
     if args.replay is not None:
         _stop(impl)
         return _replay(args, specs)
@@ -144,38 +155,6 @@ def run(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
-_INTERPRETERS = ("node", "nodejs", "python", "python3", "deno", "bun", "tsx", "ruby", "perl")
-_SCRIPTS = (".mjs", ".cjs", ".js", ".ts", ".py", ".rb", ".pl")
-
-
-def script_problem(command: str, cwd: Path) -> str | None:
-    """Why ``command`` cannot start: an interpreter given a script path that does not exist
-    (relative paths are taken from ``cwd``, as the shell would). ``None`` when it looks
-    startable; anything else is the runner's to report."""
-    import os
-    import shlex
-
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return None
-    if len(argv) < 2 or not os.path.basename(argv[0]).startswith(_INTERPRETERS):
-        return None
-    script = next((a for a in argv[1:] if not a.startswith("-")), None)
-    if script is None or not script.endswith(_SCRIPTS) or "-m" in argv[1:]:
-        return None
-    path = Path(script) if os.path.isabs(script) else cwd / script
-    if path.exists():
-        return None
-    problem = f"{script} does not exist (relative paths are taken from {cwd})"
-    from pi_context.codegen.outputs import SOURCE_ROOT
-
-    adapter = SOURCE_ROOT / "bindings-ts" / "adapter.mjs"
-    if Path(script).name == adapter.name and adapter.is_file():
-        problem += f'; the TypeScript adapter is --impl "node {adapter}"'
-    return problem
-
-
 def _start_early(args: argparse.Namespace) -> Any:
     """Start the implementation before our own imports, so its start-up runs alongside them
     (a full run, valid options only); None when it cannot be started here — the runner then
@@ -195,6 +174,40 @@ def _start_early(args: argparse.Namespace) -> Any:
 def _stop(impl: Any) -> None:
     if impl is not None:
         impl.close()
+
+
+def _usage(args: argparse.Namespace) -> int | None:
+    """The usage error of the command line, said on stderr (exit 2), or None."""
+    startup = args.startup_timeout
+    for option, bad, rule in (
+        ("--examples", args.examples < 0, ">= 0"),
+        ("--steps", args.steps < 1, ">= 1"),
+        ("--timeout", args.timeout <= 0, "> 0"),
+        ("--startup-timeout", startup is not None and startup <= 0, "> 0"),
+    ):
+        if bad:
+            value = getattr(args, option[2:].replace("-", "_"))
+            return fail("conformance", f"{option} {value}: must be {rule}")
+    if args.replay is not None:
+        ignored = [
+            option
+            for option, given in (
+                ("--json", args.json is not None),
+                ("--junit", args.junit is not None),
+                ("--no-exhaustive", args.no_exhaustive),
+                ("--reducer-only", args.reducer_only),
+            )
+            if given
+        ]
+        if ignored:
+            return fail("conformance", f"--replay replays one trace: {ignored[0]} does not apply")
+    return check_paths(
+        "conformance",
+        ("--replay", args.replay, "file"),
+        ("--json", args.json, "parent"),
+        ("--junit", args.junit, "parent"),
+        ("--bundle", args.bundle, "parent"),
+    )
 
 
 def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
@@ -235,7 +248,6 @@ def _replay(args: argparse.Namespace, specs: list[Any] | None) -> int:
 def _write(path: Path, render: Callable[[], str]) -> None:
     try:
         text = render()
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as err:
         fail("conformance", f"cannot write {path}: {err}")

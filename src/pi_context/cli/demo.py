@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ._options import add_quiet, add_spec, fail, progress
+from ._options import FAILURE, add_quiet, add_spec, fail, path_problem, progress
 
 
 def register(subparsers: Any) -> None:
@@ -35,12 +35,13 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead")
     add_quiet(parser, "no progress lines on stderr")
-    parser.add_argument(
+    ending = parser.add_mutually_exclusive_group()
+    ending.add_argument(
         "--handoff",
         action="store_true",
         help="end the run with /handoff to a fresh session (see docs/handoff.md)",
     )
-    parser.add_argument(
+    ending.add_argument(
         "--auto-handoff",
         action="store_true",
         help="work until the automatic policy hands off by itself, continue in the "
@@ -50,18 +51,21 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    bad = _dir_problem(args.dir)
+    if bad is not None:
+        return fail("demo", bad)
     if args.auto_handoff:
         return run_auto(args)
     from pi_context.demo.scripted import DemoError, format_table, run_demo, summary_json
 
     if args.windows < 1 or args.windows > 500:
-        return fail("demo", "--windows must be between 1 and 500")
+        return fail("demo", f"--windows {args.windows}: must be between 1 and 500")
     say = progress("demo", args.quiet)
     from pi_context.bindings.runtime.control import DEFAULT_SPEC, specs
 
     spec = args.spec or DEFAULT_SPEC
     if spec not in specs():
-        return fail("demo", f"unknown spec {spec!r} (known: {', '.join(specs())})")
+        return fail("demo", f"--spec {spec}: unknown spec (known: {', '.join(specs())})")
     from pi_context.bindings.session import SessionError
 
     # Only a run that starts gets a folder.
@@ -69,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         with _run_folder(args.dir) as directory:
             report = run_demo(args.windows, directory, say, spec)
     except (DemoError, SessionError, OSError) as exc:  # a full disk ends in one line
-        return fail("demo", exc, 1)
+        return fail("demo", exc, FAILURE)
     if not args.handoff:
         print(summary_json(report) if args.json else format_table(report))
         return 0
@@ -79,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         handed = run_handoff_demo(report, directory.absolute() / "project")
     except (SessionError, OSError) as exc:
-        return fail("demo", f"the handoff could not run: {exc}", 1)
+        return fail("demo", f"the handoff could not run: {exc}", FAILURE)
     if args.json:
         import json
 
@@ -110,7 +114,7 @@ def run_auto(args: argparse.Namespace) -> int:
         with _run_folder(args.dir) as directory:
             demo = run_auto_handoff_demo(directory.absolute(), progress("demo", args.quiet))
     except (AutoDemoError, SessionError, OSError) as exc:
-        return fail("demo", exc, 1)
+        return fail("demo", exc, FAILURE)
     if args.json:
         import json
 
@@ -127,6 +131,20 @@ def run_auto(args: argparse.Namespace) -> int:
     else:
         print(format_auto_demo(demo), end="")
     return 0 if demo.result is not None and demo.result.ok else 1
+
+
+def _dir_problem(given: Path | None) -> str | None:
+    """Why ``--dir`` cannot hold the run: it must be an empty folder, or a new one whose
+    parent exists (nothing else is created)."""
+    if given is None:
+        return None
+    if given.exists():
+        if not given.is_dir():
+            return f"--dir {given}: not a directory"
+        if any(given.iterdir()):
+            return f"--dir {given}: not empty"
+        return None
+    return path_problem("--dir", given, "parent")
 
 
 @contextlib.contextmanager

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
-from ._options import fail
+from ._options import fail, resolve_specs
 
 
 def register(subparsers: Any) -> None:
@@ -32,14 +31,15 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pi_context.spec import SpecError
     from pi_context.spec.diff import DiffError, diff_specs, render_markdown, to_json
-    from pi_context.statemachine.reset_control import resolve_spec
 
-    try:
-        a, b = resolve_spec(args.a), resolve_spec(args.b)
-        result = diff_specs(a, b)
-    except SpecError as err:
-        print(err, file=sys.stderr)
+    # like diff(1), 1 means "they differ", so every error here is 2: cannot be compared
+    specs = resolve_specs("diff", [args.a, args.b], option="")
+    if specs is None:
         return 2
+    try:
+        result = diff_specs(*specs)
+    except SpecError as err:
+        return fail("diff", err)
     except DiffError as err:
         return fail("diff", err)
     if args.json:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ._options import add_spec, fail, resolve_specs
+from ._options import add_spec, check_paths, fail, resolve_specs, spec_exit
 
 
 def register(subparsers: Any) -> None:
@@ -34,10 +34,10 @@ def register(subparsers: Any) -> None:
         "--check", action="store_true", help="type-check, simulate and replay with Quint"
     )
     parser.add_argument(
-        "--samples", type=int, default=1000, metavar="N", help="traces per spec with --check"
+        "--samples", type=int, default=None, metavar="N", help="traces per spec with --check (1000)"
     )
     parser.add_argument(
-        "--steps", type=int, default=20, metavar="N", help="steps per trace with --check"
+        "--steps", type=int, default=None, metavar="N", help="steps per trace with --check (20)"
     )
     parser.set_defaults(handler=run)
 
@@ -47,17 +47,27 @@ def run(args: argparse.Namespace) -> int:
     from pi_context.codegen.quint_names import ExportError
     from pi_context.statemachine.reset_control import committed_specs
 
-    if args.samples < 1 or args.steps < 1:
-        return fail("export", "--samples and --steps must be at least 1")
+    for option, value in (("--samples", args.samples), ("--steps", args.steps)):
+        if value is not None and not args.check:
+            return fail("export", f"{option} sets the --check run: it needs --check")
+        if value is not None and value < 1:
+            return fail("export", f"{option} {value}: must be at least 1")
+    args.samples = 1000 if args.samples is None else args.samples
+    args.steps = 20 if args.steps is None else args.steps
+    # --out DIR is made when missing, inside a folder that exists (no other folder is made)
+    kind = "dir" if args.out.exists() else "parent"
+    bad = check_paths("export", ("--out", args.out, kind))
+    if bad is not None:
+        return bad
     specs = resolve_specs("export", args.spec) if args.spec else committed_specs()
     if specs is None:
-        return 2
+        return spec_exit(args.spec)
     try:
         modules = {spec.module_name: quint_module(spec) for spec in specs}
     except ExportError as err:
         return fail("export", err)
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
+        args.out.mkdir(exist_ok=True)
         for name, text in modules.items():
             path = args.out / f"{name}.qnt"
             path.write_text(text, encoding="utf-8")

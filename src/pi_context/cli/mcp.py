@@ -8,7 +8,7 @@ from typing import Any
 
 from pi_context.bindings.tools import ToolContext
 
-from ._options import fail
+from ._options import add_notes_home, fail
 
 INSTALL_HINT = "pip install 'pi-context[mcp]'"
 
@@ -23,8 +23,10 @@ def register(subparsers: Any) -> None:
             f"tools. Needs the optional mcp package ({INSTALL_HINT})."
         ),
     )
-    parser.add_argument("--session", type=Path, required=True, help="Pi session JSONL file")
-    parser.add_argument("--notes-home", type=Path, help="notes root (else $PI_NOTES_HOME)")
+    parser.add_argument(
+        "--session", type=Path, required=True, metavar="FILE", help="Pi session JSONL file"
+    )
+    add_notes_home(parser)
     parser.add_argument("--cwd", type=Path, help="project root for project notes (default: cwd)")
     parser.add_argument("--agent", default="pi", help="agent name for the notes homes")
     parser.add_argument("--model", help="model id for the notes homes")

@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ._options import add_json_report, add_quiet, add_spec, fail, resolve_specs
+from ._options import (
+    add_json_report,
+    add_quiet,
+    add_spec,
+    check_paths,
+    fail,
+    resolve_specs,
+    spec_exit,
+)
 
 
 def register(subparsers: Any) -> None:
@@ -47,14 +55,26 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ._extras import missing
+
+    absent = missing("mutate")
+    if absent is not None:
+        return absent
     from pi_context.checks.mutate import mutation_report
     from pi_context.checks.mutation_docs import docs_path, render_markdown, to_json
     from pi_context.codegen import outputs
     from pi_context.statemachine.reset_control import committed_specs
 
+    if args.min_rate is not None and not 0 <= args.min_rate <= 1:
+        return fail("mutate", f"--min-rate {args.min_rate}: must be between 0 and 1")
+    if args.root is not None and not args.docs:
+        return fail("mutate", "--root is the checkout --docs writes into: it needs --docs")
+    bad = check_paths("mutate", ("--json", args.json, "parent"), ("--root", args.root, "dir"))
+    if bad is not None:
+        return bad
     specs = resolve_specs("mutate", [args.spec])
     if specs is None:
-        return 2
+        return spec_exit([args.spec])
     spec = specs[0]
     root: Path | None = None
     if args.docs:
@@ -86,7 +106,6 @@ def run(args: argparse.Namespace) -> int:
             m = outcome.mutant
             print(f"  survived {m.id} {m.row}: {m.change}\n    {outcome.witness}")
     if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n")
     if args.docs:
         assert root is not None

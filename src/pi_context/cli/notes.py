@@ -36,7 +36,7 @@ from pi_context.bindings.notes.tools import homes_for
 from pi_context.bindings.tools import ToolContext
 from pi_context.support import identity
 
-from ._options import add_quiet, fail
+from ._options import add_notes_home, add_quiet, check_paths, fail
 
 
 def register(subparsers: Any) -> None:
@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
             "lists every move and every rename --apply would make."
         ),
     )
-    migrate.add_argument("--notes-home", type=Path, help="notes root (default: PI_NOTES_HOME)")
+    add_notes_home(migrate)
     migrate.add_argument(
         "--from",
         dest="old_root",
@@ -83,16 +83,27 @@ def register(subparsers: Any) -> None:
     add_quiet(migrate, "no progress lines on stderr")
     migrate.set_defaults(handler=run_migrate)
 
-    homes = actions.add_parser("homes", help="print each scope's home directory")
-    homes.add_argument("--notes-home", type=Path, help="notes root (default: PI_NOTES_HOME)")
-    homes.add_argument("--session", type=Path, help="Pi session JSONL file (for the session home)")
+    homes = actions.add_parser(
+        "homes",
+        help="print each scope's home directory",
+        description=(
+            "Print the notes root and, for each scope (global, agent, model, project, session), "
+            "the folder its notes live in for the given identity: --agent, --model, --cwd (the "
+            "project) and --session (the session home; without it the session scope is "
+            "unavailable). Reads nothing but the session file's header and creates nothing."
+        ),
+    )
+    add_notes_home(homes)
+    homes.add_argument(
+        "--session", type=Path, metavar="FILE", help="Pi session JSONL file (for the session home)"
+    )
     homes.add_argument("--agent", default="pi", help="agent name")
     homes.add_argument("--model", help="model id")
     homes.add_argument("--cwd", type=Path, default=None, help="project root (default: cwd)")
     homes.set_defaults(handler=run_homes)
 
     sweep = actions.add_parser("sweep", help="remove temp files left by killed note writers")
-    sweep.add_argument("--notes-home", type=Path, help="notes root (default: PI_NOTES_HOME)")
+    add_notes_home(sweep)
     sweep.set_defaults(handler=run_sweep)
 
 
@@ -147,6 +158,13 @@ def run_layout(
 
 
 def run_migrate(args: argparse.Namespace) -> int:
+    bad = check_paths(
+        "notes migrate",
+        ("--from", args.old_root, "dir"),
+        *(("--project", project, "dir") for project in args.project),
+    )
+    if bad is not None:
+        return bad
     root = notes_root(args.notes_home)
 
     def progress(line: str) -> None:
@@ -219,6 +237,11 @@ def _changes(rewrite: Rewrite) -> str:
 
 
 def run_homes(args: argparse.Namespace) -> int:
+    bad = check_paths(
+        "notes homes", ("--session", args.session, "file"), ("--cwd", args.cwd, "dir")
+    )
+    if bad is not None:
+        return bad
     context = ToolContext(
         session_path=args.session,
         notes_home=args.notes_home,
@@ -237,6 +260,9 @@ def run_homes(args: argparse.Namespace) -> int:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
+    bad = check_paths("notes sweep", ("--notes-home", args.notes_home, "dir"))
+    if bad is not None:
+        return bad
     root = notes_root(args.notes_home)
     removed = 0
     for home in homes_under(root):

@@ -9,7 +9,7 @@ from typing import Any
 from pi_context.checks.conformance.server import Server
 from pi_context.spec import SpecError, load, spec_paths
 
-from ._options import add_spec, fail, resolve_specs
+from ._options import add_spec, fail, resolve_specs, spec_exit
 
 
 def register(subparsers: Any) -> None:
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             else [load(path, analyse=False) for path in spec_paths()]
         )
         if specs is None:
-            return 2
+            return spec_exit(args.spec)
         server = Server(specs)
     except (SpecError, ValueError) as err:
         return fail("serve", err)

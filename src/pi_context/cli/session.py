@@ -16,7 +16,7 @@ from pi_context.bindings.session.outline import OutlineRow, outline_json
 from pi_context.bindings.session.windows import window_spans
 from pi_context.support.gc_pause import gc_paused
 
-from ._options import fail
+from ._options import FAILURE, check_paths, fail
 
 _PREVIEW = 72
 _SHOWN = 5  # problems of one kind, ids, or lines listed before the rest is counted
@@ -60,10 +60,13 @@ def run_show(args: argparse.Namespace) -> int:
 def _progress(message: str) -> None:
     # Only for a person watching: piped or captured stderr stays exactly the warnings.
     if sys.stderr.isatty():
-        print(f"pi-context session: {message}", file=sys.stderr, flush=True)
+        print(f"pi-context session show: {message}", file=sys.stderr, flush=True)
 
 
 def _show(args: argparse.Namespace) -> int:
+    bad = check_paths("session show", ("FILE", args.file, "file"))
+    if bad is not None:
+        return bad
     try:
         size = args.file.stat().st_size if args.file.is_file() else 0
         if size >= _BIG_FILE:
@@ -71,9 +74,14 @@ def _show(args: argparse.Namespace) -> int:
         session = Session.open(args.file, readonly=True)
         if size >= _BIG_FILE:
             _progress(f"{len(session.entries):,} entries read; building the views ...")
-        view = {"leaf": args.leaf or "file", **session.view(args.leaf, tree=False)}
     except SessionError as exc:
-        return fail("session", exc, 1)
+        return fail("session show", exc, FAILURE)
+    try:
+        view = {"leaf": args.leaf or "file", **session.view(args.leaf, tree=False)}
+    except SessionError as exc:  # the file is read: what is wrong is --leaf
+        if args.leaf is None:
+            return fail("session show", exc, FAILURE)
+        return fail("session show", f"--leaf {args.leaf}: no such entry in {args.file}")
     for warning in _warnings(session):
         print(f"warning: {_CONTROL.sub(_escape, warning)}", file=sys.stderr)
     rows = session.outline()

@@ -83,8 +83,19 @@ def register(subparsers: Any) -> None:
         description="Run one of the model-facing tools and print what the model would receive.",
     )
     parser.add_argument("name", nargs="?", help="tool name (omit with --list)")
-    parser.add_argument("--session", type=Path, help="Pi session JSONL file")
-    parser.add_argument("--notes-home", type=Path, help="notes root (PI_NOTES_HOME)")
+    parser.add_argument(
+        "--session",
+        type=Path,
+        metavar="FILE",
+        help="Pi session JSONL file: required by the history tools and wipe_memory, and for "
+        "the session's notes home (notes tools without it see no session home)",
+    )
+    parser.add_argument(
+        "--notes-home",
+        type=Path,
+        metavar="DIR",
+        help="notes root (default: $PI_NOTES_HOME, else ~/.agents/notes)",
+    )
     parser.add_argument("--args", default="{}", help="tool arguments as a JSON object")
     parser.add_argument("--leaf", help="entry id to use as the branch leaf")
     parser.add_argument("--agent", default="pi", help="agent name for the notes homes")
@@ -102,7 +113,10 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
     # history call pays for the history tools' imports, not the whole registry's.
     from pi_context.bindings.tool_registry import all_tools, find_tool
     from pi_context.bindings.tools import ToolContext
+    from pi_context.cli._options import check_paths, fail
 
+    if args.list and args.name:
+        return fail("tool", f"--list lists every tool: it takes no tool name ({args.name!r})")
     if args.list:
         tools = all_tools()
         print(json.dumps([t.schema() for t in tools.values()], indent=2, ensure_ascii=False))
@@ -136,6 +150,9 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
     if notes_home is not None and notes_home.exists() and not notes_home.is_dir():
         print(f"pi-context tool: --notes-home {notes_home}: not a directory", file=sys.stderr)
         return 2
+    bad = check_paths("tool", ("--session", args.session, "file"), ("--cwd", args.cwd, "dir"))
+    if bad is not None:
+        return bad
     cwd = args.cwd
     if cwd is None:
         from pathlib import Path

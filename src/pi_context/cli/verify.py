@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
-from ._options import add_quiet, add_spec
+from ._options import add_quiet, add_spec, fail, progress, resolve_specs, spec_exit
 
 
 def register(subparsers: Any) -> None:
@@ -30,8 +29,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--examples",
         type=int,
-        default=100,
-        help="hypothesis examples per spec (0 skips the hypothesis run)",
+        default=None,
+        help="hypothesis examples per spec (default 100; 0 skips the hypothesis run)",
     )
     parser.add_argument("--seed", type=int, help="hypothesis seed (default: derandomized)")
     parser.add_argument("--no-hypothesis", action="store_true", help="skip the hypothesis run")
@@ -51,9 +50,17 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.examples is not None and args.no_hypothesis:
+        return fail("verify", "--examples and --no-hypothesis exclude each other")
+    if args.examples is None:
+        args.examples = 100
+    from ._extras import missing
+
+    absent = missing("verify")
+    if absent is not None:
+        return absent
     if args.examples < 0:
-        print("pi-context verify: --examples must be >= 0", file=sys.stderr)
-        return 2
+        return fail("verify", f"--examples {args.examples}: must be >= 0")
     # imported here so other commands start without loading hypothesis
     from pi_context.checks.suite import (
         progress_lines,
@@ -61,21 +68,18 @@ def run(args: argparse.Namespace) -> int:
         verify_spec,
         write_lassos,
     )
-    from pi_context.spec import SpecError
-    from pi_context.statemachine.reset_control import committed_specs, resolve_spec
+    from pi_context.statemachine.reset_control import committed_specs
 
-    try:
-        if args.spec:
-            specs = []
-            for ref in args.spec:
-                if not args.quiet:
-                    print(f"loading {ref}", file=sys.stderr)
-                specs.append(resolve_spec(ref))
-        else:
-            specs = committed_specs()
-    except SpecError as err:
-        print(err, file=sys.stderr)
-        return 1
+    if args.spec:
+        say = progress("verify", args.quiet)
+        for ref in args.spec:
+            say(f"loading {ref}")
+        resolved = resolve_specs("verify", args.spec)
+        if resolved is None:
+            return spec_exit(args.spec)
+        specs = resolved
+    else:
+        specs = committed_specs()
     from pi_context.checks.hypothesis_home import keep_out_of_cwd
 
     keep_out_of_cwd([Path(spec.path) for spec in specs])

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from pi_context.codegen.python import python_files
+from pi_context.codegen.typed import PATH as TYPED_PATH
+from pi_context.codegen.typed import typed_module
 from pi_context.spec.model import Spec
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]  # src/pi_context
@@ -28,6 +30,7 @@ def _python(specs: list[Spec]) -> dict[str, str]:
     out["src/pi_context/statemachine/generated/__init__.py"] = (
         '"""Generated reset-control packages, one per spec (see `pi-context generate`)."""\n'
     )
+    out[TYPED_PATH] = typed_module(specs)
     return out
 
 

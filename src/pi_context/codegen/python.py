@@ -124,11 +124,11 @@ def _cause_name(row: Row) -> str:
 def types_module(spec: Spec) -> str:
     stdlib = [
         "from dataclasses import dataclass",
-        "from typing import ClassVar, Literal, Protocol, TypeAlias",
+        "from typing import ClassVar, Final, Literal, Protocol, TypeAlias",
     ]
     out = header(spec, "State, event and effect types", stdlib)
     out += [
-        f"SPEC_ID = {spec.id!r}",
+        f"SPEC_ID: Final = {spec.id!r}  # a Literal type: typed(SPEC_ID) picks this spec's handle",
         f"SPEC_SHA256 = {spec.sha256!r}",
         "",
     ]

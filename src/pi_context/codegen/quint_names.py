@@ -117,7 +117,7 @@ def _check_known(obj: object, where: str) -> None:
         if value != default and value not in (None, (), "", {}, False):
             raise ExportError(
                 f"{where} uses {type(obj).__name__}.{f.name}, which the Quint export does "
-                f"not carry yet; teach pi_context/statemachine/codegen/quint.py about it"
+                f"not carry yet; teach pi_context/codegen/quint.py about it"
             )
 
 

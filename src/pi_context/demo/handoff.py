@@ -71,6 +71,8 @@ def demo_generator(request: NotesRequest) -> list[dict[str, Any]]:
 class HandoffDemo:
     result: HandoffResult
     report: dict[str, Any]
+    log_dir: Path | None = None
+    """Where the handoff's operation log went (inside the demo's folder)."""
 
 
 def run_handoff_demo(demo: DemoReport, project: Path) -> HandoffDemo:
@@ -89,11 +91,14 @@ def run_handoff_demo(demo: DemoReport, project: Path) -> HandoffDemo:
             model=ModelInfo("scripted-1", "demo", CONTEXT_WINDOW),
         ),
     )
+    # the operation log and its lock stay inside the demo's folder, as --auto-handoff's do
+    log_dir = project.parent / "logs"
+    runtime.handoffs.configure(log_dir=log_dir)
     runtime.session_start("resume")
     result = asyncio.run(run_handoff(runtime, HandoffOptions(generator=demo_generator)))
     runtime.shutdown()
     report = session_report(result.destination) if result.destination else {}
-    return HandoffDemo(result, report)
+    return HandoffDemo(result, report, log_dir)
 
 
 def format_handoff(demo: HandoffDemo) -> str:
@@ -115,4 +120,6 @@ def format_handoff(demo: HandoffDemo) -> str:
         lines.append(f"  destination: {r.destination}")
         verdict = demo.report.get("handoff", {}).get("verdict")
         lines.append(f"  binding:     {verdict} (pi-context session report {r.destination})")
+    if demo.log_dir is not None:
+        lines.append(f"  log:         {demo.log_dir} (pi-context session panel DEST --log-dir)")
     return "\n".join(lines)

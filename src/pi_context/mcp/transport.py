@@ -14,7 +14,9 @@ before the SDK sees it (``judge``):
   read, else ``null``;
 * a batch gets a refusal (-32600) for each request in it (MCP carries one message per line);
 * JSON that is not a JSON-RPC message gets an invalid-request error (-32600), unless it is a
-  notification or a response, which JSON-RPC never answers.
+  notification or a response, which JSON-RPC never answers;
+* a request before ``initialize`` (other than ``ping``) gets an invalid-request error (-32600)
+  saying to send ``initialize`` first and naming the method that came too early.
 
 Replies are always JSON: a lone surrogate in a reply is written as its ``\\uXXXX`` escape and a
 reply that would hold a non-finite number is replaced by an internal error (-32603) for its
@@ -69,6 +71,18 @@ class Judged:
 
 def error_reply(request_id: Id, code: int, message: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def not_initialized(request_id: Id, method: str) -> dict[str, Any]:
+    """The reply to a request sent before ``initialize`` (the SDK's own says only "Invalid
+    request parameters", with no data): what to do, and the method that came too early."""
+    reply = error_reply(
+        request_id,
+        INVALID_REQUEST,
+        f'the session is not initialized: send "initialize" first ({method!r} came before it)',
+    )
+    reply["error"]["data"] = {"method": method, "expected": "initialize"}
+    return reply
 
 
 class _NotJSON(ValueError):
@@ -373,6 +387,7 @@ async def _serve(read_fd: int, write_fd: int) -> AsyncIterator[tuple[Any, Any]]:
         return await to_thread.run_sync(read_some, size, abandon_on_cancel=True)
 
     async def reader() -> None:
+        initialized = False  # an "initialize" request was read: the session may start
         async with to_server:
             number = 0
             async for line in _lines(read):
@@ -390,6 +405,13 @@ async def _serve(read_fd: int, write_fd: int) -> AsyncIterator[tuple[Any, Any]]:
                 message = judged.message
                 if message is None:
                     continue
+                if isinstance(message, types.JSONRPCRequest) and not initialized:
+                    if message.method == "initialize":
+                        initialized = True
+                    elif message.method != "ping":  # MCP allows ping at any time
+                        _warn(number, f"{message.method!r} before initialize")
+                        await answer(not_initialized(message.id, message.method))
+                        continue
                 if isinstance(message, types.JSONRPCRequest):
                     pending.add(message.id)
                 elif isinstance(message, types.JSONRPCNotification) and (

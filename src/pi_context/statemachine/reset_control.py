@@ -247,10 +247,12 @@ def committed_specs() -> list[Spec]:
     return [load(p) for p in spec_paths()]
 
 
-def spec_ids() -> list[str]:
-    """The ids of the committed reset-control specs, oldest first (other spec families, such
-    as ``handoff@0.6``, are listed by ``pi_context.spec.spec_paths``)."""
-    return [path.stem for path in spec_paths() if path.stem.startswith("reset-control@")]
+def spec_ids(family: str | None = "reset-control") -> list[str]:
+    """The ids of the committed specs of ``family`` (every family with ``None``), oldest
+    first: the same rule finds a reset-control and a handoff spec."""
+    return [
+        path.stem for path in spec_paths() if family is None or path.stem.split("@", 1)[0] == family
+    ]
 
 
 # The modules of every generated package, by the names the handle gives them.

@@ -21,7 +21,7 @@ from pi_context.bindings.handoff.quality import Quality
 from pi_context.bindings.operations import Call, Operation, OperationLogs
 from pi_context.bindings.runtime.ports import HandoffHost
 from pi_context.bindings.session import Session
-from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
+from pi_context.statemachine.typed import handoff_0_6_auto as ht
 
 GIT_TIMEOUT_S = 5.0
 DEFAULT_CONTEXT_WINDOW = 200_000

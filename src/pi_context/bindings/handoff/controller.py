@@ -56,8 +56,8 @@ from pi_context.bindings.operations import (
 from pi_context.bindings.operations.progress import FOREGROUND
 from pi_context.bindings.runtime.ports import HandoffHost
 from pi_context.bindings.session import Session
-from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
-from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
+from pi_context.statemachine.typed import handoff_0_6_auto as ht
+from pi_context.statemachine.typed import typed
 
 __all__ = [
     "CONTINUATION",
@@ -79,6 +79,8 @@ __all__ = [
 
 COMMAND = "/handoff"
 SPEC_ID = ht.SPEC_ID
+HANDOFF = typed(ht.SPEC_ID)
+"""The handoff lifecycle's handle (the one discovery rule), typed with its classes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +143,7 @@ class Handoffs:
     # --- the reducer --------------------------------------------------------------------------
 
     def step(self, event: ht.Event, rows: list[str] | None = None) -> str:
-        self.state, effect, row = hr.step(self.state, event)
+        self.state, effect, row = HANDOFF.step(self.state, event)
         self.row = row
         if rows is not None:
             rows.append(row)

@@ -24,8 +24,8 @@ from pi_context.bindings.session import Session
 from pi_context.bindings.session.context import projection_entries
 from pi_context.bindings.session.jsonl import js_date_ms
 from pi_context.bindings.session.windows import current_reset, estimate_tokens, window_usage
-from pi_context.statemachine.generated.handoff_0_6_auto import reducer as hr
-from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
+from pi_context.statemachine.typed import handoff_0_6_auto as ht
+from pi_context.statemachine.typed import typed
 
 from . import automatic as auto
 from .automatic import AutoHandoffPolicy
@@ -70,7 +70,7 @@ def replayed_status(session: Session, policy: AutoHandoffPolicy, now: int) -> st
     """The spec's automatic state for the session's record (a replay from rest)."""
     record = auto.replay(session.branch()).record
     facts = auto.restore_facts(record, policy, now)
-    state, _effect, _row = hr.step(
+    state, _effect, _row = typed(ht.SPEC_ID).step(
         ht.initial_state(),
         ht.RestoreEvent(
             ht.RestoreFacts(facts.enabled, facts.paused, facts.cooling, facts.attempts_left)
@@ -170,7 +170,7 @@ def panel_lines(report: dict[str, Any]) -> list[str]:
     m = report["metrics"]
     a = report["auto_handoff"]
     d = report["diagnostics"]
-    parent = f" ← {report['parent_id'][-8:]}" if report["parent_id"] else ""
+    parent = f" ← {report['parent_id'][:8]}" if report["parent_id"] else ""
     percent = "unknown" if context["percent"] is None else f"{context['percent']:.1f}%"
     rate = "no sample" if m["failure_rate"] is None else f"{100 * m['failure_rate']:.1f}%"
     last_failure = f" · last failure {a['last_failure']}" if a["last_failure"] else ""
@@ -180,7 +180,7 @@ def panel_lines(report: dict[str, Any]) -> list[str]:
     tokens = "unknown" if context["tokens"] is None else f"{context['tokens']:,}"
     window = "unknown" if context["context_window"] is None else f"{context['context_window']:,}"
     return [
-        f"session {report['session_id'][-8:]}{parent}  ({report['file']})",
+        f"session {report['session_id'][:8]}{parent}  ({report['file']})",
         *memory_lines(report["memory"]),
         f"context: {tokens} / {window} tokens · {percent} of the window",
         quality_line(report["quality"]),
@@ -246,7 +246,8 @@ def _cell(text: str) -> str:
 
 
 def write_export(report: dict[str, Any], out: Path) -> Path:
-    """Write the Markdown export to ``out`` (a new temp file renamed over it)."""
+    """Write the Markdown export to ``out`` (a new temp file renamed over it), creating its
+    folder (the CLI refuses a folder that does not exist before it gets here)."""
     text = export_markdown(report)
     out.parent.mkdir(parents=True, exist_ok=True)
     temp = out.with_name(f".{out.name}.{os.getpid()}.tmp")

@@ -57,7 +57,7 @@ from pi_context.bindings.operations.operation import iso
 from pi_context.bindings.operations.progress import HANDOFF
 from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.jsonl import encode
-from pi_context.statemachine.generated.handoff_0_6_auto import types as ht
+from pi_context.statemachine.typed import handoff_0_6_auto as ht
 
 RUNNING = (
     ht.HandoffPreparing,

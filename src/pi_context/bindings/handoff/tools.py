@@ -53,7 +53,9 @@ def _searchable(ctx: ToolContext, scope: Any) -> RecordSearch:
 
 
 def _error(exc: HandoffError) -> ToolResult:
-    payload = {"error": {"code": exc.code, "message": exc.message}}
+    # the one error format: the message under "error" (a string, as every tool's), the
+    # handoff's error code beside it
+    payload = {"error": exc.message, "code": exc.code}
     return ToolResult(text=fit_json(payload), details=payload, is_error=True)
 
 

@@ -6,6 +6,11 @@ session file's absolute path (``log_path``); a host may pass any other directory
 the seed's "3 × 2 MiB per session": a line that would take the file past 2 MiB first rotates
 it (``.jsonl`` → ``.jsonl.1`` → ``.jsonl.2``; the oldest is dropped).
 
+Privacy: the folders created here are private to the user (0700), the logs and their
+``.lock`` files 0600. ``pi-context cache info`` lists the logs, ``pi-context cache clear
+--logs`` removes them (``log_files``, ``remove_logs``: only files named as this module names
+them).
+
 Crash safety: each event is one line written by one all-or-nothing append; a process killed in
 the middle of a line leaves at most that torn line at the end of the file, which the reader
 counts as invalid and skips, and the next writer starts on a fresh line. Logging never fails
@@ -36,6 +41,7 @@ KEPT_FILES = 3
 RETENTION = "3 × 2 MiB per session"
 LOCK_WAIT_S = 2.0
 _NAME = re.compile(r"[^A-Za-z0-9._-]+")
+_LOG_FILE = re.compile(r"^[A-Za-z0-9._-]+-[0-9a-f]{16}\.jsonl(\.[0-9]+)?(\.lock)?$")
 
 
 def state_root() -> Path:
@@ -75,7 +81,7 @@ class LogWriter:
     def append(self, event: dict[str, Any]) -> bool:
         line = (encode(event) + "\n").encode("utf-8", "surrogatepass")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dirs(self.path.parent)
             with _locked(self.path):
                 self._rotate_if_needed(len(line))
                 self._append(line)
@@ -139,6 +145,45 @@ def _locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def private_dirs(folder: Path) -> None:
+    """Create ``folder`` and its missing parents private to the user (0700)."""
+    missing = []
+    path = folder
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    for path in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+
+
+def log_files(directory: Path | None = None) -> list[Path]:
+    """The operation logs, their rotations and lock files in ``directory`` (default: the
+    state dir's ``operations``): regular files named as ``log_path`` names them, nothing else."""
+    folder = directory if directory is not None else log_dir()
+    try:
+        names = sorted(os.listdir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    found = []
+    for name in names:
+        path = folder / name
+        with contextlib.suppress(OSError):
+            if _LOG_FILE.match(name) and stat.S_ISREG(os.lstat(path).st_mode):
+                found.append(path)
+    return found
+
+
+def remove_logs(directory: Path | None = None) -> list[Path]:
+    """Remove every operation log, rotation and lock file (``log_files``); the removed."""
+    removed = []
+    for path in log_files(directory):
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
+    return removed
 
 
 def _reason(exc: BaseException) -> str:

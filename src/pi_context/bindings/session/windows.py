@@ -1,10 +1,10 @@
 """pi-context window identity over a session branch (pure functions over entry dicts).
 
-A window starts at the root of the branch or at a ``reset-marker`` custom entry (either dialect,
-``pi-context/`` or ``notesoup/``, see ``dialect``); the
-marker is the only boundary (compactions and branch summaries are ordinary history inside a
-window). Everything here looks at the active branch only, never at a global file tail, so a
-sibling branch cannot lend or hide window state.
+A window starts at the root of the branch or at a ``reset-marker`` custom entry (in either
+dialect, ``pi-context/`` or ``notesoup/``: see ``dialect``); the marker is the only boundary
+(compactions and branch summaries are ordinary history inside a window). Everything here looks
+at the active branch only, never at a global file tail, so a sibling branch cannot lend or hide
+window state.
 """
 
 from __future__ import annotations
@@ -45,11 +45,8 @@ class WindowIdError(SessionError):
 
 
 def _window_id_of(details: Any) -> str | None:
-    if isinstance(details, dict):
-        value = details.get("windowId")
-        if isinstance(value, str):
-            return value
-    return None
+    value = details.get("windowId") if isinstance(details, dict) else None
+    return value if isinstance(value, str) else None
 
 
 def is_reset_marker(entry: Any) -> bool:

@@ -412,7 +412,7 @@ def write_bundle(report: ConformanceReport, directory: Path) -> list[Path]:
             failing = trace.failing
             if failing is None:
                 continue
-            directory.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(exist_ok=True)  # its folder exists: the CLI checks --bundle first
             suffix = "--random" if trace is result.random_trace else ""
             stem = _slug(f"{result.spec.id}--{failing.want.row}{suffix}")
             itf = directory / f"{stem}.itf.json"

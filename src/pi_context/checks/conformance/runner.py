@@ -7,10 +7,13 @@ per-spec budget after which the spec is reported as failed and the run moves on.
 
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
 from pi_context.checks.conformance import order
@@ -49,6 +52,29 @@ SHORTEST = "shortest path to a failing case of the exhaustive set"
 NOT_REPRODUCED = "the failing case alone (replays from the initial state did not fail there)"
 
 
+_INTERPRETERS = ("node", "nodejs", "python", "python3", "deno", "bun", "tsx", "ruby", "perl")
+_SCRIPTS = (".mjs", ".cjs", ".js", ".ts", ".py", ".rb", ".pl")
+
+
+def script_problem(command: str, cwd: Path) -> str | None:
+    """Why ``command`` cannot start: an interpreter given a script path that does not exist
+    (relative paths are taken from ``cwd``, as the shell would). ``None`` when it looks
+    startable; anything else is the runner's to report."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if len(argv) < 2 or not os.path.basename(argv[0]).startswith(_INTERPRETERS):
+        return None
+    script = next((a for a in argv[1:] if not a.startswith("-")), None)
+    if script is None or not script.endswith(_SCRIPTS) or "-m" in argv[1:]:
+        return None
+    path = Path(script) if os.path.isabs(script) else cwd / script
+    if path.exists():
+        return None
+    return f"{script} does not exist (relative paths are taken from {cwd})"
+
+
 def run_conformance(
     command: str | Sequence[str] | Implementation,
     specs: Sequence[Spec] | None = None,
@@ -59,11 +85,15 @@ def run_conformance(
     timeout: float = 5.0,
     startup_timeout: float | None = None,
     exhaustive: bool = True,
-    show: bool = True,
+    show: bool = False,
     stream: TextIO | None = None,
     reducer_only: bool = False,
 ) -> ConformanceReport:
     """Check ``command`` against ``specs`` (default: every committed spec it serves).
+
+    Quiet unless ``show`` (progress bars on ``stream``, default stderr). A command that names
+    a script that is not there (``node bindings-ts/adapter.mjs`` run from another folder) is
+    refused before it starts, the reason in ``report.errors`` (``print(report)`` shows it).
 
     ``reducer_only`` leaves out the events a spec says its published extension decides
     (``scope: extension``): for a published reducer run without its extension.
@@ -75,6 +105,13 @@ def run_conformance(
     """
     options = RunOptions(examples, steps, seed, exhaustive, show, stream or sys.stderr)
     started = time.monotonic()
+    if not isinstance(command, Implementation):
+        text = command if isinstance(command, str) else shlex.join(command)
+        problem = script_problem(text, Path.cwd())
+        if problem is not None:  # said, not left to an interpreter's stack trace
+            report = ConformanceReport(text)
+            report.errors.append(f"cannot start the implementation: {problem}")
+            return report
     if isinstance(command, Implementation):
         impl = command
     else:

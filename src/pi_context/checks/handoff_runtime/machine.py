@@ -19,7 +19,8 @@ from pi_context.bindings.handoff.controller import STAGES
 from pi_context.bindings.session import Session
 from pi_context.checks.runtime.harness import ConformanceMachine
 from pi_context.spec import interpret
-from pi_context.statemachine.generated.handoff_0_6_auto import wire as hw
+from pi_context.statemachine.typed import handoff_0_6_auto as ht
+from pi_context.statemachine.typed import typed
 
 from .host import (
     PLANS,
@@ -258,7 +259,7 @@ class HandoffConformance(ConformanceMachine):
 
     def _check_state(self) -> None:
         handoffs = self.world.runtime.handoffs
-        got = hw.state_to_wire(handoffs.state)
+        got = typed(ht.SPEC_ID).state_to_wire(handoffs.state)
         assert got == self.mirror.state, f"runtime state {got}, the spec's {self.mirror.state}"
         assert handoffs.attempts == self.mirror.attempts, (handoffs.attempts, self.mirror.attempts)
         assert handoffs.failure == self.mirror.failure, (handoffs.failure, self.mirror.failure)

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "handoff@0.6"
+SPEC_ID: Final = "handoff@0.6"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "95560b4eda577b85b040afce325c113640e25126c7cfa7016759113ace081cb2"
 
 Offer: TypeAlias = Literal[

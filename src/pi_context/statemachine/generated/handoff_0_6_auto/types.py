@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "handoff@0.6-auto"
+SPEC_ID: Final = "handoff@0.6-auto"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "e4d03c2a3537d82a30c14fa3053664da9b1ef83b4ee613529f850420ad780c9e"
 
 Offer: TypeAlias = Literal[

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.25"
+SPEC_ID: Final = "reset-control@0.25"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d"
 
 

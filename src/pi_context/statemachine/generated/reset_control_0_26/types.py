@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.26"
+SPEC_ID: Final = "reset-control@0.26"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

@@ -8,9 +8,11 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.26-proposal"
+SPEC_ID: Final = (
+    "reset-control@0.26-proposal"  # a Literal type: typed(SPEC_ID) picks this spec's handle
+)
 SPEC_SHA256 = "cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.27"
+SPEC_ID: Final = "reset-control@0.27"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "476036191ca6c2ac64856eb9cf19d2d89da7e98f948adf95a31d5282ca5365a1"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

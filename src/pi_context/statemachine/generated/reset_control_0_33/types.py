@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.33"
+SPEC_ID: Final = "reset-control@0.33"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

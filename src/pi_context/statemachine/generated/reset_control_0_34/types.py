@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@0.34"
+SPEC_ID: Final = "reset-control@0.34"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "f7c6921428dc54f919f740fcf293ebe43c53ab6a0cf6761a2daabfda89b12f7d"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.

@@ -8,9 +8,9 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal, Protocol, TypeAlias
+from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
-SPEC_ID = "reset-control@a508f68"
+SPEC_ID: Final = "reset-control@a508f68"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 SPEC_SHA256 = "e9c3b78898163b0bac10250bc9472aa62f22807c03ca939598c8bed40a268237"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
