@@ -11,6 +11,7 @@ table cell it changes:
   field the current variant lacks),
 * the seeds' scenarios (literal expected states, effects and reads),
 * the spec's invariants and trace properties, model-checked from the initial state,
+* the spec's progress properties (a fair lasso that never makes progress),
 * the model checker's reachability and row-coverage expectations.
 
 A mutant is *equivalent* when the loader accepts it and it behaves exactly like the spec on
@@ -47,7 +48,14 @@ from pi_context.spec.modelcheck import (
 )
 from pi_context.support.progress import Progress
 
-CATEGORIES = ("loader", "scenarios", "invariants", "trace properties", "model checker")
+CATEGORIES = (
+    "loader",
+    "scenarios",
+    "invariants",
+    "trace properties",
+    "progress properties",
+    "model checker",
+)
 
 
 @dataclass(frozen=True)
@@ -272,6 +280,15 @@ class Baseline:
             if "violation" not in names:
                 names.append("violation")
         self._monitor: dict[tuple[str, int, int], list[int]] = {}
+        self._labels: dict[str, Any] = {}
+
+    def labels(self, prop: Any) -> Any:
+        """A progress property's conditions on every state and event (computed once)."""
+        if prop.id not in self._labels:
+            from pi_context.spec.liveness import labels
+
+            self._labels[prop.id] = labels(prop, self.states, self.events)
+        return self._labels[prop.id]
 
     def path(self, si: int) -> list[int] | None:
         """Event indices of a shortest path from the initial state to state ``si``."""
@@ -467,6 +484,15 @@ def _model_check(
         if hit is not None:
             outcome.killers["trace properties"] = f"trace property {prop.id!r}, {trace(hit)}"
             break
+    # progress properties: a fair lasso that never reaches the goal
+    from pi_context.spec.liveness import first_lasso
+
+    found = first_lasso(spec, base.initial, posts, base.labels)
+    if found is not None:
+        prop_id, prefix, cycle = found
+        outcome.killers["progress properties"] = (
+            f"progress property {prop_id!r}, a lasso: {trace(prefix)}, then forever {trace(cycle)}"
+        )
     # the model checker's expectations: every state reachable, every row fires
     if spec.expect_all_reachable and len(parent) < n_states:
         missing = next(s for i, s in enumerate(base.states) if i not in parent)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TextIO
 
 from pi_context.checks.exhaustive import check_exhaustive
@@ -65,6 +66,8 @@ def verify_spec(
     report.model = model
     for counter in model.violations:
         report.failures.append(counter.render(spec))
+    for lasso in model.lassos:
+        report.failures.append(lasso.render(spec))
     from pi_context.spec.interpret import render_state
 
     if model.unreachable_expected:
@@ -135,6 +138,7 @@ def summary_table(reports: list[SpecReport]) -> str:
         "cases checked",
         "invariants",
         "traces",
+        "progress",
         "hypothesis",
         "runtime",
         "result",
@@ -152,6 +156,7 @@ def summary_table(reports: list[SpecReport]) -> str:
                 str(r.cases),
                 f"{inv} ({m.invariant_checks if m else 0} checks)",
                 str(len(r.spec.traces)),
+                _progress_cell(r),
                 "skipped"
                 if r.hypothesis_state == "skipped"
                 else f"{'FAILED, ' if r.hypothesis_state == 'failed' else ''}"
@@ -169,6 +174,48 @@ def summary_table(reports: list[SpecReport]) -> str:
     out += [line(row) for row in rows]
     out += _mutant_lines(reports)
     return "\n".join(out)
+
+
+def progress_lines(reports: list[SpecReport]) -> str:
+    """Each spec's progress properties, what each states and whether it holds."""
+    out = ["progress properties (leads-to under weak fairness):"]
+    for r in reports:
+        broken = {lasso.prop for lasso in r.model.lassos} if r.model else set()
+        if not r.spec.progress:
+            out.append(f"  {r.spec.id}: none stated")
+        for prop in r.spec.progress:
+            verdict = "VIOLATED" if prop.id in broken else "holds"
+            out.append(f"  {r.spec.id} {prop.id}: {verdict}: {prop.render()}")
+    return "\n".join(out)
+
+
+def write_lassos(reports: list[SpecReport], directory: Path) -> list[Path]:
+    """Each violated progress property's lasso as ``<spec>--<property>.itf.json`` and
+    ``.mmd`` (the conformance bundle's formats, the ITF with its ``loop`` index)."""
+    from pi_context.checks.conformance.report import dumps
+    from pi_context.checks.lassos import to_itf, to_mermaid
+
+    written: list[Path] = []
+    for r in reports:
+        for lasso in r.model.lassos if r.model else []:
+            directory.mkdir(parents=True, exist_ok=True)
+            stem = f"{r.spec.id}--{lasso.prop}".replace("/", "_")
+            itf = directory / f"{stem}.itf.json"
+            itf.write_text(dumps(to_itf(r.spec, lasso)), encoding="utf-8")
+            mmd = directory / f"{stem}.mmd"
+            mmd.write_text(to_mermaid(r.spec, lasso), encoding="utf-8")
+            written += [itf, mmd]
+    return written
+
+
+def _progress_cell(report: SpecReport) -> str:
+    """How many progress properties the spec states and how many a fair lasso violates."""
+    declared = len(report.spec.progress)
+    m = report.model
+    if m is None or not declared:
+        return str(declared)
+    broken = len(m.lassos)
+    return f"{declared} ({broken} violated)" if broken else f"{declared} ok"
 
 
 def _runtime_cell(report: SpecReport) -> str:

@@ -39,6 +39,12 @@ def register(subparsers: Any) -> None:
         action="store_true",
         help="skip the runtime conformance and its mutants",
     )
+    parser.add_argument(
+        "--lassos",
+        metavar="DIR",
+        type=Path,
+        help="write each violated progress property's lasso as ITF JSON and Mermaid into DIR",
+    )
     add_quiet(parser)
     parser.set_defaults(handler=run)
 
@@ -56,7 +62,12 @@ def run(args: argparse.Namespace) -> int:
     if args.examples < 0:
         return fail("verify", f"--examples {args.examples}: must be >= 0")
     # imported here so other commands start without loading hypothesis
-    from pi_context.checks.suite import summary_table, verify_spec
+    from pi_context.checks.suite import (
+        progress_lines,
+        summary_table,
+        verify_spec,
+        write_lassos,
+    )
     from pi_context.statemachine.reset_control import committed_specs
 
     if args.spec:
@@ -85,6 +96,11 @@ def run(args: argparse.Namespace) -> int:
     ]
     print()
     print(summary_table(reports))
+    print()
+    print(progress_lines(reports))
+    if args.lassos is not None:
+        for path in write_lassos(reports, args.lassos):
+            print(f"wrote {path}")
     failed = [r for r in reports if not r.ok]
     for r in failed:
         print(f"\n{r.spec.id}: FAILED")

@@ -263,6 +263,7 @@ def render(
             for step in prop.steps:
                 src = step.source or "any"
                 out.append(f"  - from `{src}` when `{ex.render(step.when)}` → `{step.target}`")
+    out += _progress_section(spec, result)
     out += [
         "",
         "## Reachable states",
@@ -330,3 +331,27 @@ def render(
         out += ["", "## Mutation adequacy", "", mutation]
     out.append("")
     return "\n".join(out)
+
+
+def _progress_section(spec: m.Spec, result: ModelCheckResult) -> list[str]:
+    """The spec's progress properties (leads-to under weak fairness) and their verdicts."""
+    out = ["", "## Progress properties", ""]
+    if not spec.progress:
+        return out + ["The spec states no progress property."]
+    out += [
+        "Each holds when every run that is weakly fair to the listed event instances (each",
+        "occurs infinitely often) reaches `leads to` after any state where `when` holds; the",
+        "model checker searches for a lasso that never does (`pi-context verify`).",
+        "",
+        "| id | when | leads to | weakly fair | verdict | why |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    broken = {lasso.prop for lasso in result.lassos}
+    for prop in spec.progress:
+        fair = "; ".join(f"`{_cell(f.render())}`" for f in prop.fair) or "none"
+        verdict = "violated" if prop.id in broken else "holds"
+        out.append(
+            f"| `{prop.id}` | `{_cell(ex.render(prop.when))}` | "
+            f"`{_cell(ex.render(prop.leads_to))}` | {fair} | {verdict} | {_cell(prop.why)} |"
+        )
+    return out

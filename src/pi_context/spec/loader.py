@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -29,12 +30,14 @@ from pi_context.spec.model import (
     EnumType,
     IdType,
     Loc,
+    ProgressProperty,
     Spec,
     StateInvariant,
     TraceProperty,
     TransitionInvariant,
 )
 from pi_context.spec.nodes import Bail, Ctx, Node
+from pi_context.spec.progress import parse_progress
 from pi_context.spec.refinement import parse_provenance, parse_refines
 from pi_context.spec.rows import parse_initial, parse_rows
 from pi_context.spec.yamlcompose import compose
@@ -137,7 +140,15 @@ def _build(ctx: Ctx, root: Node, digest: str) -> Spec:
         root,
         "spec",
         ("spec", "version", "axes", "initial", "events", "effects", "rows"),
-        ("title", "types", "invariants", "reachability", "refines", "provenance"),
+        (
+            "title",
+            "types",
+            "invariants",
+            "progress",
+            "reachability",
+            "refines",
+            "provenance",
+        ),
     )
     name = ctx.scalar(top["spec"][1], "spec")
     version = ctx.scalar(top["version"][1], "version")
@@ -185,6 +196,13 @@ def _build(ctx: Ctx, root: Node, digest: str) -> Spec:
     traces: list[TraceProperty] = []
     if "invariants" in top:
         sinv, tinv, traces = parse_invariants(ctx, spec, top["invariants"][1])
+    progress: list[ProgressProperty] = []
+    if "progress" in top:
+        progress = parse_progress(
+            ctx,
+            replace(spec, state_invariants=tuple(sinv), traces=tuple(traces)),
+            top["progress"][1],
+        )
     expect_all, reach_why = False, ""
     if "reachability" in top:
         r = ctx.keys(top["reachability"][1], "reachability", ("expect_all",), ("why",))
@@ -198,6 +216,7 @@ def _build(ctx: Ctx, root: Node, digest: str) -> Spec:
             "state_invariants": tuple(sinv),
             "transition_invariants": tuple(tinv),
             "traces": tuple(traces),
+            "progress": tuple(progress),
             "expect_all_reachable": expect_all,
             "reachability_why": reach_why,
             "refines": parse_refines(ctx, spec, top["refines"][1]) if "refines" in top else None,

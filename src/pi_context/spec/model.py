@@ -444,6 +444,36 @@ class TraceProperty:
 
 
 @dataclass(frozen=True)
+class FairEvent:
+    """An event instance the environment keeps sending: ``event`` whose ``when`` holds."""
+
+    event: str
+    when: Expr | None
+    when_text: str
+
+    def render(self) -> str:
+        return f"{self.event} with {self.when_text}" if self.when is not None else self.event
+
+
+@dataclass(frozen=True)
+class ProgressProperty:
+    """``when`` leads to ``leads_to`` on every run fair to each of ``fair``."""
+
+    id: str
+    when: Expr
+    when_text: str
+    leads_to: Expr
+    leads_to_text: str
+    fair: tuple[FairEvent, ...]
+    why: str
+    loc: Loc
+
+    def render(self) -> str:
+        fair = "; ".join(f.render() for f in self.fair) or "no fairness"
+        return f"{self.when_text} ~> {self.leads_to_text} (weakly fair: {fair})"
+
+
+@dataclass(frozen=True)
 class Spec:
     """A loaded, checked spec: types, axes, events, effects, rows and invariants."""
 
@@ -467,6 +497,8 @@ class Spec:
     comments: dict[str, str] = field(default_factory=dict)
     refines: Refinement | None = None
     provenance: Provenance | None = None
+    progress: tuple[ProgressProperty, ...] = ()
+    """Progress properties (leads-to under weak fairness; :mod:`pi_context.spec.progress`)."""
 
     def __repr__(self) -> str:
         # The generated repr would print every row and guard (100k characters and more).

@@ -81,10 +81,13 @@ class ModelCheckResult:
     pairs_seen: set[tuple[str, str]] = field(default_factory=set)
     guard_outcomes: dict[tuple[str, str], set[bool]] = field(default_factory=dict)
     unreachable_expected: list[Wire] = field(default_factory=list)
+    lassos: list[Any] = field(default_factory=list)
+    """Progress properties violated, each with its shortest lasso (``liveness.Lasso``)."""
+    progress_checked: int = 0
 
     @property
     def ok(self) -> bool:
-        return not self.violations and not self.unreachable_expected
+        return not self.violations and not self.unreachable_expected and not self.lassos
 
     def rows_fired(self) -> int:
         return sum(1 for n in self.row_counts.values() if n)
@@ -248,6 +251,10 @@ def model_check(spec: Spec, *, show: bool = True) -> ModelCheckResult:
         counter = check_trace(spec, prop.id)
         if counter is not None:
             result.violations.append(counter)
+    from pi_context.spec.liveness import check_all
+
+    result.lassos = check_all(spec)
+    result.progress_checked = len(spec.progress)
     return result
 
 

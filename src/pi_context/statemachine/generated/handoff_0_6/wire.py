@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 592035ce99c55bae13a27b953e331c2a5fd673b18844f3f7c5f245973112c529
+# spec-sha256: 95560b4eda577b85b040afce325c113640e25126c7cfa7016759113ace081cb2
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 01d85fe3808c9a6c83cf389cfcb98ca14d3a8d8a83246a72eee3951a8a4a6865
+# spec-sha256: e4d03c2a3537d82a30c14fa3053664da9b1ef83b4ee613529f850420ad780c9e
 
 from __future__ import annotations
 

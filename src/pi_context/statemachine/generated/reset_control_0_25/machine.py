@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099
+# spec-sha256: 868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d
 
 from __future__ import annotations
 

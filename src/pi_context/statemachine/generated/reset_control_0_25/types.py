@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099
+# spec-sha256: 868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
 SPEC_ID: Final = "reset-control@0.25"  # a Literal type: typed(SPEC_ID) picks this spec's handle
-SPEC_SHA256 = "342eaf537450b50b9bd6da733a55eeb2f3185a0fe929bad54c4bb57139204099"
+SPEC_SHA256 = "868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d"
 
 
 Request: TypeAlias = Literal["none", "explicit"]

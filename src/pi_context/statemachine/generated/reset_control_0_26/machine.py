@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: f68bed9821e731515d5554e3e5428dc9be1b36bc73905a3ff2c2e87db7dbc0a3
+# spec-sha256: 884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662
 
 from __future__ import annotations
 

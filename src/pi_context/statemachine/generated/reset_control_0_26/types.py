@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: f68bed9821e731515d5554e3e5428dc9be1b36bc73905a3ff2c2e87db7dbc0a3
+# spec-sha256: 884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
 SPEC_ID: Final = "reset-control@0.26"  # a Literal type: typed(SPEC_ID) picks this spec's handle
-SPEC_SHA256 = "f68bed9821e731515d5554e3e5428dc9be1b36bc73905a3ff2c2e87db7dbc0a3"
+SPEC_SHA256 = "884509168b238190eadd24ce5be020f03bea24300f5b6f0d697f90d1d1d41662"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

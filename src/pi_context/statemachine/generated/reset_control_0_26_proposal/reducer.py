@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: d5ea72e3bfc43162110c5315211f649f62a39adf83c13f6c3381378860b1dd83
+# spec-sha256: cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9
 
 from __future__ import annotations
 

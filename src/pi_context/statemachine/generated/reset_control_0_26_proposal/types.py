@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: d5ea72e3bfc43162110c5315211f649f62a39adf83c13f6c3381378860b1dd83
+# spec-sha256: cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 SPEC_ID: Final = (
     "reset-control@0.26-proposal"  # a Literal type: typed(SPEC_ID) picks this spec's handle
 )
-SPEC_SHA256 = "d5ea72e3bfc43162110c5315211f649f62a39adf83c13f6c3381378860b1dd83"
+SPEC_SHA256 = "cceaa664a2bb04cd449737bcbeebe2129e313f60c5b99761d9ca6ac907b517d9"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 397b6f7a4f4346b2bf590384e1fce21e900d5b0ec2db4f8faf3d50ab33d8cd57
+# spec-sha256: 476036191ca6c2ac64856eb9cf19d2d89da7e98f948adf95a31d5282ca5365a1
 
 from __future__ import annotations
 

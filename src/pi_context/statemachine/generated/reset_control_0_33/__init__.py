@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: dedd7aae07ab9dd9ab62b415d2346bba70aa74b0b2f9718597252711c368ed8e
+# spec-sha256: df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688
 
 from __future__ import annotations
 

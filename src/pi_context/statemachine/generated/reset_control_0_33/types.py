@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: dedd7aae07ab9dd9ab62b415d2346bba70aa74b0b2f9718597252711c368ed8e
+# spec-sha256: df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
 SPEC_ID: Final = "reset-control@0.33"  # a Literal type: typed(SPEC_ID) picks this spec's handle
-SPEC_SHA256 = "dedd7aae07ab9dd9ab62b415d2346bba70aa74b0b2f9718597252711c368ed8e"
+SPEC_SHA256 = "df91e732dd7fdfce140c0d31d419052d726d675757feb997a6b40227c1dcd688"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: fef4a8c65c78828fdc3276c52c0ebcc6afb037df530738715983be5e72b69b35
+# spec-sha256: f7c6921428dc54f919f740fcf293ebe43c53ab6a0cf6761a2daabfda89b12f7d
 
 from __future__ import annotations
 

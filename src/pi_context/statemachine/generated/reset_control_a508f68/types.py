@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: e04fdc0701d520f41159c45a069ab3650db66dff14106087ab0e4c65b4458386
+# spec-sha256: e9c3b78898163b0bac10250bc9472aa62f22807c03ca939598c8bed40a268237
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
 SPEC_ID: Final = "reset-control@a508f68"  # a Literal type: typed(SPEC_ID) picks this spec's handle
-SPEC_SHA256 = "e04fdc0701d520f41159c45a069ab3650db66dff14106087ab0e4c65b4458386"
+SPEC_SHA256 = "e9c3b78898163b0bac10250bc9472aa62f22807c03ca939598c8bed40a268237"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
