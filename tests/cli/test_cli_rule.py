@@ -42,6 +42,11 @@ NO_FILE = "names no file"
 NO_CONFLICT = "has no options that exclude each other"
 
 TABLE: dict[str, Row] = {
+    "audit": (
+        Case(("audit", MISSING), MISSING),
+        Case(("audit", str(SESSION), "--spec", "nope"), "nope"),
+        Case(("audit", str(SESSION), "--context-window", "5"), "--context-window"),
+    ),
     "cache info": (NO_FILE, Case(("cache", "info", "--bogus"), "--bogus"), NO_CONFLICT),
     "cache prune": (NO_FILE, Case(("cache", "prune", "extra"), "extra"), NO_CONFLICT),
     "cache clear": (NO_FILE, Case(("cache", "clear", "extra"), "extra"), NO_CONFLICT),
