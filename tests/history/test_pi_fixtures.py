@@ -123,8 +123,10 @@ def test_the_tool_cli_prints_what_the_model_receives_on_a_pi_written_file() -> N
     assert json.loads(error.stdout)["error"].startswith("unknown item_id or window_id")
 
     missing = _cli("history_list", "--session", str(FIXTURES / "absent.jsonl"))
-    assert missing.returncode == 1
-    assert "no such session file" in missing.stdout
+    # a missing path named on the command line is a usage error, the option named
+    assert missing.returncode == 2
+    assert "pi-context tool: --session" in missing.stderr
+    assert "no such file" in missing.stderr
     bad_leaf = _cli("history_list", "--session", path, "--leaf", "zzzzzzzz")
     assert bad_leaf.returncode == 1
     assert "zzzzzzzz" in bad_leaf.stdout

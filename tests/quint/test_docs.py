@@ -19,7 +19,7 @@ def _blocks(section: str) -> list[list[str]]:
     body = text[start : end if end > 0 else len(text)]
     return [
         [line for line in block.splitlines() if line.strip() and not line.startswith("#")]
-        for block in re.findall(r"```sh\n(.*?)```", body, re.DOTALL)
+        for block in re.findall(r"```sh[^\n]*\n(.*?)```", body, re.DOTALL)
     ]
 
 

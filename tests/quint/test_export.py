@@ -13,7 +13,7 @@ from pi_context.codegen.outputs import SOURCE_ROOT
 from pi_context.codegen.quint import _Module, quint_module, quint_outputs
 from pi_context.codegen.quint_names import ExportError, qname, set_name, type_name
 from pi_context.spec import expr as ex
-from pi_context.spec.model import Spec, StateInvariant
+from pi_context.spec.model import FairEvent, ProgressProperty, Spec, StateInvariant
 
 
 def test_the_committed_modules_are_current(specs: dict[str, Spec]) -> None:
@@ -105,41 +105,17 @@ def test_a_new_kind_of_spec_part_is_refused(specs: dict[str, Spec]) -> None:
     assert quint_module(dataclasses.replace(spec, state_invariants=(plain,)))
 
 
-@dataclasses.dataclass(frozen=True)
-class FairEvent:  # the shape of the spec language's progress properties (leads-to)
-    event: str
-    when: ex.Expr | None
-    when_text: str
-
-
-@dataclasses.dataclass(frozen=True)
-class ProgressProperty:
-    id: str
-    when: ex.Expr
-    when_text: str
-    leads_to: ex.Expr
-    leads_to_text: str
-    fair: tuple[FairEvent, ...]
-    why: str
-    loc: object = None
-
-
 def progress_spec(spec: Spec) -> Spec:
     """``spec`` with one progress property: a stop intent leads to no request."""
-
-    @dataclasses.dataclass(frozen=True, repr=False)
-    class SpecWithProgress(Spec):
-        progress: tuple[ProgressProperty, ...] = ()
 
     when = ex.Cmp("==", _ref("request", "phase"), ex.Lit("stop-pending", 0), 0)
     goal = ex.Cmp("==", _ref("request", "phase"), ex.Lit("none", 0), 0)
     prop = ProgressProperty(
         "stop-intent-ends", when, "request.phase == 'stop-pending'", goal,
         "request.phase == 'none'", (FairEvent("settled", None, ""),),
-        "A settle ends every stop intent.",
+        "A settle ends every stop intent.", spec.rows[0].loc,
     )  # fmt: skip
-    fields = {f.name: getattr(spec, f.name) for f in dataclasses.fields(spec)}
-    return SpecWithProgress(**fields, progress=(prop,))
+    return dataclasses.replace(spec, progress=(prop,))
 
 
 def _ref(axis: str, member: str | None = None) -> ex.Ref:
