@@ -25,13 +25,20 @@ EXTRA_LINE = "which the [verify] extra installs: pip install 'pi-context[verify]
 def clean_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with this checkout installed, no extras."""
     root = tmp_path_factory.mktemp("clean-venv")
-    venv.create(root / "venv", with_pip=True)
+    # creating it and installing into it probe toolchains (rustup writes its settings into
+    # HOME): the clean environment gets a home of its own
+    home = root / "home"
+    home.mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(home))
+        venv.create(root / "venv", with_pip=True)
     bindir = root / "venv" / "bin"
     done = subprocess.run(
         [str(bindir / "python"), "-m", "pip", "install", "--quiet", str(REPO)],
         capture_output=True,
         text=True,
         timeout=300,
+        env={**os.environ, "HOME": str(home)},
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -40,6 +47,7 @@ def clean_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _run(bindir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env["HOME"] = str(bindir.parent.parent / "home")  # the clean environment's own home
     env.pop("PYTHONPATH", None)
     return subprocess.run(
         list(args), capture_output=True, text=True, timeout=180, cwd=cwd, env=env, check=False

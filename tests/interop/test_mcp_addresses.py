@@ -8,6 +8,7 @@ server's instructions explain the grammar from the one module that defines it.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,7 +37,11 @@ def test_addresses_through_the_mcp_server(isolated: Path) -> None:
     notes = isolated / "notes"
     argv = ["-m", "pi_context", "mcp", "--session", str(session), "--notes-home", str(notes),
             "--cwd", str(project)]  # fmt: skip
-    params = StdioServerParameters(command=sys.executable, args=argv, cwd=isolated)
+    # the SDK's default environment keeps only HOME, PATH and a few more: pass the suite's
+    # own (its isolated cache and XDG folders), so the server never writes into HOME
+    params = StdioServerParameters(
+        command=sys.executable, args=argv, cwd=isolated, env=dict(os.environ)
+    )
 
     async def main() -> dict[str, Any]:
         with anyio.fail_after(60):
