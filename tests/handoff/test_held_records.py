@@ -10,7 +10,7 @@ import os
 import time
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from pi_context.bindings.handoff import held
@@ -73,6 +73,7 @@ texts = st.text(pieces, max_size=12)
 
 
 @given(records=st.lists(texts, max_size=8), query=st.text(pieces, min_size=1, max_size=3))
+@example(records=["\ud83c\udf89"], query="🎉")  # two lone halves are one character in UTF-16
 def test_passing_over_records_finds_what_the_utf16_search_finds(
     records: list[str], query: str
 ) -> None:

@@ -9,6 +9,7 @@ instructions. The limits (query of at most 256 characters, 1–20 results, a 60-
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -175,6 +176,10 @@ def safe_int(value: Any) -> int | None:
     return None
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate code point (a lone half of an astral character)."""
+
+
 class RecordSearch:
     """The handoff's in-memory record search: the records of one branch by id (the last
     record with an id wins, as in a Map), searched and read by ``context_history_*``. Not to
@@ -211,12 +216,14 @@ class RecordSearch:
         items: list[HistoryRecord] = []
         matched = 0
         # A query without surrogate code points is found in UTF-16 units exactly where it is
-        # found in code points: records that do not hold it are passed over without encoding.
-        plain = not any(0xD800 <= ord(c) <= 0xDFFF for c in query)
+        # found in code points, in a record without them too (two lone halves in a record are
+        # one astral character in UTF-16): such records that do not hold it are passed over
+        # without encoding.
+        plain = _SURROGATE.search(query) is None
         for i, record in enumerate(self.records):
             if cancelled is not None and i % 64 == 0:
                 cancelled()
-            if plain and query not in record.text:
+            if plain and query not in record.text and _SURROGATE.search(record.text) is None:
                 continue
             text = Utf16Text(record.text)
             position = text.index_of(query)
