@@ -12,7 +12,6 @@ From a shell: ``python -m pi_context.checks.quintcheck [--samples N]``.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import re
 import secrets
 import shutil
@@ -25,16 +24,11 @@ from pathlib import Path
 from pi_context.codegen.outputs import SOURCE_ROOT
 from pi_context.codegen.quint import quint_module
 from pi_context.codegen.quint_names import module_file
-from pi_context.codegen.tsbuild import (
-    ToolchainUnavailable,
-    missing_tools,
-    run_output,
-)
+from pi_context.codegen.tsbuild import ToolchainUnavailable, npm_install, run_output
 from pi_context.spec.model import Spec
 
 PINS = SOURCE_ROOT / "quint"
 CACHE = SOURCE_ROOT / ".cache" / "quint"
-NPM_CACHE = SOURCE_ROOT / ".cache" / "npm"
 SAMPLES = 1000
 """Traces simulated (and replayed) per spec by default."""
 STEPS = 20
@@ -43,27 +37,8 @@ STEPS = 20
 
 def install() -> Path:
     """The pinned ``quint`` CLI script (installing it if the lock changed)."""
-    missing = missing_tools()
-    if missing:
-        raise ToolchainUnavailable(f"not installed: {', '.join(missing)}")
-    package, lock = (PINS / "package.json").read_bytes(), (PINS / "package-lock.json").read_bytes()
-    digest = hashlib.sha256(package + lock).hexdigest()
-    stamp = CACHE / ".lock-sha256"
-    cli = CACHE / "node_modules" / "@informalsystems" / "quint" / "dist" / "src" / "cli.js"
-    if not (cli.is_file() and stamp.is_file() and stamp.read_text() == digest):
-        CACHE.mkdir(parents=True, exist_ok=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(PINS / name, CACHE / name)
-        npm = shutil.which("npm") or "npm"
-        run_output(
-            [npm, "ci", "--prefix", str(CACHE), "--cache", str(NPM_CACHE)]
-            + ["--no-audit", "--no-fund", "--loglevel=error"],
-            "npm ci (pinned Quint CLI)",
-            cwd=CACHE,
-            timeout=300,
-        )
-        stamp.write_text(digest)
-    return cli
+    entry = "node_modules/@informalsystems/quint/dist/src/cli.js"
+    return npm_install(PINS, CACHE, entry, "pinned Quint CLI")
 
 
 def quint(args: list[str], what: str, cwd: Path, timeout: float = 600) -> str:

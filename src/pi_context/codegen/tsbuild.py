@@ -31,16 +31,6 @@ def missing_tools() -> list[str]:
     return [tool for tool in ("node", "npm") if shutil.which(tool) is None]
 
 
-def _run(args: list[str], what: str, timeout: float) -> None:
-    try:
-        done = subprocess.run(args, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        raise ToolchainUnavailable(f"{what} took longer than {timeout:g}s") from None
-    if done.returncode != 0:
-        output = (done.stdout + done.stderr).strip()
-        raise ToolchainUnavailable(f"{what} failed (status {done.returncode}):\n{output}")
-
-
 def run_output(args: list[str], what: str, cwd: Path, timeout: float = 300) -> str:
     """Run ``args`` in ``cwd``; its standard output, or ToolchainUnavailable saying why not."""
     try:
@@ -55,37 +45,48 @@ def run_output(args: list[str], what: str, cwd: Path, timeout: float = 300) -> s
     return done.stdout
 
 
-def install() -> Path:
-    """The pinned ``tsc`` (installing it if the lock changed)."""
+def npm_install(pins: Path, cache: Path, entry: str, what: str) -> Path:
+    """``cache / entry`` of the npm packages ``pins/package-lock.json`` pins, installed with
+    ``npm ci`` into ``cache`` when the pins changed since the last install (a stamp in
+    ``cache`` records their SHA-256)."""
     missing = missing_tools()
     if missing:
         raise ToolchainUnavailable(f"not installed: {', '.join(missing)}")
-    lock = (BINDINGS / "package-lock.json").read_bytes()
-    stamp = CACHE / ".lock-sha256"
-    digest = hashlib.sha256(lock + (BINDINGS / "package.json").read_bytes()).hexdigest()
-    tsc = CACHE / "node_modules" / "typescript" / "bin" / "tsc"
-    if not (tsc.is_file() and stamp.is_file() and stamp.read_text() == digest):
-        CACHE.mkdir(parents=True, exist_ok=True)
+    package, lock = (pins / "package.json").read_bytes(), (pins / "package-lock.json").read_bytes()
+    digest = hashlib.sha256(package + lock).hexdigest()
+    stamp = cache / ".lock-sha256"
+    found = cache / entry
+    if not (found.is_file() and stamp.is_file() and stamp.read_text() == digest):
+        cache.mkdir(parents=True, exist_ok=True)
         for name in ("package.json", "package-lock.json"):
-            shutil.copyfile(BINDINGS / name, CACHE / name)
+            shutil.copyfile(pins / name, cache / name)
         npm = shutil.which("npm") or "npm"
-        _run(
-            [npm, "ci", "--prefix", str(CACHE), "--cache", str(NPM_CACHE)]
+        run_output(
+            [npm, "ci", "--prefix", str(cache), "--cache", str(NPM_CACHE)]
             + ["--no-audit", "--no-fund", "--loglevel=error"],
-            "npm ci (pinned TypeScript toolchain)",
+            f"npm ci ({what})",
+            cwd=cache,
             timeout=300,
         )
         stamp.write_text(digest)
-    return tsc
+    return found
+
+
+def install() -> Path:
+    """The pinned ``tsc`` (installing it if the lock changed)."""
+    return npm_install(
+        BINDINGS, CACHE, "node_modules/typescript/bin/tsc", "pinned TypeScript toolchain"
+    )
 
 
 def build() -> str:
     """Type-check and compile the generated modules; the adapter command to run."""
     tsc = install()
     node = shutil.which("node") or "node"
-    _run(
+    run_output(
         [node, str(tsc), "-p", str(BINDINGS / "tsconfig.json")],
         "tsc (type-check of bindings-ts/generated)",
+        cwd=BINDINGS,
         timeout=300,
     )
     return ADAPTER_COMMAND

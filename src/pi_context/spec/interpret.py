@@ -25,6 +25,16 @@ class Step:
     consulted: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a trace through the spec: the event and what the spec makes of it."""
+
+    event: Wire
+    state: Wire  # the state after the event
+    effect: str
+    row: str
+
+
 class NoRowMatches(Exception):
     """The table is incomplete for this input (the loader rejects such specs)."""
 

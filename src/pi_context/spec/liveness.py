@@ -27,19 +27,8 @@ from typing import Any
 from pi_context.spec import expr as ex
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events
-from pi_context.spec.interpret import Wire, render_event, render_state, state_key
+from pi_context.spec.interpret import TraceStep, Wire, render_event, render_state, state_key
 from pi_context.spec.model import ProgressProperty, Spec
-
-
-@dataclass(frozen=True)
-class TraceStep:
-    """One step of a lasso: the event and what the spec makes of it."""
-
-    event: Wire
-    state: Wire  # the state after the event
-    effect: str
-    row: str
-
 
 Posts = Sequence[Sequence[int]]
 """``posts[state][event]``: the index of the next state."""

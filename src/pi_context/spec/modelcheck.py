@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pi_context.spec import expr as ex
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
-from pi_context.spec.interpret import Wire, render_event, render_state, state_key
+from pi_context.spec.interpret import TraceStep, Wire, render_event, render_state, state_key
 from pi_context.spec.model import Row, Spec, TransitionInvariant
 from pi_context.support.progress import Progress
 
@@ -37,14 +37,6 @@ def trail(parents: Mapping[K, tuple[K, S] | None], key: K) -> list[tuple[K, S]]:
         link = parents[link[0]]
     links.reverse()
     return links
-
-
-@dataclass(frozen=True)
-class TraceStep:
-    event: Wire
-    state: Wire  # the state after the event
-    effect: str
-    row: str
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@
 * ``wirecheck``       the located ``WireError`` and value checks the generated wire code uses
 * ``reset_control``   the one handle a host imports: ``reset_control("reset-control@0.34")``
                       finds a spec's generated package (one rule) and wraps it
+* ``typed``           (generated) each spec's generated types and its typed handle
+* ``host_facts``      (generated) the facts a host gathers per event, over every committed
+                      reset-control spec, read once each through ``lazy_facts``
 * ``machine``         the ``transitions`` machine built from a generated table
 * ``patterns``        the machine table's shape patterns, folded and spelt out
 

@@ -71,14 +71,12 @@ class EventFacts:
         return f"{type(self).__name__}({shown})"
 
 
-class Fact(property, Generic[T]):
-    """The attribute a reducer reads: the host fact ``host`` of the instance, typed ``T``.
+class Read(property, Generic[T]):
+    """A read-only attribute typed ``T``: ``get(instance)``. A ``property`` (``fget`` is the
+    getter), so whatever patches or inspects properties treats it as one."""
 
-    A ``property`` (``fget`` reads the fact), so whatever inspects properties treats it as one.
-    """
-
-    def __init__(self, host: str, doc: str | None = None) -> None:
-        super().__init__(lambda facts: facts.read(host), doc=doc)
+    def __init__(self, get: Callable[[Any], T], doc: str | None = None) -> None:
+        super().__init__(get, doc=doc)
 
     if TYPE_CHECKING:  # what an access reads; at run time it is the property's own __get__
 
@@ -87,3 +85,10 @@ class Fact(property, Generic[T]):
         @overload
         def __get__(self, instance: object, owner: type[Any] | None = None, /) -> T: ...
         def __get__(self, instance: object, owner: type[Any] | None = None, /) -> Any: ...
+
+
+class Fact(Read[T]):
+    """The attribute a reducer reads: the host fact ``host`` of the instance, typed ``T``."""
+
+    def __init__(self, host: str, doc: str | None = None) -> None:
+        super().__init__(lambda facts: facts.read(host), doc)

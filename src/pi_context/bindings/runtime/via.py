@@ -9,29 +9,17 @@ patches or inspects properties (the runtime mutants) treats them as such.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TypeVar
 
-if TYPE_CHECKING:
-    from typing import Self
+from pi_context.statemachine.lazy_facts import Read
 
 T = TypeVar("T")
 
 
-class Derived(property, Generic[T]):
-    """The read-only attribute ``get(instance)``."""
-
-    def __init__(self, get: Callable[[Any], T], doc: str | None = None) -> None:
-        super().__init__(get, doc=doc)
-
-    if TYPE_CHECKING:  # what an access reads; at run time it is the property's own __get__
-
-        @overload
-        def __get__(self, instance: None, owner: type[Any] | None = None, /) -> Self: ...
-        @overload
-        def __get__(self, instance: object, owner: type[Any] | None = None, /) -> T: ...
-        def __get__(self, instance: object, owner: type[Any] | None = None, /) -> Any: ...
+class Derived(Read[T]):
+    """The read-only attribute ``get(instance)`` (the typed property the generated facts'
+    attributes are too)."""
 
 
 class Via(Derived[T]):
