@@ -158,6 +158,7 @@ class _Module:
     def types(self) -> None:
         self.emit(_RULE + "types", "")
         for t in self.spec.types:
+            values: tuple[str, ...]
             if isinstance(t, m.TextType):  # "" is absent, the representative present
                 kind, values = "optional text", ("", t.representative)
             else:
