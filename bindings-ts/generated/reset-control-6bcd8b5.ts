@@ -618,7 +618,8 @@ function textMember<K extends string>(
   name: K,
   value: string | undefined,
 ): { readonly [P in K]?: string } {
-  return (value === undefined ? {} : { [name]: value }) as { readonly [P in K]?: string };
+  const member = value === undefined ? {} : { [name]: value };
+  return member as { readonly [P in K]?: string };
 }
 
 /** A field the table copies from the current phase (present whenever it does). */
@@ -666,7 +667,9 @@ function checkString(value: unknown, path: string): string {
 }
 
 function checkOptionalString(value: unknown, path: string): string | undefined {
-  if (value !== undefined && typeof value !== "string") throw new ResetControlInputError(path, "a string or nothing", value);
+  if (value !== undefined && typeof value !== "string") {
+    throw new ResetControlInputError(path, "a string or nothing", value);
+  }
   return value;
 }
 

@@ -69,7 +69,9 @@ def _helpers(cls: str) -> dict[str, list[str]]:
         ],
         "checkOptionalString": [
             "function checkOptionalString(value: unknown, path: string): string | undefined {",
-            f'  if (value !== undefined && typeof value !== "string") throw new {cls}(path, "a string or nothing", value);',
+            '  if (value !== undefined && typeof value !== "string") {',
+            f'    throw new {cls}(path, "a string or nothing", value);',
+            "  }",
             "  return value;",
             "}",
             "",

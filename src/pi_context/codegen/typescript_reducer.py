@@ -295,7 +295,8 @@ def _helpers(shared: _Ctx) -> list[str]:
             "  name: K,",
             "  value: string | undefined,",
             "): { readonly [P in K]?: string } {",
-            "  return (value === undefined ? {} : { [name]: value }) as { readonly [P in K]?: string };",
+            "  const member = value === undefined ? {} : { [name]: value };",
+            "  return member as { readonly [P in K]?: string };",
             "}",
             "",
         ]

@@ -321,7 +321,8 @@ KEPT: tuple[Scenario, ...] = (
 
 # ---------------------------------------------------------------- from a508f68 on
 
-# What 0.34 decided and a508f68 (and its successors) no longer do: the budget's close-out committing at the settle.
+# What 0.34 decided and a508f68 (and its successors) no longer do: the budget's close-out
+# committing at the settle.
 CHANGED_IN_A508F68 = frozenset({"upstream-fallback-forgets-spent-chain"})
 
 BUDGET = close(source="automatic")
