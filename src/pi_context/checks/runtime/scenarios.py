@@ -81,6 +81,8 @@ SCENARIOS: tuple[Scenario, ...] = (
      (_turn(), _WIPE_PROMPT, _turn(band="hard"), _settle())),
     ("/clear-memory with a follow-up prompt behind an overflow",
      (_turn(), _WIPE_PROMPT, _turn(outcome="overflow"), _settle())),
+    ("/clear-memory with a follow-up prompt over the budget's close-out",
+     (_turn(band="warning"), _turn(band="warning"), _WIPE_PROMPT, _turn(), _settle())),
     ("/clear-memory with a follow-up prompt whose boundary fails",
      (_turn(), _WIPE_PROMPT, _FAIL, _settle())),
     ("/wipe-memory after an error, then the settle",

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 1acf4ea2b5a5c6f8680a25ff2699df0cbf7ff4686efe96c9d3e33ff001eee485
+# spec-sha256: 56195315375b6ac24d0420a310bae5019b2f4d7943d9f2386f8ca5ea84b6a777
 
 from __future__ import annotations
 
@@ -56,7 +56,8 @@ _CLOSE_OUT: dict[str, Row[t.CloseOutEvent]] = {
     "close_out.manual-over-tool": ("close-out-armed", lambda s, e, m: bool(s.request.phase == "tool-requested" and s.request.window_id == e.window_id and e.source == "manual"), lambda s, e: t.State(t.RequestCloseOut(window_id=e.window_id, source="manual", prompt=_text(e.prompt)), s.overflow)),
     "close_out.duplicate-tool": ("already-pending", lambda s, e, m: bool(s.request.phase == "tool-requested" and s.request.window_id == e.window_id), lambda s, e: s),
     "close_out.duplicate": ("already-pending", lambda s, e, m: bool(s.request.phase == "close-out" and s.request.window_id == e.window_id and (s.request.source == "manual" or e.source == "automatic")), lambda s, e: s),
-    "close_out.upgrade-manual": ("close-out-armed", lambda s, e, m: bool(s.request.phase == "close-out" and s.request.window_id == e.window_id), lambda s, e: t.State(t.RequestCloseOut(window_id=r._present(s.request.window_id), source="manual", prompt=_text(e.prompt)), s.overflow)),
+    "close_out.upgrade-manual": ("close-out-armed", lambda s, e, m: bool(s.request.phase == "close-out" and s.request.window_id == e.window_id and (_text(e.prompt) is not None)), lambda s, e: t.State(t.RequestCloseOut(window_id=r._present(s.request.window_id), source="manual", prompt=_text(e.prompt)), s.overflow)),
+    "close_out.upgrade-manual-keeps": ("close-out-armed", lambda s, e, m: bool(s.request.phase == "close-out" and s.request.window_id == e.window_id), lambda s, e: t.State(t.RequestCloseOut(window_id=r._present(s.request.window_id), source="manual", prompt=_text(s.request.prompt)), s.overflow)),
     "close_out.arm-manual": ("close-out-armed", lambda s, e, m: bool(e.source == "manual"), lambda s, e: t.State(t.RequestCloseOut(window_id=e.window_id, source="manual", prompt=_text(e.prompt)), s.overflow)),
     "close_out.arm": ("close-out-armed", lambda s, e, m: True, lambda s, e: t.State(t.RequestCloseOut(window_id=e.window_id, source=e.source), s.overflow)),
 }
@@ -140,7 +141,7 @@ ROWS: dict[str, Row[Any]] = {
 TABLE: dict[tuple[str, str], tuple[tuple[str, str], ...]] = {
     ("close_out", "none/*"): (("close_out.arm-manual", "close-out/*"), ("close_out.arm", "close-out/*"),),
     ("close_out", "stop-pending/*"): (("close_out.stop-pending", "stop-pending/*"),),
-    ("close_out", "close-out/*"): (("close_out.duplicate", "close-out/*"), ("close_out.upgrade-manual", "close-out/*"), ("close_out.arm-manual", "close-out/*"), ("close_out.arm", "close-out/*"),),
+    ("close_out", "close-out/*"): (("close_out.duplicate", "close-out/*"), ("close_out.upgrade-manual", "close-out/*"), ("close_out.upgrade-manual-keeps", "close-out/*"), ("close_out.arm-manual", "close-out/*"), ("close_out.arm", "close-out/*"),),
     ("close_out", "tool-requested/*"): (("close_out.manual-over-tool", "close-out/*"), ("close_out.duplicate-tool", "tool-requested/*"), ("close_out.arm-manual", "close-out/*"), ("close_out.arm", "close-out/*"),),
     ("tool_request", "none/*"): (("tool_request.record", "tool-requested/*"),),
     ("tool_request", "stop-pending/*"): (("tool_request.stop-pending", "stop-pending/*"),),

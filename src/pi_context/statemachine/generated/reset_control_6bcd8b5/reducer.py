@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 1acf4ea2b5a5c6f8680a25ff2699df0cbf7ff4686efe96c9d3e33ff001eee485
+# spec-sha256: 56195315375b6ac24d0420a310bae5019b2f4d7943d9f2386f8ca5ea84b6a777
 
 from __future__ import annotations
 
@@ -77,8 +77,12 @@ def _close_out(state: t.State, event: t.CloseOutEvent) -> tuple[t.State, t.Effec
         and (state.request.source == "manual" or event.source == "automatic")
     ):
         return state, "already-pending", "close_out.duplicate"
-    # close_out.upgrade-manual: A manual close-out over a pending automatic one of the same window is re-armed as manual with the new prompt, if any (and reported as armed), so it no longer depends on automatic-reset settings.
-    if state.request.phase == "close-out" and state.request.window_id == event.window_id:
+    # close_out.upgrade-manual: A manual close-out with a prompt over a pending automatic one of the same window is re-armed as manual with the new prompt (and reported as armed), so it no longer depends on automatic-reset settings.
+    if (
+        state.request.phase == "close-out"
+        and state.request.window_id == event.window_id
+        and (_text(event.prompt) is not None)
+    ):
         return (
             t.State(
                 t.RequestCloseOut(
@@ -90,6 +94,20 @@ def _close_out(state: t.State, event: t.CloseOutEvent) -> tuple[t.State, t.Effec
             ),
             "close-out-armed",
             "close_out.upgrade-manual",
+        )
+    # close_out.upgrade-manual-keeps: Without a prompt the upgrade to manual keeps the request as it is (the budget's close-out never holds a prompt, so none is kept in practice).
+    if state.request.phase == "close-out" and state.request.window_id == event.window_id:
+        return (
+            t.State(
+                t.RequestCloseOut(
+                    window_id=_present(state.request.window_id),
+                    source="manual",
+                    prompt=_text(state.request.prompt),
+                ),
+                state.overflow,
+            ),
+            "close-out-armed",
+            "close_out.upgrade-manual-keeps",
         )
     # close_out.arm-manual: The user's close-out is armed for the window that asked, with its prompt if any, replacing any request of another window.
     if event.source == "manual":

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 1acf4ea2b5a5c6f8680a25ff2699df0cbf7ff4686efe96c9d3e33ff001eee485
+# spec-sha256: 56195315375b6ac24d0420a310bae5019b2f4d7943d9f2386f8ca5ea84b6a777
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Final, Literal, Protocol, TypeAlias
 
 SPEC_ID: Final = "reset-control@6bcd8b5"  # a Literal type: typed(SPEC_ID) picks this spec's handle
-SPEC_SHA256 = "1acf4ea2b5a5c6f8680a25ff2699df0cbf7ff4686efe96c9d3e33ff001eee485"
+SPEC_SHA256 = "56195315375b6ac24d0420a310bae5019b2f4d7943d9f2386f8ca5ea84b6a777"
 
 Window: TypeAlias = str  # Window ids are opaque; the table only compares two of them for equality and copies them, so two distinct ids exercise every row.
 Source: TypeAlias = Literal["manual", "automatic"]  # Who asked for the close-out.
