@@ -138,7 +138,7 @@ def test_scenarios_kill_a_mutant_they_pin(spec26: Spec) -> None:
 
 
 @pytest.mark.parametrize(
-    "version", ["0.25", "0.26", "0.26-proposal", "0.27", "0.33", "0.34", "a508f68"]
+    "version", ["0.25", "0.26", "0.26-proposal", "0.27", "0.33", "0.34", "a508f68", "6bcd8b5"]
 )
 def test_the_committed_report_is_current(version: str) -> None:
     from pi_context.checks.mutate import mutation_report

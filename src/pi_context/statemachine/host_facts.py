@@ -65,17 +65,17 @@ class TurnEndHostFacts(EventFacts):
             }
         )
 
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     aborted = Fact[bool]("aborted", "The turn was aborted.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     overflow = Fact[bool]("overflow", "The turn failed because the provider window overflowed.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     failed = Fact[bool]("failed", "The turn ended in an error.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     enabled = Fact[bool]("enabled", "pi-context is switched on.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     queued = Fact[bool]("queued", "Steering or follow-up messages are waiting.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     automatic_reset_enabled = Fact[bool](
         "automatic_reset_enabled", "Automatic resets are allowed by settings."
     )
@@ -88,7 +88,7 @@ class TurnEndHostFacts(EventFacts):
         "(its context window minus its usage) are at or below the hard reserve "
         "(compaction.reserveTokens); false while usage is unknown.",
     )
-    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     hard_reserve_due = Fact[bool](
         "hard_reserve_due",
         "Active-window usage has reached the hard reserve, with the automatic-reset "
@@ -97,7 +97,7 @@ class TurnEndHostFacts(EventFacts):
         "(its context window minus its usage) are at or below the hard reserve "
         "(compaction.reserveTokens); false while usage is unknown.",
     )
-    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     window_id = Fact[str]("window_id", "The window the turn ran in.")
 
 
@@ -129,19 +129,19 @@ class BeforeSettleHostFacts(EventFacts):
             }
         )
 
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     queued = Fact[bool]("queued", "Steering or follow-up messages are waiting.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     enabled = Fact[bool]("enabled", "pi-context is switched on.")
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     automatic_reset_enabled = Fact[bool](
         "automatic_reset_enabled", "Automatic resets are allowed by settings."
     )
-    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.25, 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     aborted = Fact[bool]("aborted", "The run was aborted.")
-    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     window_id = Fact[str]("window_id", "The current window.")
-    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68
+    # read by 0.26-proposal, 0.26, 0.27, 0.33, 0.34, a508f68, 6bcd8b5
     failed = Fact[bool]("failed", "The run stopped on an error.")
 
 
@@ -169,21 +169,21 @@ class ProviderContextHostFacts(EventFacts):
             }
         )
 
-    # read by 0.34, a508f68
+    # read by 0.34, a508f68, 6bcd8b5
     window_id = Fact[str](
         "window_id",
         "The current window: the window of the newest reset marker on the active branch "
         "(the root window when there is none).",
     )
-    # read by 0.34, a508f68
+    # read by 0.34, a508f68, 6bcd8b5
     queued = Fact[bool]("queued", "Steering or follow-up messages are waiting.")
-    # read by 0.34, a508f68
+    # read by 0.34, a508f68, 6bcd8b5
     committed = Fact[bool](
         "committed",
         "A reset marker is on the active branch and its boundary is committed: the boot "
         "of its window follows it (false without a marker).",
     )
-    # read by 0.34, a508f68
+    # read by 0.34, a508f68, 6bcd8b5
     user_since_boundary = Fact[bool](
         "user_since_boundary",
         "A user message follows the newest reset marker on the active branch.",
@@ -296,6 +296,23 @@ LAZY: dict[str, dict[HostEvent, tuple[str, ...]]] = {
             "user_since_boundary",
         ),
     },
+    "reset-control@6bcd8b5": {
+        "turn_end": (
+            "queued",
+            "automatic_reset_enabled",
+            "hard_reserve_due",
+        ),
+        "before_settle": (
+            "queued",
+            "enabled",
+            "automatic_reset_enabled",
+        ),
+        "provider_context": (
+            "queued",
+            "committed",
+            "user_since_boundary",
+        ),
+    },
 }
 """Each spec's lazy facts per event, by host name, in the spec's ``lazy_order``."""
 
@@ -308,6 +325,7 @@ if TYPE_CHECKING:
         reset_control_0_27,
         reset_control_0_33,
         reset_control_0_34,
+        reset_control_6bcd8b5,
         reset_control_a508f68,
     )
 
@@ -371,4 +389,15 @@ if TYPE_CHECKING:
         turn_end_read: reset_control_a508f68.TurnEndFactsView = turn_end
         before_settle_read: reset_control_a508f68.BeforeSettleFactsView = before_settle
         provider_context_read: reset_control_a508f68.ProviderContextFactsView = provider_context
+        del turn_end_read, before_settle_read, provider_context_read
+
+    def _read_by_reset_control_6bcd8b5(
+        turn_end: TurnEndHostFacts,
+        before_settle: BeforeSettleHostFacts,
+        provider_context: ProviderContextHostFacts,
+    ) -> None:
+        """What reset-control@6bcd8b5's reducer reads, each fact typed as it reads it."""
+        turn_end_read: reset_control_6bcd8b5.TurnEndFactsView = turn_end
+        before_settle_read: reset_control_6bcd8b5.BeforeSettleFactsView = before_settle
+        provider_context_read: reset_control_6bcd8b5.ProviderContextFactsView = provider_context
         del turn_end_read, before_settle_read, provider_context_read

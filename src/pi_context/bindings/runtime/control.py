@@ -77,6 +77,9 @@ class Step:
     """The effect answers a request that was already pending (the effect's ``duplicate``)."""
     consulted: tuple[str, ...] = ()
     """The lazy facts the reducer read for this step, in the order it read them."""
+    prompt: str | None = None
+    """The user's follow-up prompt the effect carries (from 6bcd8b5 on): the boundary ends
+    with it and the run goes on with it."""
 
     @property
     def meaning(self) -> HostActionMeaning:
@@ -173,16 +176,27 @@ class Control:
             self.binding.cause(row, pre),
             self.binding.duplicate(effect),
             tuple(facts.consulted) if isinstance(facts, EventFacts) else (),
+            self.binding.carried(row, pre).get("prompt"),
         )
         self.history.append(step)
         return step
 
     # --- events --------------------------------------------------------------------------------
 
-    def close_out(self, window_id: str, source: Source) -> Step:
+    @property
+    def takes_prompt(self) -> bool:
+        """The user's close-out may carry a follow-up prompt (from 6bcd8b5 on)."""
+        event = self.binding.spec.event("close_out")
+        return event is not None and event.field("prompt") is not None
+
+    def close_out(self, window_id: str, source: Source, prompt: str | None = None) -> Step:
         if not self.has_close_out:
             raise ValueError(f"{self.spec} has no close-out phase")
-        return self._step("close_out", window_id=window_id, source=source)
+        if prompt is None:
+            return self._step("close_out", window_id=window_id, source=source)
+        if not self.takes_prompt:
+            raise ValueError(f"{self.spec} has no follow-up prompt")
+        return self._step("close_out", window_id=window_id, source=source, prompt=prompt)
 
     def tool_request(self, window_id: str) -> Step:
         """wipe_memory (a window-less ``request`` where the spec has no ``tool_request``)."""

@@ -479,14 +479,20 @@ class Runtime:
 
     # --- commands -------------------------------------------------------------------------------
 
-    async def wipe_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+    async def wipe_memory_command(
+        self, wait_for_idle: WaitForIdle | None = None, prompt: str | None = None
+    ) -> CommandResult:
         """The reset command (``/wipe-memory``; ``/clear-memory`` from a508f68 on): a manual
-        close-out of the current window (see ``commands``)."""
-        return await self.commands.wipe_memory(wait_for_idle)
+        close-out of the current window (see ``commands``); from 6bcd8b5 on it may carry a
+        follow-up prompt (the command's argument), which the run goes on with after the reset
+        (a generation without one refuses it)."""
+        return await self.commands.wipe_memory(wait_for_idle, prompt)
 
-    async def clear_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+    async def clear_memory_command(
+        self, wait_for_idle: WaitForIdle | None = None, prompt: str | None = None
+    ) -> CommandResult:
         """``/clear-memory``, the reset command's name from a508f68 on (the same command)."""
-        return await self.commands.wipe_memory(wait_for_idle)
+        return await self.commands.wipe_memory(wait_for_idle, prompt)
 
     def pi_context_command(self, argument: str = "") -> CommandResult:
         """``/pi-context on|off|status``."""

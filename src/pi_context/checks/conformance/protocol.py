@@ -233,6 +233,7 @@ class StepReply:
     state: Any
     effect: Any
     consulted: Any  # None when the implementation does not report reads
+    prompt: Any = None  # the follow-up prompt the effect carries (None: the reply has none)
 
 
 @dataclass(frozen=True)
@@ -275,4 +276,6 @@ def parse_step_reply(line: bytes) -> StepReply | ErrorReply:
     for key in ("state", "effect"):
         if key not in message:
             raise ProtocolError(f"step reply has ok:true but no {key!r}")
-    return StepReply(message["state"], message["effect"], message.get("consulted"))
+    return StepReply(
+        message["state"], message["effect"], message.get("consulted"), message.get("prompt")
+    )

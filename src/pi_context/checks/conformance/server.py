@@ -76,14 +76,23 @@ class Server:
             return error_reply(f"unknown spec {request.spec!r} (serving: {known})")
         consulted: list[str] = []
         try:
-            next_state, effect, _row = served.gen.wire.step_wire(
+            next_state, effect, row = served.gen.wire.step_wire(
                 request.state, request.event, consulted
             )
+            carried_wire = getattr(served.gen.wire, "carried_wire", None)
+            carried = carried_wire(request.state, row) if carried_wire is not None else {}
         except WireError as err:
             return error_reply(f"{request.spec}: {err}")
         except Exception as err:  # a defect in generated code must not stop the server
             return error_reply(f"{request.spec}: internal error: {type(err).__name__}: {err}")
-        return {"ok": True, "state": next_state, "effect": effect, "consulted": consulted}
+        # what the effect carries (the follow-up prompt) joins the reply, as upstream's result
+        return {
+            "ok": True,
+            "state": next_state,
+            "effect": effect,
+            "consulted": consulted,
+            **carried,
+        }
 
     def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
         """Answer requests until end of input.

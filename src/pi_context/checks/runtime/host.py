@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.spec import interpret
-from pi_context.spec.model import HOST_ACTION_MEANINGS, Spec
+from pi_context.spec.model import HOST_ACTION_MEANINGS, Spec, TextType
 
 Wire = dict[str, Any]
 
@@ -75,7 +75,8 @@ class Mirror:
         wire: Wire = {"type": event}
         facts = fields.pop("facts", None)
         for f in declared.fields:
-            wire[f.name] = fields[f.name]
+            if f.name in fields or not isinstance(f.type, TextType):  # (a text may be absent)
+                wire[f.name] = fields[f.name]
         if declared.facts:
             assert facts is not None
             wire["facts"] = {f.name: facts[f.host_fact] for f in declared.facts}
