@@ -73,6 +73,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-exhaustive", action="store_true", help="skip the exhaustive set")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="implementation processes at work at once (default: 2 when the machine has more "
+        "than one CPU: one runs the exhaustive sets while the other runs random traces; "
+        "1 checks everything through one process)",
+    )
+    parser.add_argument(
         "--reducer-only",
         action="store_true",
         help="leave out the events a spec says its extension decides (scope: extension), "
@@ -130,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
             exhaustive=not args.no_exhaustive,
             show=not args.quiet,
             reducer_only=args.reducer_only,
+            jobs=args.jobs,
         )
     except ValueError as err:  # e.g. an empty or unparsable command
         return fail("conformance", f"--impl: {err}")
@@ -184,6 +193,7 @@ def _usage(args: argparse.Namespace) -> int | None:
         ("--steps", args.steps < 1, ">= 1"),
         ("--timeout", args.timeout <= 0, "> 0"),
         ("--startup-timeout", startup is not None and startup <= 0, "> 0"),
+        ("--jobs", args.jobs is not None and args.jobs < 1, ">= 1"),
     ):
         if bad:
             value = getattr(args, option[2:].replace("-", "_"))
@@ -196,6 +206,7 @@ def _usage(args: argparse.Namespace) -> int | None:
                 ("--junit", args.junit is not None),
                 ("--no-exhaustive", args.no_exhaustive),
                 ("--reducer-only", args.reducer_only),
+                ("--jobs", args.jobs is not None),
             )
             if given
         ]
