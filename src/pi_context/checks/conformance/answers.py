@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from pi_context.checks.conformance.protocol import encode
+from pi_context.checks.conformance.protocol import encode_step_reply
 from pi_context.spec import interpret
 from pi_context.spec.interpret import Step, Wire
 from pi_context.spec.model import Spec
@@ -60,9 +60,7 @@ class Answers:
 def reply_line(want: Step) -> bytes:
     """The reference encoding of a conforming reply to a step whose answer is ``want``
     (what ``pi-context serve`` writes), without the newline."""
-    return encode(
-        {"ok": True, "state": want.state, "effect": want.effect, "consulted": list(want.consulted)}
-    )[:-1]
+    return encode_step_reply(want.state, want.effect, list(want.consulted))[:-1]
 
 
 def work_out(spec: Spec, states: list[Wire], events: list[Wire]) -> Answers:

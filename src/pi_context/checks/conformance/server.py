@@ -23,6 +23,7 @@ from pi_context.checks.conformance.protocol import (
     ProtocolError,
     Request,
     encode,
+    encode_step_reply,
     error_reply,
     parse_request,
 )
@@ -63,7 +64,10 @@ class Server:
     def reply(self, line: bytes) -> bytes:
         """The encoded reply line to one request line; never raises."""
         try:
-            return encode(self.handle(line))
+            message = self.handle(line)
+            if message.get("ok") is True and "state" in message:
+                return encode_step_reply(message["state"], message["effect"], message["consulted"])
+            return encode(message)
         except (ValueError, TypeError, RecursionError) as err:
             return encode(error_reply(f"the reply cannot be written as JSON: {err}"))
         except Exception as err:  # a defect here must not stop the server
