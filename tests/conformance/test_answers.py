@@ -170,6 +170,17 @@ def test_a_conforming_reply_in_another_spelling_is_judged_in_full_and_passes(
     reference = run_conformance(serve_cmd, specs, examples=0, timeout=30)
     assert spaced.ok, spaced.reasons
     assert _tallies(spaced) == _tallies(reference)
+    spec26 = [s for s in committed_specs() if s.id == "reset-control@0.26"]
+    wrong = run_conformance(broken_cmd("wrong"), spec26, examples=0, timeout=30)
+    spaced_wrong = run_conformance(broken_cmd("spaced-wrong"), spec26, examples=0, timeout=30)
+    assert _tallies(spaced_wrong) == _tallies(wrong)
+    assert _tallies(wrong)["reset-control@0.26"][5] == ["close_out.upgrade-manual"]
+    # one wrong reply among replies of another spelling to the same answer: judged on its own
+    once = run_conformance(broken_cmd("spaced-wrong-at 5000"), spec26, examples=0, timeout=30)
+    (result,) = once.specs
+    assert sum(t.failed for t in result.rows.values()) == 1
+    (failing,) = [step for steps in result.failures.values() for step in steps]
+    assert failing.kind == "ill-typed" and "not-a-fact" in failing.describe()
 
 
 def test_specs_checked_through_two_processes_get_the_verdicts_of_one(

@@ -104,16 +104,21 @@ def run_exhaustive(
 ) -> None:
     """Every (state, event) of the finite abstraction, pipelined.
 
-    A reply that is byte for byte the expected line of its case conforms; any other reply
-    is judged in full. When every case conforms the tallies come straight from the answers;
+    A reply that is byte for byte the expected line of its case conforms. Any other reply
+    is judged in full — once per distinct reply to the same answer: the judge's verdict
+    depends only on the reply and the spec's answer (its state, effect, reads and row, so
+    its event type), so a reply that passed for one case passes for every case with the
+    same answer. When every case conforms the tallies come straight from the answers;
     otherwise every case is judged as one list (so replies out of order are named)."""
     spec = gen.spec
     plan = plan or ExhaustivePlan.of(spec)
-    lines, expected = plan.lines, plan.answers.expected()
+    lines, expected, index = plan.lines, plan.answers.expected(), plan.answers.index
     total = len(lines)
     result.exhaustive_cases = total
     progress = Progress(f"{spec.id} exhaustive", total, stream) if show else None
-    odd: dict[int, TraceStep] = {}  # cases whose reply is not the expected line
+    odd: dict[int, TraceStep] = {}  # cases whose reply does not conform
+    other: dict[int, bytes] = {}  # cases whose reply conforms in another spelling
+    passed: set[tuple[bytes, int]] = set()  # (reply, answer) pairs the judge passed
     crashed: dict[int, Problem] = {}
     i = 0
     while i < total:
@@ -123,8 +128,15 @@ def run_exhaustive(
                 got = impl.receive_ready(f"exhaustive case {i + 1} of {total}", total - i)
                 for line in got:
                     if line != expected[i]:
-                        state, event = plan.case(i)
-                        odd[i] = judge(spec, gen, state, event, plan.want(i), line)
+                        if (line, index[i]) not in passed:
+                            state, event = plan.case(i)
+                            step = judge(spec, gen, state, event, plan.want(i), line)
+                            if not step.ok:
+                                odd[i] = step
+                            else:
+                                passed.add((line, index[i]))
+                        if i not in odd:
+                            other[i] = line
                     i += 1
                 if progress is not None:
                     progress.advance(len(got))
@@ -140,10 +152,10 @@ def run_exhaustive(
                     f"{left} exhaustive cases not run"
                 )
                 break
-    if not crashed and all(step.ok for step in odd.values()):
+    if not crashed and not odd:
         plan.tally(result, i)
     else:
-        _record_judged(plan, result, i, odd, crashed)
+        _record_judged(plan, gen, result, i, odd, other, crashed)
     if progress is not None:
         failed = sum(t.failed for t in result.rows.values())
         progress.finish(f", {failed} failing" if failed else "")
@@ -155,9 +167,11 @@ def run_exhaustive(
 
 def _record_judged(
     plan: ExhaustivePlan,
+    gen: ResetControl,
     result: SpecResult,
     count: int,
     odd: dict[int, TraceStep],
+    other: dict[int, bytes],
     crashed: dict[int, Problem],
 ) -> None:
     """Record the first ``count`` cases one by one, as judged (a reply equal to its expected
@@ -169,8 +183,11 @@ def _record_judged(
             state, event = plan.case(n)
             want = plan.want(n)
             problem = crashed.get(n)
+            line = other.get(n)
             if problem is not None:
                 step = TraceStep(dict(state), dict(event), want, problems=(problem,))
+            elif line is not None:
+                step = judge(plan.spec, gen, state, event, want, line)
             else:
                 step = TraceStep(
                     dict(state), dict(event), want, want.state, want.effect, list(want.consulted)
