@@ -4,6 +4,7 @@ through several processes at once: each must leave every verdict as it was."""
 from __future__ import annotations
 
 import dataclasses
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,13 +19,15 @@ from pi_context.checks.conformance.cases import ExhaustivePlan
 from pi_context.checks.conformance.protocol import encode, encode_step_reply
 from pi_context.checks.conformance.results import ConformanceReport, SpecResult
 from pi_context.checks.conformance.runner import run_conformance
+from pi_context.checks.conformance.stateful import random_events, random_swarm
 from pi_context.checks.conformance.traces import judge
 from pi_context.codegen.fresh import reset_control
-from pi_context.spec import load
+from pi_context.spec import interpret, load
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import committed_specs
 from pi_context.support import cache
+from pi_context.support.cache_dir import cache_root
 
 
 def _same(a: Answers, b: Answers) -> bool:
@@ -66,7 +69,7 @@ def spec_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Spec:
 
 
 def _kept(spec: Spec) -> Path:
-    found = [p for p in (cache.cache_root() / "conformance").glob("*.bin")]
+    found = list((cache_root() / "conformance").glob("*.bin"))
     assert len(found) == 1, found
     return found[0]
 
@@ -197,3 +200,34 @@ def test_specs_checked_through_two_processes_get_the_verdicts_of_one(
         assert [r.spec.id for r in two.specs] == [s.id for s in specs]
         assert _tallies(two) == _tallies(one)
     assert not two.ok and _tallies(two)["reset-control@0.26"][5] == ["close_out.upgrade-manual"]
+
+
+@pytest.mark.parametrize("spec", committed_specs(), ids=lambda s: s.id)
+def test_random_trace_answers_in_the_reference_encoding_pass_the_judge(spec: Spec) -> None:
+    """The random traces' fast path: along traces with arbitrary window ids, the reference
+    encoding of the spec's answer is what the judge passes."""
+    gen = reset_control(spec)
+    names = [e.name for e in spec.events]
+    for seed in range(40):
+        rng = random.Random(seed)
+        state = interpret.initial_state(spec)
+        for event in random_events(spec, rng, random_swarm(names, rng), 30):
+            want = interpret.step(spec, state, event)
+            line = encode_step_reply(want.state, want.effect, list(want.consulted))[:-1]
+            step = judge(spec, gen, state, event, want, line)
+            assert step.ok, step.describe()
+            state = want.state
+
+
+def test_a_deferred_handle_reads_as_the_handle(spec_copy: Spec) -> None:
+    from pi_context.checks.conformance.runner import Deferred
+
+    for view in (False, True):
+        deferred = Deferred(spec_copy, view)
+        assert "wire" not in vars(deferred)  # nothing imported yet
+        assert deferred.spec == (spec_copy.reducer_view() if view else spec_copy)
+        real = reset_control(spec_copy)
+        assert deferred.wire is real.wire and deferred.effects == real.effects
+        assert deferred.spec == (spec_copy.reducer_view() if view else spec_copy)
+        with pytest.raises(AttributeError):
+            _ = deferred.no_such_attribute

@@ -112,15 +112,18 @@ def run(args: argparse.Namespace) -> int:
     if bad is not None:
         return bad
     impl = _start_early(args)
+    twin = _start_twin(impl, args)
     from pi_context.checks.conformance import report as rep
     from pi_context.checks.conformance.runner import run_conformance
 
     specs = resolve_specs("conformance", args.spec) if args.spec else None
     if args.spec and specs is None:
         _stop(impl)
+        _stop(twin)
         return spec_exit(args.spec)
     if args.replay is not None:
         _stop(impl)
+        _stop(twin)
         return _replay(args, specs)
     from pi_context.checks.hypothesis_home import keep_out_of_cwd
     from pi_context.spec import spec_paths
@@ -139,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
             show=not args.quiet,
             reducer_only=args.reducer_only,
             jobs=args.jobs,
+            twins=[twin] if twin is not None else [],
         )
     except ValueError as err:  # e.g. an empty or unparsable command
         return fail("conformance", f"--impl: {err}")
@@ -178,6 +182,24 @@ def _start_early(args: argparse.Namespace) -> Any:
     except (ValueError, ImplementationFailure):
         return None
     return impl
+
+
+def _start_twin(impl: Any, args: argparse.Namespace) -> Any:
+    """A second process of the implementation, started early too, when the run will check
+    more than one spec through two (``--jobs``; default: on more than one CPU)."""
+    from pi_context.checks.conformance import default_jobs
+
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    if impl is None or jobs < 2 or (args.spec is not None and len(args.spec) < 2):
+        return None
+    from pi_context.checks.conformance.transport import ImplementationFailure
+
+    twin = impl.twin()
+    try:
+        twin.start()
+    except ImplementationFailure:
+        return None
+    return twin
 
 
 def _stop(impl: Any) -> None:

@@ -16,8 +16,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
+from pi_context.checks.conformance import default_jobs
 from pi_context.checks.conformance.cases import (
     CRASH_BUDGET,
     ExhaustivePlan,
@@ -89,6 +90,7 @@ def run_conformance(
     stream: TextIO | None = None,
     reducer_only: bool = False,
     jobs: int | None = None,
+    twins: Sequence[Implementation] = (),
 ) -> ConformanceReport:
     """Check ``command`` against ``specs`` (default: every committed spec it serves).
 
@@ -107,6 +109,8 @@ def run_conformance(
     ``jobs`` is how many processes of the implementation check specs at once (default: 2
     on a machine with more than one CPU; :func:`run_lanes`); 1 checks every spec through
     one process. Either way each spec gets the same checks, through one process.
+    ``twins`` are more processes of the implementation the caller started early, for
+    those lanes (the run stops them all).
     """
     options = RunOptions(examples, steps, seed, exhaustive, show, stream or sys.stderr)
     started = time.monotonic()
@@ -122,7 +126,7 @@ def run_conformance(
     else:
         impl = Implementation(command, timeout=timeout, startup_timeout=startup_timeout)
     report = ConformanceReport(impl.command)
-    others: list[Implementation] = []
+    others: list[Implementation] = list(twins)
     try:
         try:
             if not impl.running:
@@ -130,18 +134,19 @@ def run_conformance(
         except ImplementationFailure as fail:
             report.errors.append(f"handshake failed: {fail.message}")
             return report
-        lanes = _lanes(jobs)
-        if lanes > 1 and (specs is None or len(specs) > 1):
-            twins = [_start_twin(impl) for _ in range(lanes - 1)]
-            others = [twin for twin in twins if twin is not None]
+        lanes = _lanes(jobs) if specs is None or len(specs) > 1 else 1
+        while len(others) > lanes - 1:
+            others.pop().close()
+        while len(others) < lanes - 1:
+            twin = _start_twin(impl)
+            if twin is None:
+                break
+            others.append(twin)
         explicit = specs is not None
         chosen = list(specs) if specs is not None else committed_specs()
         # while it starts: import the generated packages and work out the spec's answers
         plans = {}
-        gens = {
-            s.id: (reducer_only_handle(reset_control(s)) if reducer_only else reset_control(s))
-            for s in chosen
-        }
+        gens = {s.id: Deferred(s, reducer_only) for s in chosen}
         for spec in chosen:
             if exhaustive:
                 plans[spec.id] = ExhaustivePlan.of(gens[spec.id].spec)
@@ -183,7 +188,7 @@ def _lanes(jobs: int | None) -> int:
         if jobs < 1:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         return jobs
-    return 2 if (os.cpu_count() or 1) > 1 else 1
+    return default_jobs()
 
 
 def _start_twin(impl: Implementation) -> Implementation | None:
@@ -205,6 +210,32 @@ def _same_service(twin: Implementation, report: ConformanceReport) -> bool:
         return True
     twin.close()
     return False
+
+
+class Deferred(ResetControl):
+    """A spec's generated core, imported on first use: judging a reply in the reference
+    encoding needs only the spec (``.spec``), so a run against the reference server never
+    imports the generated packages here. Anything else of the handle loads it (and its
+    reducer-only view with ``reducer_only``), then reads as the handle itself would."""
+
+    def __init__(self, spec: Spec, reducer_only: bool = False) -> None:
+        # the base's attributes come from the real handle, on first use (__getattr__)
+        self._spec = spec.reducer_view() if reducer_only else spec
+        self._path = None
+        self._full = spec
+        self._reducer_only = reducer_only
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or "_loaded" in self.__dict__:
+            raise AttributeError(name)
+        full = reset_control(self._full)
+        real = reducer_only_handle(full) if self._reducer_only else full
+        self.__dict__.update({k: v for k, v in vars(real).items() if k != "_spec"})
+        self.__dict__["_loaded"] = True
+        return getattr(self, name)
+
+    def __repr__(self) -> str:
+        return f"<ResetControl {self.spec.id} (imported on first use)>"
 
 
 def committed_specs() -> list[Spec]:

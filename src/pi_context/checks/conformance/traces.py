@@ -12,6 +12,7 @@ from pi_context.checks.conformance.check import Problem, check_reply
 from pi_context.checks.conformance.protocol import (
     ProtocolError,
     encode,
+    encode_step_reply,
     parse_step_reply,
     step_request,
 )
@@ -172,7 +173,12 @@ def replay_many(
                 yield trace
                 return
             left -= 1
-            step = judge(spec, gen, pre, event, want, raw)
+            consulted = list(want.consulted)
+            if raw == encode_step_reply(want.state, want.effect, consulted)[:-1]:
+                # the spec's answer in the reference encoding: what the judge passes
+                step = TraceStep(pre, event, want, want.state, want.effect, consulted)
+            else:
+                step = judge(spec, gen, pre, event, want, raw)
             trace.steps.append(step)
             if not step.ok:
                 _drop_replies(impl, left)
