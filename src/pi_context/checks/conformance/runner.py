@@ -42,6 +42,7 @@ from pi_context.checks.conformance.traces import (
 from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 from pi_context.codegen.fresh import reset_control
 from pi_context.spec import load, spec_paths
+from pi_context.spec.abstraction import instance_count, state_count
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import ResetControl
 from pi_context.statemachine.reset_control import reducer_only as reducer_only_handle
@@ -144,12 +145,12 @@ def run_conformance(
             others.append(twin)
         explicit = specs is not None
         chosen = list(specs) if specs is not None else committed_specs()
-        # while it starts: import the generated packages and work out the spec's answers
-        plans = {}
         gens = {s.id: Deferred(s, reducer_only) for s in chosen}
-        for spec in chosen:
-            if exhaustive:
-                plans[spec.id] = ExhaustivePlan.of(gens[spec.id].spec)
+        plans: dict[str, ExhaustivePlan] = {}
+        if exhaustive and not others:
+            # through one process: each spec's plan is made while it starts; through several,
+            # each lane makes its spec's plan while the other processes work
+            plans = {s.id: ExhaustivePlan.of(gens[s.id].spec) for s in chosen}
         if not _handshake(impl, report):
             return report
         todo = [gens[spec.id] for spec in chosen if spec.id in report.served]
@@ -368,7 +369,7 @@ def run_lanes(
     whole, exactly as a run through one process would, in a thread of its own (waiting on a
     process's replies leaves the interpreter to the others)."""
     todo: queue.SimpleQueue[ResetControl] = queue.SimpleQueue()
-    for gen in sorted(gens, key=lambda g: -_work(g, plans, options)):
+    for gen in sorted(gens, key=lambda g: -_work(g, options)):
         todo.put(gen)
     results: dict[str, SpecResult] = {}
     failed: list[BaseException] = []
@@ -398,10 +399,12 @@ def run_lanes(
     return results
 
 
-def _work(gen: ResetControl, plans: Mapping[str, ExhaustivePlan], options: RunOptions) -> int:
-    """About how many steps checking ``gen``'s spec takes."""
-    plan = plans.get(gen.spec.id)
-    return (len(plan) if plan is not None else 0) + options.examples * options.steps
+def _work(gen: ResetControl, options: RunOptions) -> int:
+    """About how many steps checking ``gen``'s spec takes (its exhaustive set counted, not
+    enumerated)."""
+    spec = gen.spec
+    cases = state_count(spec) * sum(instance_count(e) for e in spec.events)
+    return (cases if options.exhaustive else 0) + options.examples * options.steps
 
 
 def minimal_traces(impl: Implementation, gen: ResetControl, result: SpecResult) -> None:
