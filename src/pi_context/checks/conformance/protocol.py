@@ -17,7 +17,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -75,9 +75,13 @@ def _has_number(state: dict[str, Any]) -> bool:
     never so for a wire state, checked one level deep (the depth of a wire state)."""
     for value in state.values():
         cls = value.__class__
-        if cls is float or cls is int:
-            return True
-        if cls is dict and any(v.__class__ is float or v.__class__ is int for v in value.values()):
+        if cls is str or cls is bool:
+            continue
+        if cls is dict:
+            for inner in value.values():
+                if inner.__class__ is float or inner.__class__ is int:
+                    return True
+        elif cls is float or cls is int:
             return True
     return False
 
@@ -224,8 +228,9 @@ def _clip(text: str, limit: int = 80) -> str:
 # ---------------------------------------------------------------- requests (server side)
 
 
-@dataclass(frozen=True)
-class Request:
+class Request(NamedTuple):
+    """A request, as the server reads it (a tuple: one is made per request)."""
+
     op: str
     spec: str = ""
     state: Any = None
