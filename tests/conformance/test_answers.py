@@ -16,7 +16,12 @@ from hypothesis import strategies as st
 from pi_context.checks.conformance import answers as answers_module
 from pi_context.checks.conformance.answers import Answers, answers, reply_line, work_out
 from pi_context.checks.conformance.cases import ExhaustivePlan
-from pi_context.checks.conformance.protocol import encode, encode_step_reply
+from pi_context.checks.conformance.protocol import (
+    encode,
+    encode_step_reply,
+    encode_step_request,
+    step_request,
+)
 from pi_context.checks.conformance.results import ConformanceReport, SpecResult
 from pi_context.checks.conformance.runner import run_conformance
 from pi_context.checks.conformance.stateful import random_events, random_swarm
@@ -135,6 +140,17 @@ def test_a_step_reply_is_written_as_encode_writes_it(
 ) -> None:
     message = {"ok": True, "state": state, "effect": effect, "consulted": consulted}
     assert encode_step_reply(state, effect, consulted) == encode(message)
+
+
+@given(_TEXT, _STATE, _STATE)
+def test_a_step_request_is_written_as_encode_writes_it(
+    spec: str, state: dict[str, Any], event: dict[str, Any]
+) -> None:
+    assert encode_step_request(spec, state, event) == encode(step_request(spec, state, event))
+    with_number = {**event, "facts": {"n": 1e16}}
+    assert encode_step_request(spec, state, with_number) == encode(
+        step_request(spec, state, with_number)
+    )
 
 
 @pytest.mark.parametrize(

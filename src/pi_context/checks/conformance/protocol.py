@@ -54,6 +54,24 @@ def encode(message: Mapping[str, Any]) -> bytes:
     return escape(text).encode("utf-8") + b"\n"
 
 
+def encode_step_request(spec: str, state: Any, event: Any) -> bytes:
+    """The line ``encode`` writes for ``step_request(spec, state, event)`` where ``state``
+    and ``event`` are wire values of a spec (strings and booleans, in objects at most one
+    level down: an event's facts): written by msgspec, as ``encode_step_reply`` is."""
+    message = step_request(spec, state, event)
+    if (
+        state.__class__ is dict
+        and event.__class__ is dict
+        and not _has_number(state)
+        and not _has_number(event)
+    ):
+        try:
+            return _FAST_ENCODE(message) + b"\n"
+        except (ValueError, TypeError, OverflowError, msgspec.EncodeError):
+            pass  # a lone surrogate: spelt by encode
+    return encode(message)
+
+
 def encode_step_reply(state: Any, effect: str, consulted: list[str]) -> bytes:
     """The line ``encode`` writes for ``{"ok": true, "state": state, "effect": effect,
     "consulted": consulted}`` where ``state`` is a well-typed wire state of a spec (what a

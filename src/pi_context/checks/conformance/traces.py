@@ -11,10 +11,9 @@ from typing import Any
 from pi_context.checks.conformance.check import Problem, check_reply
 from pi_context.checks.conformance.protocol import (
     ProtocolError,
-    encode,
     encode_step_reply,
+    encode_step_request,
     parse_step_reply,
-    step_request,
 )
 from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 from pi_context.spec import interpret
@@ -149,7 +148,7 @@ def replay_many(
         plans.append(plan)
     try:
         impl.send(
-            encode(step_request(spec.id, pre, event)) for plan in plans for pre, event, _ in plan
+            encode_step_request(spec.id, pre, event) for plan in plans for pre, event, _ in plan
         )
     except ImplementationFailure as fail:
         trace = Trace(spec.id, dict(runs[0][0]), source=source)
