@@ -192,14 +192,7 @@ def _start_twin(impl: Any, args: argparse.Namespace) -> Any:
     jobs = args.jobs if args.jobs is not None else default_jobs()
     if impl is None or jobs < 2 or (args.spec is not None and len(args.spec) < 2):
         return None
-    from pi_context.checks.conformance.transport import ImplementationFailure
-
-    twin = impl.twin()
-    try:
-        twin.start()
-    except ImplementationFailure:
-        return None
-    return twin
+    return impl.start_twin()
 
 
 def _stop(impl: Any) -> None:

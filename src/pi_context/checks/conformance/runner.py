@@ -1,5 +1,7 @@
-"""Run an implementation against the specs: handshake, the exhaustive case set (pipelined),
-random traces (hypothesis) and, for every failing row, a minimal failing trace.
+"""Run an implementation against the specs: handshake, then for each spec the exhaustive
+case set (pipelined, ``cases``), random traces (hypothesis) and, for every failing row, a
+minimal failing trace — the specs shared out over several processes of the implementation
+at once where the machine has the CPUs (``run_lanes``), each spec checked whole by one.
 
 Nothing here can hang: every reply has a timeout, and crashes and hangs count against a
 per-spec budget after which the spec is reported as failed and the run moves on.
@@ -139,7 +141,7 @@ def run_conformance(
         while len(others) > lanes - 1:
             others.pop().close()
         while len(others) < lanes - 1:
-            twin = _start_twin(impl)
+            twin = impl.start_twin()  # it loads while the specs' plans are made here
             if twin is None:
                 break
             others.append(twin)
@@ -190,17 +192,6 @@ def _lanes(jobs: int | None) -> int:
             raise ValueError(f"jobs must be at least 1, got {jobs}")
         return jobs
     return default_jobs()
-
-
-def _start_twin(impl: Implementation) -> Implementation | None:
-    """A second process of the same implementation, started now (it loads while the specs'
-    plans are made here); None when it cannot be started (the run then uses one)."""
-    twin = impl.twin()
-    try:
-        twin.start()
-    except ImplementationFailure:
-        return None
-    return twin
 
 
 def _same_service(twin: Implementation, report: ConformanceReport) -> bool:

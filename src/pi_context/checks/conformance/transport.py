@@ -91,15 +91,21 @@ class Implementation:
         self._err = bytearray()  # the tail of stderr
         self._err_open = False
 
-    def twin(self) -> Implementation:
-        """Another, not yet started, process of the same command with the same settings."""
-        return Implementation(
+    def start_twin(self) -> Implementation | None:
+        """Another process of the same command with the same settings, started; None when
+        it cannot be started (the caller goes on with this one)."""
+        twin = Implementation(
             self.args,
             timeout=self.timeout,
             startup_timeout=self.startup_timeout,
             cwd=self._cwd,
             env=self._env,
         )
+        try:
+            twin.start()
+        except ImplementationFailure:
+            return None
+        return twin
 
     # ------------------------------------------------------------ lifecycle
 
