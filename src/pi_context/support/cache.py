@@ -2,16 +2,19 @@
 
 Every entry under ``cache_root()`` belongs to files of the user's, and records them:
 
-========================  =====================================  ==================================
-entry                     belongs to                             holds
-========================  =====================================  ==================================
-``history/<key>/``        one session file                       the text of every history item of
+==========================  ===================================  ==================================
+entry                       belongs to                           holds
+==========================  ===================================  ==================================
+``history/<key>/``          one session file                     the text of every history item of
                                                                  it (user and assistant messages,
                                                                  tool calls and results, boot text)
-``notes/<key>.bin``       one notes home (a folder)              every note of it: metadata, body
-``hypothesis/<key>/``     the spec files a ``verify`` or         hypothesis' example database for
-                          ``conformance`` run checked            them (no session or note text)
-========================  =====================================  ==================================
+``notes/<key>.bin``         one notes home (a folder)            every note of it: metadata, body
+``hypothesis/<key>/``       the spec files a ``verify`` or       hypothesis' example database for
+                            ``conformance`` run checked          them (no session or note text)
+``conformance/<key>.bin``   one spec file                        the spec's answers to its
+                                                                 exhaustive set (no session or
+                                                                 note text)
+==========================  ===================================  ==================================
 
 The record (``source.json`` in a folder entry, ``<key>.source.json`` beside a file entry)
 names each source by its real path and, for the entries that hold the user's text, by device,
@@ -84,6 +87,7 @@ KINDS: dict[str, Kind] = {
         Kind("history", True, True, "a session's history items (message, tool and boot text)"),
         Kind("notes", False, True, "a notes home's notes (metadata and bodies)", ".bin"),
         Kind("hypothesis", True, False, "hypothesis examples of verify/conformance runs"),
+        Kind("conformance", False, False, "a spec's answers to its exhaustive set", ".bin"),
     )
 }
 RECORD = "source.json"
