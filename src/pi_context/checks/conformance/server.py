@@ -31,7 +31,6 @@ from pi_context.statemachine.reset_control import NotGenerated, ResetControl, sp
 from pi_context.statemachine.reset_control import reset_control as committed_handle
 from pi_context.statemachine.wirecheck import WireError
 
-
 _STEP_KEYS = frozenset({"ok", "state", "effect", "consulted"})
 """A step reply's own keys; any other key is what the effect carries."""
 
