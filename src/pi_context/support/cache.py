@@ -41,11 +41,9 @@ import fcntl
 import hashlib
 import json
 import os
-import shutil
 import stat
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from pi_context.support.cache_dir import cache_root
@@ -57,6 +55,7 @@ from pi_context.support.cache_home import (
     open_root,
     private_dir,
 )
+from pi_context.support.frozen import frozen
 
 __all__ = ["CacheRefused", "private_dir"]
 
@@ -67,7 +66,7 @@ GRACE = 60.0
 """Seconds an entry without a record is left alone (another process may be creating it)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Kind:
     name: str
     folder: bool
@@ -129,7 +128,7 @@ def write_private(path: Path, *chunks: bytes) -> None:
 HEAD_BYTES = 4096
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     path: str
     dev: int | None = None
@@ -240,7 +239,7 @@ def read_record(kind: str, entry: Path) -> list[Source] | None:
 # --- entries ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     kind: str
     path: Path
@@ -258,7 +257,7 @@ class Entry:
         return self.state in ("live", "new")
 
 
-@dataclass(frozen=True)
+@frozen
 class Sweep:
     """What a ``prune`` or ``clear`` removed, and what stayed and why."""
 
@@ -420,6 +419,8 @@ def _remove_in(area: int, entry: Entry) -> None:
     if entry.ident is not None and (info.st_dev, info.st_ino) != entry.ident:
         raise OSError(0, "it was replaced since it was listed; left alone")
     if stat.S_ISDIR(info.st_mode):
+        import shutil  # only here: it imports bz2 and lzma, which a cache lookup never needs
+
         shutil.rmtree(name, dir_fd=area)
     else:
         with contextlib.suppress(FileNotFoundError):

@@ -15,9 +15,10 @@ from typing import Any
 
 import msgspec
 
-from pi_context.bindings.session.jsonl import bounded
+from pi_context.bindings.session.decoders import bounded
 
 from .items import (
+    ROLE_CODES,
     ROLES,
     _str_or_empty,
     _text_of,
@@ -27,7 +28,6 @@ from .items import (
     has_extension_details,
 )
 
-ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
 _USER, _ASSISTANT, _TOOL, _TOOL_CALL, _SYSTEM, _DEVELOPER = range(len(ROLES))
 
 Row = tuple[int, str, str, str | None]
