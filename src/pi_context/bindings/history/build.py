@@ -20,6 +20,7 @@ from pi_context.bindings.session.windows import (
     names_fork_safe_window,
     names_upstream_window,
 )
+from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
 from pi_context.support.regular import open_regular
 
 from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
@@ -181,6 +182,9 @@ class _Build(_Views):
                         session_id = meta["session_id"] = value["id"]
                         continue
                     try:
+                        # DECODE_ENTRY spelt out: the depth check inline, no call per line
+                        if len(line) > MAX_DEPTH and deeper_than(line):
+                            raise depth_error()
                         entry = decode_entry(line)
                     except decode_errors:
                         value = _parse(line)
@@ -335,13 +339,13 @@ def _typed() -> tuple[
     Callable[[EntryLine], list[Row]],
     tuple[type[Exception], ...],
 ]:
-    """The typed decoding of entry lines (``lines``) and the errors that send a line to the
-    careful parse; imported on first use."""
+    """The typed decoding of entry lines (``lines``; without its depth check, which the caller
+    makes) and the errors that send a line to the careful parse; imported on first use."""
     from pi_context.bindings.session.decoders import FAST_DECODE_ERRORS
 
-    from .lines import DECODE_ENTRY, entry_line, entry_rows
+    from .lines import DECODE_ENTRY_PLAIN, entry_line, entry_rows
 
-    return DECODE_ENTRY, entry_line, entry_rows, FAST_DECODE_ERRORS
+    return DECODE_ENTRY_PLAIN, entry_line, entry_rows, FAST_DECODE_ERRORS
 
 
 def _parse(line: bytes) -> Any:

@@ -59,7 +59,9 @@ class EntryLine(msgspec.Struct):
     message: Message | None = None  # None too when the loader's value is not an object
 
 
-DECODE_ENTRY = bounded(msgspec.json.Decoder(EntryLine).decode)
+DECODE_ENTRY_PLAIN = msgspec.json.Decoder(EntryLine).decode
+"""``DECODE_ENTRY`` without the depth check: for a caller that checks it first."""
+DECODE_ENTRY = bounded(DECODE_ENTRY_PLAIN)
 """A line as an ``EntryLine``; raises ``msgspec.DecodeError`` (or ``ValidationError``, a
 subclass, or ``JSONLimitError`` for a line nested past the limit) where the caller must fall
 back to ``entry_line`` of the loader's value."""
