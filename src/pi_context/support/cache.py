@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import stat
@@ -55,6 +54,7 @@ from pi_context.support.cache_home import (
     open_root,
     private_dir,
 )
+from pi_context.support.digest import sha256_hex
 from pi_context.support.frozen import frozen
 
 __all__ = ["CacheRefused", "private_dir"]
@@ -91,7 +91,7 @@ RECORD_SUFFIX = ".source.json"
 
 def key_of(text: str) -> str:
     """The entry name for a source (a fixed-length hash: any path makes a valid name)."""
-    return hashlib.sha256(os.fsencode(text)).hexdigest()[:32]
+    return sha256_hex(os.fsencode(text))[:32]
 
 
 # --- private folders and files ------------------------------------------------------------------
@@ -164,7 +164,7 @@ def _head(path: str) -> str | None:
         return None
     finally:
         os.close(fd)
-    return hashlib.sha256(first).hexdigest()[:32]
+    return sha256_hex(first)[:32]
 
 
 def source_of(path: Path, info: os.stat_result | None = None) -> Source:
