@@ -260,7 +260,7 @@ def main() -> int:
             rows += [
                 ratio_row(
                     f"load + branch + projection, {what}",
-                    "fresh process, ms from open to context (start-up excluded on both sides)",
+                    f"{what}: load + branch + projection, fresh process, ms (start-up excluded)",
                     load_ms,
                     pi_ms,
                     "ms",
@@ -268,7 +268,7 @@ def main() -> int:
                 ),
                 ratio_row(
                     f"first (cold) history_search, {what}",
-                    "fresh process, no index yet: the call builds it; ms (start-up excluded)",
+                    f"{what}: first history_search, no index yet (it builds it), ms",
                     cold_ms,
                     pi_ms,
                     "ms",
@@ -276,7 +276,7 @@ def main() -> int:
                 ),
                 ratio_row(
                     f"load peak RSS, {what}",
-                    "peak RSS of the load's process, MiB",
+                    f"{what}: peak RSS of the load's process",
                     load_rss,
                     pi_rss,
                     "MiB",
