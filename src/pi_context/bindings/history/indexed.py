@@ -15,8 +15,7 @@ from pi_context.bindings.tool_output import JSONValue
 
 from .format import View
 from .index import HistoryIndex
-from .items import Item
-from .lines import ROLE_CODES
+from .items import ROLE_CODES, Item
 from .query import (
     Filters,
     HistoryError,
