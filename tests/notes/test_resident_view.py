@@ -244,3 +244,16 @@ def test_any_sequence_of_changes_leaves_the_held_read_equal_to_a_fresh_one(
         perform(home, outside, op)
         agree(store, "human")
         agree(store, "human", ("a",))
+
+
+def test_the_watcher_leaves_the_cache_alone(notes: Notes) -> None:
+    """The settle barrier's sentinel lives in a private folder of its own: the cache root is
+    never made by it (a root without its marker is refused, and every history call would
+    then go unindexed)."""
+    from pi_context.support.cache_dir import cache_root
+
+    notes.call("notes_write", path="a.md", content="body", scope="human")
+    notes.json("notes_list", scope="human")
+    root = cache_root()
+    assert not root.exists() or (root / ".pi-context-cache").is_file()
+    assert not (root / "notes-watch").exists()

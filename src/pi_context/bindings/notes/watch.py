@@ -24,12 +24,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import tempfile
 import threading
 import warnings
 from pathlib import Path
 from typing import Any
-
-from pi_context.support.cache_dir import cache_root
 
 from .address import NOTE_SUFFIX as _NOTE_SUFFIX
 from .address import RESERVED_PREFIX as _RESERVED
@@ -111,9 +110,9 @@ class Watcher:
         if _inotify is None:
             return None
         try:
-            folder = cache_root() / "notes-watch"
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            sentinel = folder / f"{os.getpid()}-{threading.get_ident()}"
+            # A private folder of its own (0700, removed in ``close``), never in the cache.
+            folder = Path(tempfile.mkdtemp(prefix="pi-context-watch-"))
+            sentinel = folder / "sentinel"
             sentinel.touch(mode=0o600)
             inotify = _inotify()  # our own instance and reader thread (stopped in ``close``)
             inotify.start()
@@ -138,6 +137,8 @@ class Watcher:
             self._fd.join(timeout=5)
         with contextlib.suppress(OSError):
             self._sentinel.unlink()
+        with contextlib.suppress(OSError):
+            self._sentinel.parent.rmdir()
 
     # -- the inotify callback protocol (called on the reader's dispatch thread)
 
