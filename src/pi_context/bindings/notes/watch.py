@@ -170,6 +170,8 @@ class Watcher:
             name = os.fsdecode(event.name)
             if not name:  # the folder itself: moved, removed, its mode or owner changed
                 home.mark(EVERYTHING)
+            elif name.startswith(_RESERVED):
+                pass  # the store's temp files and lock folder: never listed
             elif event.mask & _ISDIR:
                 home.mark(EVERYTHING)  # a folder created, moved or removed below
             elif name.endswith(_NOTE_SUFFIX) and not name.startswith(_RESERVED):
