@@ -8,7 +8,10 @@ entry                       belongs to                           holds
 ``history/<key>/``          one session file                     the text of every history item of
                                                                  it (user and assistant messages,
                                                                  tool calls and results, boot text)
-``notes/<key>.bin``         one notes home (a folder)            every note of it: metadata, body
+``notes/<key>.bin``         one notes home (a folder), or a      every note of it: metadata, body;
+                            notes root (a listing walk's order)  or the (time, home, path) order a
+                                                                 ``notes_list``/``notes_search``
+                                                                 walk took at its first page
 ``hypothesis/<key>/``       the spec files a ``verify`` or       hypothesis' example database for
                             ``conformance`` run checked          them (no session or note text)
 ``conformance/<key>.bin``   one spec file                        the spec's answers to its
