@@ -277,9 +277,10 @@ def test_every_boot_carries_the_maps_of_four_homes(demo):
     boots = [e["content"] for e in session.branch() if e.get("customType") == BOOT_TYPE]
     assert len(boots) == WINDOWS
     for text in boots:
+        # One shelf per home, in the extension's order, each with its map.
         order = [
-            text.index(f"Map of the {scope} home")
-            for scope in ("human", "project", "agent", "model")
+            text.index(f"Map, {where}MAP.md:")
+            for where in ("@project/", "@self/", "@model/", "@human/")
         ]
         assert order == sorted(order)
         assert "Agent name: demo-agent (brain: scripted-1)" in text

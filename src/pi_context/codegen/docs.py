@@ -211,7 +211,7 @@ def render(
     ]
     for e in spec.events:
         payload = ", ".join(f"`{f.name}`: {_type(f.type)}" for f in e.fields) or "—"
-        facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
+        facts = ", ".join(_fact_cell(f) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
         name = f"`{e.name}`" + (" (decided by the extension)" if e.scope == "extension" else "")
         if e.tool:
@@ -363,3 +363,10 @@ def _progress_section(spec: m.Spec, result: ModelCheckResult) -> list[str]:
             f"`{_cell(ex.render(prop.leads_to))}` | {fair} | {verdict} | {_cell(prop.why)} |"
         )
     return out
+
+
+def _fact_cell(f: m.Field) -> str:
+    """A fact in the events table: lazy in italics, the host fact it reads when the spec
+    names it differently (``host:``)."""
+    name = f"*{f.name}*" if f.lazy else f.name
+    return f"{name} (host fact `{f.host}`)" if f.host else name

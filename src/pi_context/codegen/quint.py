@@ -403,6 +403,8 @@ class _Module:
             for f in (*event.fields, *event.facts):
                 kind = "fact" if f in event.facts else "field"
                 lazy = ", lazy" if f.lazy else ""
+                if f.host:
+                    lazy += f", the host's {f.host}"
                 local = f"{kind}_{qname(f.name)}"
                 self.emit(
                     f"    nondet {local} = {self.domain(f.type)}.oneOf()  "

@@ -72,7 +72,7 @@ _KNOWN: dict[type | str, frozenset[str]] = {
     # trigger: the host's name for the tool or command that raises an event (wipe_memory,
     # /clear-memory); like why it changes no transition, so the module says it in a comment
     m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope trigger"),
-    m.Field: _words("name type why lazy loc"),
+    m.Field: _words("name type why lazy loc host"),
     m.EnumAxis: _words("name type why loc"),
     m.VariantAxis: _words("name tag variants why loc"),
     m.Variant: _words("tag fields"),

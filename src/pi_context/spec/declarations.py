@@ -144,7 +144,7 @@ def parse_event(
         if group not in m:
             continue
         for fname, (fk, fnode) in ctx.mapping(m[group][1], f"event {name} {group}").items():
-            fm = ctx.keys(fnode, f"{name}.{fname}", ("type",), ("lazy", "why"))
+            fm = ctx.keys(fnode, f"{name}.{fname}", ("type",), ("lazy", "host", "why"))
             ftype = _field_type(ctx, fm["type"][1], types, f"{name}.{fname}")
             lazy = "lazy" in fm and ctx.scalar(fm["lazy"][1], "lazy").lower() == "true"
             if lazy and group == "fields":
@@ -153,11 +153,21 @@ def parse_event(
                 raise ctx.fail(fk, f"{name}.{fname}: a lazy fact must be a bool guard")
             if group == "facts" and isinstance(ftype, TextType):
                 raise ctx.fail(fk, f"{name}.{fname}: a text is an event field, not a fact")
-            groups[group].append(Field(fname, ftype, ctx.why(fm), lazy, ctx.loc(fk)))
+            host = _host(ctx, fm, f"{name}.{fname}", group)
+            groups[group].append(Field(fname, ftype, ctx.why(fm), lazy, ctx.loc(fk), host))
     names = [f.name for f in groups["fields"]]
     for f in groups["facts"]:
         if f.name in names:
             raise ctx.fail(node, f"event {name}: {f.name!r} is both a field and a fact")
+    hosts: dict[str, str] = {}
+    for f in groups["facts"]:
+        if f.host_fact in hosts:
+            raise ctx.fail(
+                m["facts"][1],
+                f"event {name}: facts {hosts[f.host_fact]!r} and {f.name!r} both read the host "
+                f"fact {f.host_fact!r}",
+            )
+        hosts[f.host_fact] = f.name
     lazy_facts = [f.name for f in groups["facts"] if f.lazy]
     order: list[str] = []
     if "lazy_order" in m:
@@ -184,6 +194,21 @@ def parse_event(
 
 
 _TRIGGER = re.compile(r"/?[a-z][a-z0-9_-]*")
+_HOST_FACT = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _host(ctx: Ctx, fm: Entries, what: str, group: str) -> str:
+    """``host: hard_reserve_due``: the host fact a fact reads, where the spec names it
+    differently (a snake-case identifier; facts only)."""
+    if "host" not in fm:
+        return ""
+    node = fm["host"][1]
+    if group == "fields":
+        raise ctx.fail(node, f"{what}: only facts name a host fact")
+    host = ctx.scalar(node, f"{what} host")
+    if not _HOST_FACT.fullmatch(host):
+        raise ctx.fail(node, f"{what}: host fact {host!r} is not a snake-case identifier")
+    return host
 
 
 def _trigger(ctx: Ctx, name: str, m: Entries) -> str:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
+from pi_context.spec.expr import snake
+
 if TYPE_CHECKING:
     from pi_context.spec.expr import Expr
 
@@ -86,6 +88,15 @@ class Field:
     why: str = ""
     lazy: bool = False
     loc: Loc | None = None
+    host: str = ""
+    """For a fact: the host fact it reads, where the spec names it differently from the host
+    (``host: hard_reserve_due``); empty when the host fact is the fact's own name."""
+
+    @property
+    def host_fact(self) -> str:
+        """The host fact this fact reads: ``host`` when declared, else its name in snake case
+        (``hardReserveDue`` reads ``hard_reserve_due``)."""
+        return self.host or snake(self.name)
 
 
 @dataclass(frozen=True)

@@ -92,6 +92,7 @@ class Boundaries:
                 notes=snapshot,
                 model_name=str(homes.slug("model")),
                 opened_ms=opened,
+                layout=self.config.boot_layout,
             )
         )
 

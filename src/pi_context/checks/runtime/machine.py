@@ -105,10 +105,10 @@ class RuntimeConformance(HostSteps):
             hook = self._mirror(
                 "provider_context",
                 facts={
-                    "windowId": self._window(),
+                    "window_id": self._window(),
                     "queued": queued,
                     "committed": self._boundary_committed(),
-                    "userSinceBoundary": self._user_since_boundary(),
+                    "user_since_boundary": self._user_since_boundary(),
                 },
             )
         request = rt.context(queued=queued)
@@ -153,15 +153,15 @@ class RuntimeConformance(HostSteps):
             self.run_aborted = True
         aborted = self.run_aborted
         overflow = outcome in ("overflow", "silent-overflow") and not aborted
-        facts = {
-            "windowId": window,
+        facts = {  # by host fact name, as the runtime gathers them
+            "window_id": window,
             "aborted": aborted,
             "overflow": overflow,
             "failed": outcome == "error" or overflow,
             "enabled": self.enabled,
             "queued": queued,
-            "automaticResetEnabled": self.automatic,
-            "hardReserveDue": self.automatic and band == "hard",
+            "automatic_reset_enabled": self.automatic,
+            "hard_reserve_due": self.automatic and band == "hard",
         }
         # The reducer steps before the boundary is built, so the mirror does too; an
         # interruption during the build then reaches both as its own events.
@@ -189,10 +189,10 @@ class RuntimeConformance(HostSteps):
         rt = self.rt
         outcome = self._last_outcome()
         facts = {
-            "windowId": self._window(),
+            "window_id": self._window(),
             "queued": queued,
             "enabled": self.enabled,
-            "automaticResetEnabled": self.automatic,
+            "automatic_reset_enabled": self.automatic,
             "aborted": self.run_aborted or outcome == "aborted",
             "failed": not self.run_aborted and outcome == "error",
         }

@@ -129,8 +129,6 @@ class HostSteps(ConformanceMachine):
     def _compare(self, expected: Expected, index: int, what: str) -> None:
         """The runtime's step number ``index`` is the one the mirror expected."""
         self.rows.add(expected.done.row)
-        from pi_context.bindings.runtime.control import _snake
-
         history = self.rt.control.history
         check(index < len(history), f"{what}: the runtime took no {expected.event} step")
         step, done = history[index], expected.done
@@ -147,7 +145,7 @@ class HostSteps(ConformanceMachine):
             step.duplicate == expected.duplicate,
             f"{what}: duplicate is {step.duplicate}, the spec says {expected.duplicate}",
         )
-        consulted = tuple(_snake(name) for name in done.consulted)
+        consulted = self.mirror.host_facts(expected.event, done.consulted)
         check(
             step.consulted == consulted,
             f"{what}: the runtime read {step.consulted}; the spec reads {consulted}",
