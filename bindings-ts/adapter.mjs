@@ -196,7 +196,10 @@ function answer(line) {
     : event;
   try {
     const result = served.reduce(state, input);
-    return { ok: true, state: result.state, effect: result.effect, consulted };
+    const reply = { ok: true, state: result.state, effect: result.effect, consulted };
+    // a follow-up prompt the effect carries (6bcd8b5 on) joins the reply, as in the result
+    if (result.prompt !== undefined) reply.prompt = result.prompt;
+    return reply;
   } catch (err) {
     return fail(`${request.spec}: ${err instanceof Error ? err.message : String(err)}`);
   }

@@ -40,7 +40,7 @@ from pi_context.spec import interpret
 from pi_context.spec.interpret import Step, Wire
 from pi_context.spec.model import Spec
 
-FORMAT = b"pi-context conformance answers 1\n"
+FORMAT = b"pi-context conformance answers 2\n"
 KIND = "conformance"
 
 
@@ -63,7 +63,7 @@ class Answers:
 def reply_line(want: Step) -> bytes:
     """The reference encoding of a conforming reply to a step whose answer is ``want``
     (what ``pi-context serve`` writes), without the newline."""
-    return encode_step_reply(want.state, want.effect, list(want.consulted))[:-1]
+    return encode_step_reply(want.state, want.effect, list(want.consulted), dict(want.carried))[:-1]
 
 
 def work_out(spec: Spec, states: list[Wire], events: list[Wire]) -> Answers:

@@ -72,14 +72,19 @@ def encode_step_request(spec: str, state: Any, event: Any) -> bytes:
     return encode(message)
 
 
-def encode_step_reply(state: Any, effect: str, consulted: list[str]) -> bytes:
+def encode_step_reply(
+    state: Any, effect: str, consulted: list[str], carried: Mapping[str, Any] | None = None
+) -> bytes:
     """The line ``encode`` writes for ``{"ok": true, "state": state, "effect": effect,
-    "consulted": consulted}`` where ``state`` is a well-typed wire state of a spec (what a
+    "consulted": consulted, **carried}`` (``carried``: what the effect carries, the
+    follow-up prompt) where ``state`` is a well-typed wire state of a spec (what a
     reducer returns): written by msgspec, several times faster. A spec's wire values are
     strings, booleans and objects of them (the spec language has no numbers), which msgspec
     writes byte for byte as ``encode`` does; a lone surrogate, which msgspec refuses, and
     anything that is not a wire state go to ``encode``."""
     message = {"ok": True, "state": state, "effect": effect, "consulted": consulted}
+    if carried:
+        message.update(carried)
     if state.__class__ is dict and not _has_number(state):
         try:
             return _FAST_ENCODE(message) + b"\n"
@@ -287,6 +292,7 @@ class StepReply:
     state: Any
     effect: Any
     consulted: Any  # None when the implementation does not report reads
+    prompt: Any = None  # the follow-up prompt the effect carries (None: the reply has none)
 
 
 @dataclass(frozen=True)
@@ -329,4 +335,6 @@ def parse_step_reply(line: bytes) -> StepReply | ErrorReply:
     for key in ("state", "effect"):
         if key not in message:
             raise ProtocolError(f"step reply has ok:true but no {key!r}")
-    return StepReply(message["state"], message["effect"], message.get("consulted"))
+    return StepReply(
+        message["state"], message["effect"], message.get("consulted"), message.get("prompt")
+    )

@@ -31,6 +31,9 @@ from pi_context.statemachine.reset_control import NotGenerated, ResetControl, sp
 from pi_context.statemachine.reset_control import reset_control as committed_handle
 from pi_context.statemachine.wirecheck import WireError
 
+_STEP_KEYS = frozenset({"ok", "state", "effect", "consulted"})
+"""A step reply's own keys; any other key is what the effect carries."""
+
 
 class Server:
     def __init__(self, specs: Sequence[Spec | ResetControl]) -> None:
@@ -75,7 +78,12 @@ class Server:
         try:
             message = self.handle(line)
             if message.get("ok") is True and "state" in message:
-                return encode_step_reply(message["state"], message["effect"], message["consulted"])
+                return encode_step_reply(
+                    message["state"],
+                    message["effect"],
+                    message["consulted"],
+                    {k: v for k, v in message.items() if k not in _STEP_KEYS},
+                )
             return encode(message)
         except (ValueError, TypeError, RecursionError) as err:
             return encode(error_reply(f"the reply cannot be written as JSON: {err}"))
@@ -89,12 +97,21 @@ class Server:
             return error_reply(f"unknown spec {request.spec!r} (serving: {known})")
         consulted: list[str] = []
         try:
-            next_state, effect, _row = gen.wire.step_wire(request.state, request.event, consulted)
+            next_state, effect, row = gen.wire.step_wire(request.state, request.event, consulted)
+            carried_wire = getattr(gen.wire, "carried_wire", None)
+            carried = carried_wire(request.state, row) if carried_wire is not None else {}
         except WireError as err:
             return error_reply(f"{request.spec}: {err}")
         except Exception as err:  # a defect in generated code must not stop the server
             return error_reply(f"{request.spec}: internal error: {type(err).__name__}: {err}")
-        return {"ok": True, "state": next_state, "effect": effect, "consulted": consulted}
+        # what the effect carries (the follow-up prompt) joins the reply, as upstream's result
+        return {
+            "ok": True,
+            "state": next_state,
+            "effect": effect,
+            "consulted": consulted,
+            **carried,
+        }
 
     def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
         """Answer requests until end of input.

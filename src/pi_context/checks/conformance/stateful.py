@@ -35,7 +35,7 @@ from pi_context.checks.conformance.traces import Trace, replay, replay_many
 from pi_context.checks.conformance.transport import Implementation
 from pi_context.spec import interpret
 from pi_context.spec.interpret import Wire
-from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec
+from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec, TextType
 from pi_context.statemachine.reset_control import ResetControl
 
 SOURCE = "random trace (hypothesis, shrunk)"
@@ -187,7 +187,9 @@ def random_events(spec: Spec, rng: random.Random, swarm: list[str], steps: int) 
 def _event(decl: Event, rng: random.Random) -> Wire:
     out: Wire = {"type": decl.name}
     for f in decl.fields:
-        out[f.name] = _value(f, rng)
+        value = _value(f, rng)
+        if value is not None:  # (an absent text is left out)
+            out[f.name] = value
     if decl.facts:
         out["facts"] = {f.name: _value(f, rng) for f in decl.facts}
     return out
@@ -198,6 +200,14 @@ def _value(f: Field, rng: random.Random) -> Any:
         return rng.random() < 0.5
     if isinstance(f.type, EnumType):
         return rng.choice(f.type.values)
+    if isinstance(f.type, TextType):  # absent, the representative, or a padded or blank text
+        roll = rng.random()
+        if roll < 1 / 3:
+            return None
+        if roll < 2 / 3:
+            return f.type.representative
+        word = "".join(rng.choice(_ID_CHARS) for _ in range(rng.randint(0, 4)))
+        return " " * rng.randint(0, 2) + word + " " * rng.randint(0, 2)
     assert isinstance(f.type, IdType)
     if rng.random() < 2 / 3:
         return rng.choice(f.type.abstraction)

@@ -173,7 +173,10 @@ def replay_many(
                 return
             left -= 1
             consulted = list(want.consulted)
-            if raw == encode_step_reply(want.state, want.effect, consulted)[:-1]:
+            if (
+                raw
+                == encode_step_reply(want.state, want.effect, consulted, dict(want.carried))[:-1]
+            ):
                 # the spec's answer in the reference encoding: what the judge passes
                 step = TraceStep(pre, event, want, want.state, want.effect, consulted)
             else:
