@@ -293,3 +293,26 @@ def test_a_deferred_handle_reads_as_the_handle(spec_copy: Spec) -> None:
         assert deferred.spec == (spec_copy.reducer_view() if view else spec_copy)
         with pytest.raises(AttributeError):
             _ = deferred.no_such_attribute
+
+
+def test_the_seeds_are_drawn_once_and_are_what_hypothesis_draws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pi_context.checks.conformance import stateful
+
+    assert stateful._draw(40, None) == stateful._draw(40, None)  # derandomized: the same
+    assert stateful._draw(40, 7) == stateful._draw(40, 7) != stateful._draw(40, None)
+    monkeypatch.setattr(stateful, "_DRAWN", {})
+    calls: list[tuple[int, int | None]] = []
+    real = stateful._draw
+
+    def counted(examples: int, seed: int | None) -> list[int]:
+        calls.append((examples, seed))
+        return real(examples, seed)
+
+    monkeypatch.setattr(stateful, "_draw", counted)
+    first = stateful.draw_seeds(40, None)
+    first.append(1)  # a caller's copy: the kept seeds stay as drawn
+    assert stateful.draw_seeds(40, None) == real(40, None)
+    assert stateful.draw_seeds(40, 7) == real(40, 7)
+    assert calls == [(40, None), (40, 7)]
