@@ -34,6 +34,7 @@ BAD_CALLS: dict[str, dict[str, Any]] = {
     "history_read": {"item_id": "nope"},
     "notes_write": {"path": "../outside.md", "content": "x"},
     "notes_edit": {"path": "missing.md", "edits": []},
+    "notes_update": {"address": "missing.md", "origin": "robot"},
     "notes_read": {"path": "missing.md"},
     "notes_list": {"max_results": 0},
     "notes_search": {"query": ""},
@@ -44,6 +45,24 @@ BAD_CALLS: dict[str, dict[str, Any]] = {
     "context_history_read": {"id": "nope"},
 }
 RUNTIME_ONLY = {"wipe_memory", "clear_memory", "get_context_remaining"}  # need a live runtime
+BAD_NEW_ARGUMENTS: list[tuple[str, dict[str, Any]]] = [
+    # Every parameter of the newest notes contract, with a bad value, on every surface.
+    ("notes_write", {"address": "a.md", "content": "x", "origin": "robot"}),
+    ("notes_write", {"address": 7, "content": "x"}),
+    ("notes_update", {"address": "a.md", "crumpled": "yes"}),
+    ("notes_update", {"address": "a.md", "replace_all": 1, "edits": []}),
+    ("notes_update", {"address": "a.md", "rename_to": "../out.md"}),
+    ("notes_update", {"address": "a.md", "rename_to": 5}),
+    ("notes_update", {"address": "a.md", "rename_to": "b.md", "origin": "user"}),
+    ("notes_update", {"address": "a.md", "origin": ["user"]}),
+    ("notes_edit", {"address": "a.md", "crumpled": 0}),
+    ("notes_read", {"address": "@nowhere/a.md"}),
+    ("notes_list", {"wastebasket": "true"}),
+    ("notes_list", {"limit": 0}),
+    ("notes_list", {"limit": 2, "max_results": 3}),
+    ("notes_search", {"query": "x", "wastebasket": 1}),
+    ("notes_search", {"query": "x", "limit": 1001}),
+]
 
 
 @pytest.fixture
@@ -79,7 +98,19 @@ def test_the_table_covers_every_tool() -> None:
 
 @pytest.mark.parametrize("name", sorted(BAD_CALLS))
 def test_one_bad_call_has_one_shape_on_every_surface(name: str, world: dict[str, Any]) -> None:
-    args = BAD_CALLS[name]
+    every_surface(name, BAD_CALLS[name], world)
+
+
+@pytest.mark.parametrize(("name", "args"), BAD_NEW_ARGUMENTS)
+def test_each_new_notes_parameter_s_bad_input_has_the_one_shape(
+    name: str, args: dict[str, Any], world: dict[str, Any]
+) -> None:
+    every_surface(name, args, world)
+    body = shape(find_tool(name).run(world["context"], args).text)  # type: ignore[union-attr]
+    assert set(body) <= {"error", "code", "details"} and isinstance(body["code"], str), body
+
+
+def every_surface(name: str, args: dict[str, Any], world: dict[str, Any]) -> None:
     seen: dict[str, str] = {}
 
     runtime_result = world["runtime"].call_tool(name, args)

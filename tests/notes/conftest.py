@@ -32,6 +32,19 @@ class Read:
     details: Mapping[str, Any]
 
 
+ENVELOPE_KEYS = {"error", "code", "details"}
+
+
+def flat(body: Any) -> dict[str, Any]:
+    """An error result checked to be ``{error, code, details?}`` (message and code strings,
+    details an object), with the details' fields beside ``error`` and ``code``."""
+    assert isinstance(body, dict) and set(body) <= ENVELOPE_KEYS, body
+    assert isinstance(body.get("error"), str) and isinstance(body.get("code"), str), body
+    details = body.get("details", {})
+    assert isinstance(details, dict) and ("details" not in body or details), body
+    return {**details, "error": body["error"], "code": body["code"]}
+
+
 @dataclass
 class Notes:
     """One host identity over a notes root, with the tools bound to it."""
@@ -45,13 +58,14 @@ class Notes:
         return json.loads(self.call(name, **args).text)
 
     def error(self, name: str, **args: Any) -> Any:
-        """The JSON of an argument error (raised) or an error result (returned)."""
+        """The JSON of an argument error (raised) or an error result (returned), checked to be
+        the published envelope and flattened (``flat``) for the tests' look-ups."""
         try:
             result = self.call(name, **args)
         except ToolError as exc:
-            return json.loads(str(exc))
+            return flat(exc.payload)
         assert result.is_error, f"{name} {args} did not fail: {result.text[:200]}"
-        return json.loads(result.text)
+        return flat(json.loads(result.text))
 
     def read(self, **args: Any) -> Read:
         result = self.call("notes_read", **args)

@@ -62,7 +62,8 @@ def test_two_different_notes_are_refused_naming_both(tmp_path: Path, name: str) 
     assert result.is_error
     payload = json.loads(result.text)
     assert "address and path name different notes" in payload["error"]
-    assert (payload["address"], payload["path"]) == ("a.md", "b.md")
+    assert payload["code"] == "invalid_address"
+    assert (payload["details"]["address"], payload["details"]["path"]) == ("a.md", "b.md")
     assert not (tmp_path / "notes").exists() or not any((tmp_path / "notes").rglob("*.md"))
 
 

@@ -71,7 +71,11 @@ def test_errors_exit_nonzero_with_the_named_json(tmp_path: Path, session_file: P
     root = tmp_path / "root"
     missing = tool("notes_read", {"path": "nope.md"}, root, session_file)
     assert missing.returncode == 1
-    assert json.loads(missing.stdout) == {"error": "note not found", "path": "nope.md"}
+    assert json.loads(missing.stdout) == {
+        "error": "note not found",
+        "code": "not_found",
+        "details": {"path": "nope.md"},
+    }
     escape = tool("notes_write", {"path": "../x", "content": "x"}, root, session_file)
     assert escape.returncode == 1
     assert "unsupported component" in json.loads(escape.stdout)["error"]

@@ -143,4 +143,5 @@ def test_tool_errors_are_json_that_fits_even_for_huge_arguments(tmp_path: Path) 
     assert utf8_len(text) <= TOOL_OUTPUT_MAX_BYTES
     error = json.loads(text)
     assert "empty query matches everything" in error["error"]
-    assert "…[truncated" in error["query"][0]
+    assert error["code"] == "invalid_query"
+    assert "…[truncated" in error["details"]["query"][0]

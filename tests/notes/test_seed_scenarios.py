@@ -212,7 +212,7 @@ def test_search_pattern_scopes_the_subtree_and_a_miss_is_an_empty_page(notes: No
     scoped = notes.json("notes_search", query="needle", pattern="deep/**")
     assert [f["path"] for f in scoped["files"]] == ["deep/nested/a.md"]
     none = notes.json("notes_search", query="needle", pattern="absent/**")
-    assert none == {"files": [], "next_cursor": None}
+    assert none == {"files": [], "crumpled_excluded": 0, "next_cursor": None}
     everything = notes.json("notes_search", query="needle", pattern="")
     assert [f["path"] for f in everything["files"]] == ["deep/nested/a.md", "top.md"]
 
@@ -277,7 +277,11 @@ def test_read_errors_are_named_and_echo_the_arguments(notes: Notes) -> None:
     assert (end.content, end.next_offset_chars) == ("", None)
     missing = notes.call("notes_read", path="no-such.md")
     assert missing.is_error and missing.details is None
-    assert json.loads(missing.text) == {"error": "note not found", "path": "no-such.md"}
+    assert json.loads(missing.text) == {
+        "error": "note not found",
+        "code": "not_found",
+        "details": {"path": "no-such.md"},
+    }
     too_big = notes.error("notes_read", path="a.md", limit_chars=50_001)
     assert "limit_chars" in too_big["error"] and too_big["limit_chars"] == 50_001
 

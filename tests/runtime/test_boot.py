@@ -40,7 +40,7 @@ def write(rt: Runtime, path: str, content: str, **extra: Any) -> dict[str, Any]:
 
 
 def test_root_boot_is_created_once_without_a_reset_line(env, kit):
-    rt = env.runtime()
+    rt = env.runtime(boot_layout="pocket")
     kit.user(rt.session, "task before the boot")
     write(rt, "decisions.md", "use terra")
     assert rt.session_start("startup").action == "root-boot"
@@ -139,7 +139,7 @@ def test_reset_boot_names_the_previous_window(env, kit):
 
 
 def test_boot_is_byte_bounded_maps_give_way_first(env, kit):
-    rt = env.runtime()
+    rt = env.runtime(boot_layout="pocket")
     write(rt, "MAP.md", "# project map\n" + "p" * 60_000, scope="project")
     write(rt, "MAP.md", "# human map\n" + "h" * 30_000, scope="human")
     for index in range(7):
@@ -151,7 +151,7 @@ def test_boot_is_byte_bounded_maps_give_way_first(env, kit):
     assert "# human map" in text, "the broadest map comes first"
     assert "notes_read @human/MAP.md for the rest" in text
     assert "notes_read @project/MAP.md" in text, "a map that no longer fits is still pointed at"
-    data = BootInput("pi", "pcw:a:root", "pcw:a:root", notes=rt.notes_snapshot())
+    data = BootInput("pi", "pcw:a:root", "pcw:a:root", notes=rt.notes_snapshot(), layout="pocket")
     small = render_boot(data, max_bytes=4_000)
     assert len(small.encode()) <= 4_000
     assert PROTOCOL_OPEN_TAG in small and "\n- big/" in small
@@ -211,7 +211,7 @@ def test_an_unreadable_home_is_left_out_with_notices_once_per_window(env, kit):
 
 
 def test_malformed_note_timestamps_do_not_poison_the_boot(env, kit):
-    rt = env.runtime()
+    rt = env.runtime(boot_layout="pocket")
     write(rt, "good.md", "keep me")
     (path,) = list(env.notes.rglob("good.md"))
     raw = path.read_text()
@@ -224,7 +224,7 @@ def test_malformed_note_timestamps_do_not_poison_the_boot(env, kit):
     assert stamp is not None, "a finite fallback time is shown"
     mtime = path.stat().st_mtime_ns // 1_000_000
     snapshot = rt.notes_snapshot()
-    data = BootInput("pi", "pcw:a:root", "pcw:a:root", notes=snapshot)
+    data = BootInput("pi", "pcw:a:root", "pcw:a:root", notes=snapshot, layout="pocket")
     assert f"updated {local_iso(mtime)})" in render_boot(data), "the file's mtime"
 
 
@@ -249,7 +249,7 @@ def test_provider_projection_selects_the_boot_by_window_id(env, kit):
 
 
 def test_maps_of_several_homes_are_resident_broadest_first(env, kit):
-    rt = env.runtime(model=ModelInfo("claude-test", "anthropic", 200_000))
+    rt = env.runtime(model=ModelInfo("claude-test", "anthropic", 200_000), boot_layout="pocket")
     write(rt, "MAP.md", "MODEL MAP: tool quirks", scope="model")
     write(rt, "MAP.md", "AGENT MAP: my lessons", scope="agent")
     write(rt, "MAP.md", "PROJECT MAP: src/ holds the core\ndocs/ the pages", scope="project")
@@ -275,7 +275,7 @@ def test_maps_of_several_homes_are_resident_broadest_first(env, kit):
 
 
 def test_pocket_quotas_per_home_newest_first(env, kit):
-    rt = env.runtime(model=ModelInfo("m1"))
+    rt = env.runtime(model=ModelInfo("m1"), boot_layout="pocket")
     counts = {"session": 7, "project": 3, "human": 3, "agent": 2, "model": 2}
     for scope, count in counts.items():
         for index in range(count):
@@ -303,7 +303,7 @@ def test_pocket_quotas_per_home_newest_first(env, kit):
 
 
 def test_pocket_times_are_relative_to_the_snapshot(env, kit):
-    rt = env.runtime()
+    rt = env.runtime(boot_layout="pocket")
     write(rt, "plan.md", "x")
     snapshot = rt.notes_snapshot()
     updated = snapshot.notes[0].meta.updated_at
@@ -315,13 +315,15 @@ def test_pocket_times_are_relative_to_the_snapshot(env, kit):
         (3 * 86_400_000, "3d ago"),
         (-5_000, "in 5s"),
     ):
-        data = BootInput("pi", "w", "w", notes=snapshot, opened_ms=updated + offset)
+        data = BootInput(
+            "pi", "w", "w", notes=snapshot, opened_ms=updated + offset, layout="pocket"
+        )
         assert f"updated {shown})" in render_boot(data)
         assert relative_time(updated, updated + offset) == shown
 
 
 def test_a_failing_home_keeps_the_other_maps_and_adds_one_retry_notice(env, kit):
-    rt = env.runtime()
+    rt = env.runtime(boot_layout="pocket")
     write(rt, "MAP.md", "PROJECT MAP survives", scope="project")
     env.notes.mkdir(exist_ok=True)
     human = rt.notes_snapshot()  # find where the human home lives, then break it

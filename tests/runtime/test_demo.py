@@ -99,7 +99,7 @@ def test_every_window_but_the_last_ends_in_a_reset_with_its_cause(demo):
         "queued": "clear_memory",
         "ride": "hard reserve",
         "overflow": "overflow recovery",
-        # the default spec (a508f68) drops the budget's close-out the model ignored at the
+        # the default spec (6bcd8b5, as a508f68) drops the ignored budget close-out at the
         # settle: the window goes on until the hard reserve resets it
         "stop": "hard reserve",
         # the model's clear_memory during the user's close-out is only acknowledged; the
@@ -277,9 +277,10 @@ def test_every_boot_carries_the_maps_of_four_homes(demo):
     boots = [e["content"] for e in session.branch() if e.get("customType") == BOOT_TYPE]
     assert len(boots) == WINDOWS
     for text in boots:
+        # One shelf per home, in the extension's order, each with its map.
         order = [
-            text.index(f"Map of the {scope} home")
-            for scope in ("human", "project", "agent", "model")
+            text.index(f"Map, {where}MAP.md:")
+            for where in ("@project/", "@self/", "@model/", "@human/")
         ]
         assert order == sorted(order)
         assert "Agent name: demo-agent (brain: scripted-1)" in text

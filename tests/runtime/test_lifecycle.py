@@ -546,7 +546,7 @@ def test_every_tool_exports_a_json_schema(env, kit):
         "history_search",
         "history_read",
         "notes_write",
-        "notes_edit",
+        "notes_update",
         "notes_read",
         "notes_list",
         "notes_search",

@@ -408,3 +408,61 @@ def test_the_reset_tools_result_is_the_extensions_unless_the_option_asks(
     first = json.loads(rt.call_tool(tool, {}).text)
     assert list(first) == keys and first["status"] == "rollover_requested"
     assert json.loads(rt.call_tool(tool, {}).text)["status"] == "rollover_already_pending"
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_synthetic_session_in_both_dialects_reads_as_its_one_dialect_twin(
+    tmp_path_factory: pytest.TempPathFactory, seed: int
+) -> None:
+    """``testing.synth`` writes both dialects when asked (entry by entry, at random)."""
+    import random
+
+    from pi_context.testing.synth import apply_ops, random_ops
+
+    tmp = tmp_path_factory.mktemp("synth")
+    opening = {
+        "op": "message",
+        "message": {"role": "user", "content": "hello", "timestamp": 1},
+    }
+    ops = random_ops(random.Random(seed), 60, opening=opening, dialects=(PI_CONTEXT, NOTESOUP))
+    session = Session.create(Path("/p"), tmp / "written", session_id=SID, uuids=seeded_uuids(3))
+    apply_ops(session, ops)
+    session.sync()
+    assert session.path is not None
+    written = session.path.read_bytes()
+    assert b'"pi-context/' in written or b'"notesoup/' in written or b'"customType"' not in written
+    # the twin: every extension entry in one dialect (split on \n only: texts hold U+2028)
+    lines = []
+    for line in written.decode("utf-8").split("\n"):
+        value = json.loads(line) if line else None
+        if value is not None and entry_dialect(value) is not None:
+            kind = kind_of(value["customType"])
+            assert kind is not None
+            value["customType"] = custom_type(kind, NOTESOUP)
+            line = encode(value)
+        lines.append(line)
+    plain = tmp / "plain.jsonl"
+    plain.write_text("\n".join(lines), "utf-8")
+    _identical([plain, session.path])
+
+
+def test_synth_draws_entry_types_from_every_dialect_asked_for() -> None:
+    from pi_context.testing.synth import custom_types
+
+    both = custom_types((PI_CONTEXT, NOTESOUP))
+    assert {t.split("/")[0] for t in both} == {PI_CONTEXT, NOTESOUP, "other"}
+    assert custom_types() == [t for t in both if not t.startswith(NOTESOUP)]
+    with pytest.raises(ValueError, match="dialect"):
+        custom_types(("pi-ctx",))
+    import random
+
+    from pi_context.testing.synth import random_ops
+
+    drawn = {
+        str(op.get("customType", "")).split("/")[0]
+        for op in random_ops(random.Random(5), 300, dialects=(PI_CONTEXT, NOTESOUP))
+    }
+    assert {PI_CONTEXT, NOTESOUP} <= drawn, "one script writes both"

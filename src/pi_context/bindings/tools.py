@@ -98,6 +98,9 @@ class Tool:
     handler: Handler
     # Tools that mutate storage must not run in parallel with each other.
     sequential: bool = False
+    # A family whose errors are the published envelope ``{error, code, details?}`` (the notes
+    # tools): the dispatcher's own argument errors take that shape too.
+    envelope: bool = False
 
     def schema(self) -> dict[str, JSONValue]:
         """The function-calling declaration a host exports for this tool."""
@@ -124,7 +127,13 @@ class Tool:
                 text=text, details=result.details, is_error=True, terminate=result.terminate
             )
         except ToolError as exc:
-            return error_result(exc.payload)
+            payload = exc.payload
+            if self.envelope and "code" not in payload:
+                details = {k: v for k, v in payload.items() if k != "error"}
+                payload = {"error": payload.get("error", str(exc)), "code": "invalid_argument"}
+                if details:
+                    payload["details"] = details
+            return error_result(payload)
         except OSError as exc:
             where = exc.filename or "no file"
             return error_result({"error": f"{self.name}: {exc.strerror or exc} ({where})"})

@@ -215,7 +215,7 @@ class ScriptedModel:
 
     def _status_edit(self, status: str) -> tuple[str, str, dict[str, Any]]:
         return self._call(
-            "notes_edit",
+            "notes_update",
             path="plan.md",
             edits=[{"oldText": "Status: ", "newText": f"Status: {status}; "}],
         )

@@ -79,7 +79,7 @@ def window_rows(session: Session, kinds: Sequence[str], runtime: Runtime) -> lis
                         calls[str(block.get("id"))] = str(block.get("name"))
             elif message.get("role") == "toolResult" and not message.get("isError"):
                 name = str(message.get("toolName"))
-                row.notes_written += name in ("notes_write", "notes_edit")
+                row.notes_written += name in ("notes_write", "notes_update", "notes_edit")
                 row.history_calls += name.startswith("history_")
                 row.modules += name == "read_module"
         row.cause = causes.get(span.window_id, "")

@@ -207,7 +207,15 @@ def run_demo(
         report.extra["tree"] = trip
     boots = [e for e in session.branch() if e.get("customType") == BOOT_TYPE]
     report.extra["maps"] = (
-        sum(all(body in str(b.get("content")) for body in DEMO_MAPS.values()) for b in boots),
+        sum(
+            # line by line: the shelves layout indents a map's body
+            all(
+                line in str(b.get("content"))
+                for body in DEMO_MAPS.values()
+                for line in body.splitlines()
+            )
+            for b in boots
+        ),
         len(boots),
     )
     return report

@@ -8,9 +8,10 @@ the order the script appended them), because each side mints its own random entr
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from pi_context.bindings.session.dialect import check_dialect
 from pi_context.bindings.session.session import Session
 
 Op = dict[str, Any]
@@ -28,13 +29,16 @@ _TEXTS = [
     "",
 ]
 _NUMBERS: list[Any] = [0, 1, -1, 1.5, -0.0, 1e21, 1e-7, 123456.789, 5e-324, 2**53 + 1, 0.1, 1e300]
-_CUSTOM_TYPES = [
-    "pi-context/reset-marker",
-    "pi-context/boot",
-    "pi-context/continuation",
-    "pi-context/guidance",
-    "other/ext",
-]
+_CUSTOM_KINDS = ("reset-marker", "boot", "continuation", "guidance")
+_CUSTOM_TYPES = [*(f"pi-context/{kind}" for kind in _CUSTOM_KINDS), "other/ext"]
+
+
+def custom_types(dialects: Sequence[str] = ("pi-context",)) -> list[str]:
+    """The extension entry types a script draws from, in each of ``dialects`` (``pi-context``,
+    ``notesoup``; see ``bindings/session/dialect.py``), and one other extension's type."""
+    for dialect in dialects:
+        check_dialect(dialect)
+    return [f"{d}/{kind}" for d in dialects for kind in _CUSTOM_KINDS] + ["other/ext"]
 
 
 def _text(rng: random.Random) -> str:
@@ -149,11 +153,20 @@ def random_message(rng: random.Random, stamp: int) -> dict[str, Any]:
     return system
 
 
-def random_ops(rng: random.Random, count: int, *, opening: Op | None = None) -> list[Op]:
+def random_ops(
+    rng: random.Random,
+    count: int,
+    *,
+    opening: Op | None = None,
+    dialects: Sequence[str] = ("pi-context",),
+) -> list[Op]:
     """A valid script of ``count`` ops (validity is tracked with an in-memory Session).
 
-    ``opening`` (e.g. a user message, so the file exists) becomes the first op.
+    ``opening`` (e.g. a user message, so the file exists) becomes the first op. ``dialects``
+    names the entry dialects its extension entries are written in (both: ``("pi-context",
+    "notesoup")``, a session switching between them entry by entry).
     """
+    types = _CUSTOM_TYPES if tuple(dialects) == ("pi-context",) else custom_types(dialects)
     sim = Session.in_memory(_SIM_CWD, uuids=lambda: f"{rng.getrandbits(128):032x}")
     refs: list[str] = []
     ops: list[Op] = []
@@ -193,13 +206,13 @@ def random_ops(rng: random.Random, count: int, *, opening: Op | None = None) -> 
             if rng.random() < 0.3:
                 op["details"] = _json_value(rng)
         elif roll < 0.64:
-            op = {"op": "custom", "customType": rng.choice(_CUSTOM_TYPES)}
+            op = {"op": "custom", "customType": rng.choice(types)}
             if rng.random() < 0.8:
                 op["data"] = _custom_payload(rng)
         elif roll < 0.74:
             op = {
                 "op": "custom_message",
-                "customType": rng.choice(_CUSTOM_TYPES),
+                "customType": rng.choice(types),
                 "content": _content(rng),
                 "display": rng.random() < 0.5,
             }

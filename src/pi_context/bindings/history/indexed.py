@@ -17,8 +17,7 @@ from .cursors import _parse, key_of, resume_index
 from .errors import Paging
 from .format import View
 from .index import HistoryIndex
-from .items import Item
-from .lines import ROLE_CODES
+from .items import ROLE_CODES, Item
 from .query import (
     Filters,
     HistoryError,

@@ -321,6 +321,12 @@ class Rows:
         column = self._ints[6]
         return [column[row] != 0 for row in rows]
 
+    def extra_lines(self, row: int) -> tuple[str, ...]:
+        """Row ``row``'s metadata lines this layer does not interpret, as stored."""
+        if not self._ints[13][row]:
+            return ()
+        return tuple(self._column(6)[row].split("\n"))
+
     def body_sizes(self, rows: Sequence[int]) -> list[int]:
         """``[self.body_bytes(row) for row in rows]``."""
         starts, ends = self._ints[_START], self._ints[_END]

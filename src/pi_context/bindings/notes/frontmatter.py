@@ -254,6 +254,40 @@ def _origin_value(origin: str) -> str:
     return " ".join(origin.split()) or ORIGIN_DEFAULT
 
 
+CRUMPLED_KEY = "crumpledAt"
+"""The newest extension's mark of a crumpled note: when it was crumpled (local ISO 8601). A
+crumpled note leaves the boot index, listings and searches but stays readable by address;
+``notes_list``/``notes_search`` with ``wastebasket`` show only crumpled notes. The key is kept
+among the extra lines, so a rewrite by either side keeps it where it was."""
+
+ORIGINS = ("user", "self", "external")
+"""Where a note's content came from, as the newest contract names it."""
+
+
+def crumpled_at(extra_lines: tuple[str, ...]) -> str | None:
+    """The ``crumpledAt`` value of a note's extra metadata lines, ``None`` when not crumpled.
+    A crumpled mark with an empty value still marks the note (its time is shown as given)."""
+    for line in extra_lines:
+        key, colon, value = line.partition(":")
+        if colon and key.rstrip(" \t") == CRUMPLED_KEY:
+            return _unquote(value)
+    return None
+
+
+def with_crumpled(extra_lines: tuple[str, ...], when_ms: int | None) -> tuple[str, ...]:
+    """``extra_lines`` crumpled at ``when_ms`` (an existing mark keeps its original time), or
+    smoothed (every ``crumpledAt`` line removed) when ``when_ms`` is ``None``."""
+    if when_ms is None:
+        return tuple(
+            line
+            for line in extra_lines
+            if line.partition(":")[0].rstrip(" \t") != CRUMPLED_KEY or ":" not in line
+        )
+    if crumpled_at(extra_lines) is not None:
+        return extra_lines
+    return (*extra_lines, f"{CRUMPLED_KEY}: {yaml_scalar(local_iso(when_ms))}")
+
+
 def render_header(meta: NoteMeta, extra_lines: tuple[str, ...] = ()) -> str:
     lines = [
         FENCE,

@@ -6,11 +6,12 @@ stands instead: ``"n1:<start>:<snapshot>:<offset>:<updated>:<[scope, path]>"``.
 
 * ``start`` is when the walk began (ms, the notes' clock). A note updated after it was edited
   (or written) during the walk.
-* ``snapshot`` names the order taken at the walk's first page, held by this process (the MCP
-  server, a runtime: the resident hosts); ``offset`` is the next row in it. While it is held,
-  a walk lists every note present at its start exactly once, each with its current record
-  (a note deleted meanwhile is left out, a note written meanwhile is not listed).
-* Otherwise (another process, or the snapshot was dropped) the keyset ``(updated, scope,
+* ``snapshot`` names the order taken at the walk's first page, held by this process and, when
+  the walk has a second page, recorded in the cache (``walks``), so a fresh process (the
+  ``pi-context tool`` CLI) resumes from it too; ``offset`` is the next row in it. While it can
+  be found, a walk lists every note present at its start exactly once, each with its current
+  record (a note deleted meanwhile is left out, a note written meanwhile is not listed).
+* Otherwise (the cache is off, or the snapshot was replaced) the keyset ``(updated, scope,
   path)`` of the next row resumes the notes not edited since the start at the same place;
   notes edited since the start and present at it follow at the end, by path. None is
   skipped; a note listed and then edited may come again.
@@ -21,17 +22,14 @@ The published integer cursor (an offset into the current order) is still accepte
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
+import secrets
 from collections.abc import Callable, Sequence
-from itertools import count
+from pathlib import Path
+
+from pi_context.bindings.notes import walks
+from pi_context.bindings.notes.walks import Row
 
 PREFIX = "n1:"
-SNAPSHOTS_MAX = 4
-"""Walks whose order this process holds at once (the oldest is dropped first)."""
-
-Row = tuple[int, str, str]
-"""(updated ms, scope, path) of one listed note."""
 
 
 class Listing:
@@ -56,38 +54,9 @@ class Listing:
         return self.updated[index], self.scope_of(index), self.paths[index]
 
 
-class _Snapshot:
-    def __init__(self, selection: str, rows: list[Row]) -> None:
-        self.selection = selection
-        self.rows = rows  # (updated at the start, scope, path) in walk order
-
-
-_snapshots: OrderedDict[str, _Snapshot] = OrderedDict()
-_lock = threading.Lock()
-_ids = count(1)
-
-
-def _remember(snapshot: _Snapshot) -> str:
-    with _lock:
-        name = str(next(_ids))
-        _snapshots[name] = snapshot
-        while len(_snapshots) > SNAPSHOTS_MAX:
-            _snapshots.popitem(last=False)
-    return name
-
-
-def _held(name: str, selection: str) -> _Snapshot | None:
-    with _lock:
-        snapshot = _snapshots.get(name)
-        if snapshot is not None:
-            _snapshots.move_to_end(name)
-    return snapshot if snapshot is not None and snapshot.selection == selection else None
-
-
 def forget_snapshots() -> None:
-    """Drop every held walk order (what another process would see)."""
-    with _lock:
-        _snapshots.clear()
+    """Drop every walk order this process holds (what a fresh process would see)."""
+    walks.forget()
 
 
 def _encode(start: int, name: str, offset: int, row: Row) -> str:
@@ -135,30 +104,42 @@ def _after(row: Row, key: Row) -> bool:
 
 
 class Walk:
-    """The rows of one page's listing, in delivery order, and the cursor each one starts."""
+    """The rows of one page's listing, in delivery order, and the cursor each one starts.
+    ``started`` is the order a walk took at its first page (its name and rows), to be recorded
+    for a fresh process when the walk has a second page."""
 
-    def __init__(self, indices: list[int], cursor_of: Callable[[int], str]) -> None:
+    def __init__(
+        self,
+        indices: list[int],
+        cursor_of: Callable[[int], str],
+        started: tuple[str, list[Row]] | None = None,
+    ) -> None:
         self.indices = indices
         self.cursor_of = cursor_of
+        self.started = started
 
 
-def resume(listing: Listing, cursor: int | str, selection: str, now_ms: int) -> Walk:
-    """Where a ``notes_list`` page starts, and how its ``next_cursor`` is named."""
+def resume(
+    listing: Listing, cursor: int | str, selection: str, now_ms: int, root: Path | None = None
+) -> Walk:
+    """Where a ``notes_list`` page starts, and how its ``next_cursor`` is named. ``root`` is
+    the notes root whose recorded walk orders (``walks``) a fresh process resumes from."""
     if isinstance(cursor, int):  # the walk starts (0), or a published offset
-        start = now_ms
-        snapshot = _Snapshot(selection, [listing.row(i) for i in listing.order])
-        name = _remember(snapshot)
-        return _held_walk(listing, snapshot, start, name, cursor)
+        rows = [listing.row(i) for i in listing.order]
+        name = secrets.token_hex(8)
+        walks.hold(name, selection, rows)
+        walk = _held_walk(listing, rows, now_ms, name, cursor)
+        walk.started = (name, rows)
+        return walk
     parsed = _decode(cursor)
-    held = _held(parsed.name, selection)
+    held = walks.find(root, parsed.name, selection)
     if held is not None:
         return _held_walk(listing, held, parsed.start, parsed.name, parsed.offset)
     return _keyset_walk(listing, parsed)
 
 
-def _held_walk(listing: Listing, snapshot: _Snapshot, start: int, name: str, offset: int) -> Walk:
+def _held_walk(listing: Listing, rows: list[Row], start: int, name: str, offset: int) -> Walk:
     where = {(listing.scope_of(i), listing.paths[i]): i for i in listing.order}
-    rows = snapshot.rows
     indices: list[int] = []
     offsets: list[int] = []
     for at in range(offset, len(rows)):

@@ -19,6 +19,7 @@ from pi_context.bindings.notes.errors import (
 from pi_context.bindings.notes.frontmatter import (
     NoteMeta,
     ParsedNote,
+    crumpled_at,
 )
 from pi_context.bindings.notes.note_address import address_path
 from pi_context.support.frozen import frozen, record
@@ -49,6 +50,11 @@ class Note:
     def size_bytes(self) -> int:
         return len(self.parsed.body.encode("utf-8", "surrogatepass"))
 
+    @property
+    def crumpled_at(self) -> str | None:
+        """When the note was crumpled (``crumpledAt``), ``None`` for a live note."""
+        return crumpled_at(self.parsed.extra_lines)
+
 
 @frozen
 class NoteRecord:
@@ -58,6 +64,7 @@ class NoteRecord:
     path: str
     meta: NoteMeta
     size_bytes: int
+    crumpled_at: str | None = None
 
 
 @frozen
@@ -99,6 +106,14 @@ class HomeRead:
             column[row] for _, row in self.rows_served
         ]
 
+    def crumpled(self) -> list[bool]:
+        """Whether each note (by index) is crumpled (``crumpledAt`` among its extra lines)."""
+        rows = self.rows
+        marks = [crumpled_at(entry.extra_lines) is not None for _, entry in self.entries]
+        if rows is not None:
+            marks += [crumpled_at(rows.extra_lines(row)) is not None for _, row in self.rows_served]
+        return marks
+
     def record(self, index: int) -> NoteRecord:
         """Note ``index`` as a listing record (built on request)."""
         if index < len(self.entries):
@@ -106,12 +121,16 @@ class HomeRead:
             key = ("record", self.scope)
             record: NoteRecord | None = entry.memo.get(key)
             if record is None or record.path != path:
-                record = NoteRecord(self.scope, path, entry.meta, entry.size_bytes)
+                record = NoteRecord(
+                    self.scope, path, entry.meta, entry.size_bytes, crumpled_at(entry.extra_lines)
+                )
                 entry.memo[key] = record
             return record
         path, row = self.rows_served[index - len(self.entries)]
         assert self.rows is not None
-        return NoteRecord(self.scope, path, self.rows.meta(row), self.rows.size_bytes(row))
+        rows = self.rows
+        crumpled = crumpled_at(rows.extra_lines(row))
+        return NoteRecord(self.scope, path, rows.meta(row), rows.size_bytes(row), crumpled)
 
 
 @frozen
@@ -126,6 +145,12 @@ class WriteOutcome:
     note: Note
     created: bool
     applied: int = 0
+    uncrumpled: bool = False
+    """A write that smoothed a crumpled note (the newest contract's ``uncrumpled`` outcome)."""
+    change_kind: str = "body"
+    """``none``, ``body``, ``metadata`` or ``file`` (a rename), as the newest contract says."""
+    renamed_from: str | None = None
+    replaced_crumpled: bool = False
 
 
 def _legacy_reason(parsed: ParsedNote | Entry) -> str:

@@ -15,7 +15,7 @@ from itertools import repeat
 from operator import attrgetter
 
 from pi_context.bindings.notes.diskcache import Rows
-from pi_context.bindings.notes.frontmatter import NoteMeta
+from pi_context.bindings.notes.frontmatter import NoteMeta, crumpled_at
 from pi_context.bindings.notes.homes import SCOPES
 from pi_context.bindings.notes.records import Refused
 from pi_context.bindings.notes.store import HomeReadError, NoteError, NoteStore
@@ -108,7 +108,7 @@ class HomeFailure:
 @frozen
 class NotesSnapshot:
     notes: tuple[SnapshotNote, ...]
-    """Every usable note of the loaded homes, most recently updated first."""
+    """Every usable note of the loaded homes but crumpled ones, most recently updated first."""
     loaded: tuple[str, ...]
     """Scopes read successfully (an absent home counts: it is empty)."""
     unavailable: tuple[str, ...]
@@ -173,8 +173,12 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
         refused.extend(read.refused)
         rows = read.rows
         if rows is not None and read.rows_served:
-            paths = [path for path, _row in read.rows_served]
-            served = [row for _path, row in read.rows_served]
+            # Crumpled notes are left out of the boot, as the extension leaves them out.
+            kept = [
+                pair for pair in read.rows_served if crumpled_at(rows.extra_lines(pair[1])) is None
+            ]
+            paths = [path for path, _row in kept]
+            served = [row for _path, row in kept]
             count = len(served)
             notes.extend(
                 map(
@@ -193,6 +197,8 @@ def _load_snapshot(store: NoteStore) -> NotesSnapshot:
             )
         key = ("snapshot", scope)
         for path, entry in read.entries:
+            if crumpled_at(entry.extra_lines) is not None:
+                continue
             # Built once per file version: a long-lived host re-boots over the same notes.
             note = entry.memo.get(key)
             if note is None or note.path != path:

@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 
 from pi_context.bindings.notes.address import NoteAddressError, compile_glob
-from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes.frontmatter import ORIGINS, local_iso
 from pi_context.bindings.notes.homes import (
     SCOPES,
     HomeUnavailableError,
@@ -87,9 +87,33 @@ def store_for(ctx: ToolContext, homes: NotesHomes | None = None) -> NoteStore:
 # --- arguments -----------------------------------------------------------------------------
 
 
-def _fail(message: str, **echo: JSONValue) -> ToolError:
-    # An echoed argument can be arbitrarily large; the dispatcher cuts it visibly to the budget.
-    return ToolError(message, **echo)
+ARGUMENT_CODES = {
+    "path": "invalid_address",
+    "address": "invalid_address",
+    "rename_to": "invalid_address",
+    "pattern": "invalid_pattern",
+    "query": "invalid_query",
+    "offset_chars": "invalid_offset",
+    "origin": "invalid_origin",
+    "scope": "invalid_scope",
+}
+"""The published refusal code of a malformed argument (``invalid_argument`` for the rest)."""
+
+
+def envelope(message: str, code: str, details: Mapping[str, Any]) -> dict[str, JSONValue]:
+    """The newest contract's error result: ``{error, code, details?}`` (no empty details)."""
+    body: dict[str, JSONValue] = {"error": message, "code": code}
+    if details:
+        body["details"] = dict(details)
+    return body
+
+
+def _fail(message: str, code: str | None = None, /, **echo: JSONValue) -> ToolError:
+    """A malformed argument, named by its code and echoed in ``details``. An echoed argument
+    can be arbitrarily large; the dispatcher cuts it visibly to the budget."""
+    if code is None:
+        code = next((ARGUMENT_CODES[k] for k in echo if k in ARGUMENT_CODES), "invalid_argument")
+    return ToolError(message, envelope(message, code, echo))
 
 
 def _scope(args: Args, default: str | None) -> str | None:
@@ -159,6 +183,16 @@ def _bool(args: Args, name: str) -> bool | None:
         return None
     if not isinstance(value, bool):
         raise _fail(f"{name} must be true or false", **{name: value})
+    return value
+
+
+def _origin(args: Args) -> str | None:
+    """``origin``: where the content came from (user, self or external); ``None`` if absent."""
+    value = args.get("origin")
+    if value is None:
+        return None
+    if not isinstance(value, str) or value not in ORIGINS:
+        raise _fail(f"origin must be one of {', '.join(ORIGINS)}", origin=value)
     return value
 
 
@@ -265,21 +299,21 @@ def _echo(args: Args, names: Sequence[str]) -> dict[str, JSONValue]:
 
 
 def _error_result(
-    message: str, fields: Mapping[str, object], echo: Mapping[str, Any]
+    message: str, fields: Mapping[str, object], echo: Mapping[str, Any], code: str = "refused"
 ) -> ToolResult:
-    envelope: dict[str, JSONValue] = {"error": message, **echo}
+    details: dict[str, Any] = dict(echo)
     for key, value in fields.items():
-        envelope.setdefault(key, value)
-    return ToolResult(text=fit_json(envelope), is_error=True)
+        details.setdefault(key, value)
+    return ToolResult(text=fit_json(envelope(message, code, details)), is_error=True)
 
 
 def _note_error(exc: NoteError, args: Args, names: Sequence[str]) -> ToolResult:
     """A store failure as a result; path-shaped failures are argument errors instead."""
     echo = _echo(args, names)
     if isinstance(exc, InvalidPathError | PathEscapeError):
-        raise ToolError(exc.message, **echo)
+        raise _fail(exc.message, exc.code, **echo)
     fields = {k: v for k, v in exc.fields.items() if k != "scope" or "scope" in args}
-    return _error_result(exc.message, fields, echo)
+    return _error_result(exc.message, fields, echo, exc.code)
 
 
 # --- rendering ----------------------------------------------------------------------------
@@ -290,7 +324,7 @@ def _meta_json(note: Note) -> dict[str, JSONValue]:
 
 
 def _record_json(record: NoteRecord, address: str) -> dict[str, JSONValue]:
-    return {
+    row: dict[str, JSONValue] = {
         "address": address,
         "path": record.path,
         "scope": record.scope,
@@ -299,6 +333,9 @@ def _record_json(record: NoteRecord, address: str) -> dict[str, JSONValue]:
         "created_at": local_iso(record.meta.created_at),
         "updated_at": local_iso(record.meta.updated_at),
     }
+    if record.crumpled_at is not None:
+        row["crumpled_at"] = record.crumpled_at
+    return row
 
 
 def _problems(

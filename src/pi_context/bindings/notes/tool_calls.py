@@ -8,8 +8,8 @@ import json
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
-from pi_context.bindings.notes import list_cursor
-from pi_context.bindings.notes.frontmatter import local_iso
+from pi_context.bindings.notes import list_cursor, search_cursor, walks
+from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso
 from pi_context.bindings.notes.list_cursor import Listing
 from pi_context.bindings.notes.note_address import NoteAddress
 from pi_context.bindings.notes.query import LineMatch, match_lines
@@ -36,6 +36,7 @@ from pi_context.bindings.notes.tool_args import (
     _int,
     _meta_json,
     _note_error,
+    _origin,
     _pattern,
     _problems,
     _queries,
@@ -71,15 +72,24 @@ def notes_write(ctx: ToolContext, args: Args) -> ToolResult:
     scope, path = address.scope, address.path
     content = args.get("content")
     if not isinstance(content, str):
-        raise _fail("content must be a string", path=path)
+        raise _fail("content must be a string", "invalid_argument", path=path)
     stale = _bool(args, "stale")
+    # As published, a write records the origin it is given, self when none is.
+    origin = _origin(args) or ORIGIN_DEFAULT
     return _written(
         store,
         address,
         args,
         "created",
-        lambda: store.write(scope, path, content, stale=bool(stale)),
+        lambda: store.write(scope, path, content, stale=bool(stale), origin=origin),
     )
+
+
+def _outcome(outcome: WriteOutcome) -> str:
+    """The published write outcome: created, overwrote or uncrumpled."""
+    if outcome.created:
+        return "created"
+    return "uncrumpled" if outcome.uncrumpled else "overwrote"
 
 
 def _written(
@@ -91,24 +101,34 @@ def _written(
 ) -> ToolResult:
     """Run ``write`` and report the note it wrote, with the outcome's ``counted`` field
     (``created`` or ``applied``)."""
-    scope, path = address.scope, address.path
     try:
         outcome = write()
     except NoteError as exc:
         return _note_error(exc, args, ("path", "scope"))
     note = outcome.note
-    result = {
+    scope, path = note.scope, note.path
+    result: dict[str, JSONValue] = {
         "address": address_in(store, scope, path),
         "path": path,
         "scope": scope,
         counted: getattr(outcome, counted),
-        "size_bytes": note.size_bytes,
-        "meta": _meta_json(note),
     }
+    if counted == "created":
+        result["outcome"] = _outcome(outcome)
+    else:
+        result["change_kind"] = outcome.change_kind
+    if outcome.renamed_from is not None:
+        result["rename_from"] = address_in(store, address.scope, outcome.renamed_from)
+        result["rename_to"] = result["address"]
+        result["replaced_crumpled_target"] = outcome.replaced_crumpled
+    result["size_bytes"] = note.size_bytes
+    result["meta"] = _meta_json(note)
+    if note.crumpled_at is not None:
+        result["crumpled_at"] = note.crumpled_at
     return ToolResult(text=fit_json(result), details=result)
 
 
-# --- notes_edit ----------------------------------------------------------------------------
+# --- notes_update (and notes_edit, its earlier name) ----------------------------------------
 
 
 def _edits(args: Args) -> list[tuple[str, str]]:
@@ -133,16 +153,72 @@ def _edits(args: Args) -> list[tuple[str, str]]:
     return edits
 
 
-def notes_edit(ctx: ToolContext, args: Args) -> ToolResult:
+def _rename_to(ctx: ToolContext, args: Args, store: NoteStore) -> NoteAddress | None:
+    """The address ``rename_to`` names (``None`` when absent or empty, as published), in one
+    of the homes this identity may write."""
+    value = args.get("rename_to")
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _fail("rename_to must be a note address", rename_to=value)
+    target = _target(ctx, {"path": value}, writing=True)[1]
+    if target.who is not None:  # the running agent's or model's home by its slug: @self/@model
+        target = NoteAddress(target.scope, target.path, None)
+    return target
+
+
+def notes_update(ctx: ToolContext, args: Args) -> ToolResult:
+    """Body edits, a metadata change (origin, crumpled; stale from the earlier contract) or,
+    alone, a move to ``rename_to``."""
     store, address = _target(ctx, args, writing=True)
     scope, path = address.scope, address.path
     edits = _edits(args)
     stale = _bool(args, "stale")
-    if not edits and stale is None:
-        raise _fail("nothing to edit: pass edits, stale, or both", path=path)
+    origin = _origin(args)
+    crumpled = _bool(args, "crumpled")
+    replace_all = bool(_bool(args, "replace_all"))
+    target = _rename_to(ctx, args, store)
+    if target is not None:
+        if edits or origin is not None or crumpled is not None or replace_all or stale is not None:
+            raise _fail(
+                "rename_to is used alone: do not combine it with edits, origin, crumpled, "
+                "replace_all or stale",
+                "invalid_scope",
+                path=path,
+            )
+        return _written(
+            store,
+            address,
+            args,
+            "applied",
+            lambda: store.rename(scope, path, target.scope, target.path),
+        )
+    if not edits and stale is None and origin is None and crumpled is None:
+        raise _fail(
+            "nothing to edit: pass edits, origin or crumpled (a metadata-only update), or "
+            "rename_to alone",
+            "nothing_to_do",
+            path=path,
+        )
     return _written(
-        store, address, args, "applied", lambda: store.edit(scope, path, edits, stale=stale)
+        store,
+        address,
+        args,
+        "applied",
+        lambda: store.edit(
+            scope,
+            path,
+            edits,
+            stale=stale,
+            origin=origin,
+            crumpled=crumpled,
+            replace_all=replace_all,
+        ),
     )
+
+
+notes_edit = notes_update
+"""The earlier name of ``notes_update`` (its arguments are a subset of the newest ones)."""
 
 
 # --- notes_read ----------------------------------------------------------------------------
@@ -169,7 +245,7 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
     except ReadRangeError as exc:
         echo = {"path": path, **_echo(args, ("scope",))}
         fields = {"offset_chars": exc.offset_chars, "total_chars": exc.total_chars}
-        return _error_result(str(exc), fields, echo)
+        return _error_result(str(exc), fields, echo, "invalid_offset")
     except ValueError as exc:
         raise _fail(str(exc), **_echo(args, ("offset_chars", "limit_chars"))) from exc
     details = {
@@ -220,20 +296,28 @@ class _LazyRows(Sequence["JSONValue"]):
 
 
 def _listing(
-    reads: list[tuple[NoteStore, HomeRead]], accept: Callable[[str], bool] | None
-) -> tuple[list[tuple[NoteStore, HomeRead]], Listing, list[int]]:
-    """Every note of ``reads`` in ``list_order``: newest first, then path, then scope."""
+    reads: list[tuple[NoteStore, HomeRead]],
+    accept: Callable[[str], bool] | None,
+    wastebasket: bool = False,
+) -> tuple[list[tuple[NoteStore, HomeRead]], Listing, list[int], int]:
+    """Every note of ``reads`` in ``list_order``: newest first, then path, then scope; live
+    notes, or with ``wastebasket`` only crumpled ones. Also how many the other side left out."""
     reads = sorted(reads, key=lambda pair: pair[1].scope)  # concatenated in scope order
     paths: list[str] = []
     updated: list[int] = []
+    crumpled: list[bool] = []
     starts: list[int] = []
     for _store, read in reads:
         starts.append(len(paths))
         paths.extend(read.paths())
         updated.extend(read.updated_at())
+        crumpled.extend(read.crumpled())
     order = list(range(len(paths)))
     if accept is not None:
         order = [index for index in order if accept(paths[index])]
+    shown = [index for index in order if crumpled[index] == wastebasket]
+    excluded = 0 if wastebasket else len(order) - len(shown)
+    order = shown
     # Stable sorts with C key functions, least significant key first (scope: concatenation).
     order.sort(key=paths.__getitem__)
     order.sort(key=updated.__getitem__, reverse=True)
@@ -249,13 +333,26 @@ def _listing(
         read, at = home_of(index)
         return read.record(at).meta.created_at
 
-    return reads, Listing(order, paths, updated, scope_of, created_of), starts
+    return reads, Listing(order, paths, updated, scope_of, created_of), starts, excluded
+
+
+def _page_size(args: Args, name: str, default: int, maximum: int) -> int:
+    """The page size in ``name`` or in ``limit`` (the newest contract's name); both only
+    when they agree."""
+    size = _int(args, name, default, 1, maximum)
+    if "limit" in args and args["limit"] is not None:
+        limit = _int(args, "limit", default, 1, maximum)
+        if name in args and args[name] is not None and size != limit:
+            raise _fail(f"limit and {name} differ; pass one of them", limit=limit, **{name: size})
+        return limit
+    return size
 
 
 def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     target, accept = _pattern(args)
     selection = _selection(ctx, args, target)
-    limit = _int(args, "max_results", LIST_DEFAULT, 1, LIST_MAX)
+    limit = _page_size(args, "max_results", LIST_DEFAULT, LIST_MAX)
+    wastebasket = bool(_bool(args, "wastebasket"))
     cursor = _list_cursor(args)
     reads: list[tuple[NoteStore, HomeRead]] = []
     failures: list[HomeReadError] = _unavailable(ctx, args, target)
@@ -270,15 +367,20 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
         home_refused = sorted(read.refused, key=lambda r: r.path)
         refused.extend(r for r in home_refused if accept is None or accept(r.path))
     chosen = json.dumps(
-        [args.get("pattern"), [[str(store.homes.root), scope] for store, scope in selection]],
+        [
+            args.get("pattern"),
+            [[str(store.homes.root), scope] for store, scope in selection],
+            wastebasket,
+        ],
         ensure_ascii=False,
         default=str,
     )
     clock = selection[0][0].clock if selection else now_ms
+    root = selection[0][0].homes.root if selection else None
     with gc_paused():
-        reads, listing, starts = _listing(reads, accept)
+        reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
         try:
-            walk = list_cursor.resume(listing, cursor, chosen, clock())
+            walk = list_cursor.resume(listing, cursor, chosen, clock(), root)
         except list_cursor.CursorError as exc:
             raise _fail(str(exc), cursor=cursor) from None
     rows = _LazyRows(reads, walk.indices, starts)
@@ -290,11 +392,14 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
         0,
         "files",
         limit=limit,
-        extra=_problems(failures, refused),
+        extra={**_problems(failures, refused), "crumpled_excluded": excluded},
         protect=frozenset({"address", "path", "scope"}),
         cursor_of=walk.cursor_of,
         cursor_bytes=widest,
     )
+    if walk.started is not None and result["next_cursor"] is not None and root is not None:
+        name, order = walk.started
+        walks.record(root, name, chosen, order)
     return ToolResult(text=encode_json(result), details={"total": len(listing.order)})
 
 
@@ -329,7 +434,7 @@ def _file_row(
     fits: Callable[[Any], bool],
 ) -> dict[str, JSONValue]:
     """One file's row, cut (plain prefixes, then fewer matches) until it fits a page alone."""
-    head = {
+    head: dict[str, JSONValue] = {
         "address": address,
         "path": note.path,
         "scope": note.scope,
@@ -338,6 +443,8 @@ def _file_row(
         "updated_at": local_iso(note.meta.updated_at),
         "matches_total": len(matches),
     }
+    if note.crumpled_at is not None:
+        head["crumpled_at"] = note.crumpled_at
     shown = matches[:per_file]
 
     def build(count: int, chars: int) -> dict[str, JSONValue]:
@@ -370,12 +477,14 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     target, accept = _pattern(args)
     selection = _selection(ctx, args, target)
     per_file = _int(args, "max_matches_per_file", MATCHES_DEFAULT, 1, MATCHES_MAX)
-    max_files = _int(args, "max_files", FILES_DEFAULT, 1, FILES_MAX)
+    max_files = _page_size(args, "max_files", FILES_DEFAULT, FILES_MAX)
+    wastebasket = bool(_bool(args, "wastebasket"))
     max_chars = _int(args, "max_chars_per_match", MATCH_CHARS_DEFAULT, 1, MATCH_CHARS_MAX)
     cursor = _int(args, "cursor", 0, 0, None)
     failures: list[HomeReadError] = _unavailable(ctx, args, target)
     refused: list[Refused] = []
     found: list[tuple[Note, str, list[LineMatch]]] = []
+    excluded = 0
     for store, scope in selection:
         try:
             loaded = store.load(scope, accept, contains=queries)
@@ -383,22 +492,46 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
             failures.append(exc)
             continue
         refused.extend(loaded.refused)
+        kept = [note for note in loaded.notes if (note.crumpled_at is not None) == wastebasket]
+        excluded += 0 if wastebasket else len(loaded.notes) - len(kept)
         found.extend(
             (note, address_in(store, scope, note.path), match_lines(note.body, queries))
-            for note in loaded.notes
+            for note in kept
         )
     found.sort(key=lambda row: (row[0].path, row[0].scope, row[1]))
-    extra = _problems(failures, refused)
-    widest_cursor = len(str(len(found)))
-    # Only the rows a page can reach are rendered; each is cut to fit a page on its own.
-    window = found[cursor : cursor + max_files]
+    extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
+    request = json.dumps(
+        [
+            queries,
+            args.get("pattern"),
+            [[str(s.homes.root), sc] for s, sc in selection],
+            wastebasket,
+        ],
+        ensure_ascii=False,
+    )
+    root = selection[0][0].homes.root if selection else None
+    keys = [(note.scope, note.path) for note, _address, _matches in found]
+    walk = search_cursor.resume(keys, cursor, request, root)
+    widest_cursor = len(str(max(walk.length, len(found))))
 
     def fits(row: Any) -> bool:
         envelope = {**extra, "files": [row], "next_cursor": int("9" * widest_cursor)}
         return json_bytes(envelope) <= TOOL_OUTPUT_MAX_BYTES
 
-    rows: list[JSONValue] = [None] * len(found)
-    for index, (note, address, matches) in enumerate(window, start=cursor):
-        rows[index] = _file_row(note, address, matches, per_file, max_chars, fits)
-    result = page(rows, cursor, "files", limit=max_files, extra=extra)
+    # Only the rows a page can reach are rendered; each is cut to fit a page on its own.
+    rows: list[JSONValue] = [None] * len(walk.indices)
+    for at, index in enumerate(walk.indices[:max_files]):
+        note, address, matches = found[index]
+        rows[at] = _file_row(note, address, matches, per_file, max_chars, fits)
+    result = page(
+        rows,
+        0,
+        "files",
+        limit=max_files,
+        extra=extra,
+        cursor_of=walk.positions.__getitem__,
+        cursor_bytes=widest_cursor,
+    )
+    if walk.started is not None and result["next_cursor"] is not None and root is not None:
+        walks.record(root, walk.started[0], request, walk.started[1])
     return ToolResult(text=encode_json(result), details={"total_files": len(found)})

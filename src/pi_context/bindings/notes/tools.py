@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from pi_context.bindings.notes import tool_args as ta
+from pi_context.bindings.notes.frontmatter import ORIGINS
 from pi_context.bindings.notes.homes import (
     SCOPES,
 )
@@ -36,12 +37,13 @@ from pi_context.bindings.notes.tool_calls import (
     notes_list,
     notes_read,
     notes_search,
+    notes_update,
     notes_write,
 )
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
 )
-from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolError, ToolResult
+from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult
 
 __all__ = [
     "TOOLS",
@@ -51,6 +53,7 @@ __all__ = [
     "notes_list",
     "notes_read",
     "notes_search",
+    "notes_update",
     "notes_write",
     "store_for",
 ]
@@ -102,12 +105,16 @@ def with_address(name: str, args: Args) -> Args:
     the earlier one ``path``; either is accepted, both only when they agree."""
     if "address" not in args:
         if "path" not in args:
-            raise ToolError(f"{name} needs address, the note's address (path is its older name)")
+            raise ta._fail(
+                f"{name} needs address, the note's address (path is its older name)",
+                "invalid_address",
+            )
         return args
     address = args["address"]
     if "path" in args and args["path"] != address:
-        raise ToolError(
+        raise ta._fail(
             f"{name}: address and path name different notes; pass one of them",
+            "invalid_address",
             address=address,
             path=args["path"],
         )
@@ -123,17 +130,89 @@ def _guarded(
     def guarded(ctx: ToolContext, args: Args) -> ToolResult:
         if addressed is not None:
             args = with_address(addressed, args)
+        echo = ta._echo(args, ("path", "scope"))
         try:
             return run(ctx, args)
         except NoteError as exc:
-            return ta._error_result(exc.message, exc.fields, ta._echo(args, ("path", "scope")))
+            return ta._error_result(exc.message, exc.fields, echo, exc.code)
         except OSError as exc:
             message = f"notes filesystem error: {exc.strerror or exc}"
-            return ta._error_result(message, {}, ta._echo(args, ("path", "scope")))
+            return ta._error_result(message, {}, echo, "io_error")
 
     guarded.__name__ = run.__name__
     guarded.__doc__ = run.__doc__
     return guarded
+
+
+_ORIGIN = {
+    "type": "string",
+    "enum": list(ORIGINS),
+    "description": (
+        "Where the note's content came from: user (written or dictated by the human), self "
+        "(written by you; the default) or external (third-party text, tool output, fetched "
+        "material)."
+    ),
+}
+_CRUMPLED = {
+    "type": "boolean",
+    "description": (
+        "true crumples the note: it leaves the boot index, notes_list and notes_search, stays "
+        "readable by address and is listed with wastebasket: true. false smooths it back."
+    ),
+}
+_WASTEBASKET = {
+    "type": "boolean",
+    "description": "true lists only crumpled notes instead of live ones.",
+}
+_REPLACE_ALL = {
+    "type": "boolean",
+    "description": "Replace every occurrence of each oldText (it must still occur at least once).",
+}
+_RENAME_TO = {
+    "type": "string",
+    "description": (
+        "Move the note to this address (same rules as address), keeping createdAt and every "
+        "other metadata key. Used alone, never with edits, origin, crumpled or replace_all. A "
+        "live note at the target refuses; a crumpled one is replaced. An empty rename_to is "
+        "ignored."
+    ),
+}
+_EDITS = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {
+            "oldText": {"type": "string", "minLength": 1},
+            "newText": {"type": "string"},
+        },
+        "required": ["oldText", "newText"],
+        "additionalProperties": False,
+    },
+    "description": "Exact-text replacements; optional for metadata-only updates.",
+}
+_UPDATE_DESCRIPTION = (
+    "Update one note: exact-text body edits (each oldText must occur exactly once unless "
+    "replace_all is set), a metadata-only change (origin, crumpled), or, alone, a move to "
+    "rename_to. Edits apply in order, all or nothing. Reports how many edits changed the text "
+    f"and the change kind (none, body, metadata, file). {ADDRESS_HELP}"
+)
+
+
+def _update_parameters() -> dict[str, JSONValue]:
+    return _schema(
+        {
+            "address": _ADDRESS,
+            "path": _PATH,
+            "edits": _EDITS,
+            "origin": _ORIGIN,
+            "crumpled": _CRUMPLED,
+            "replace_all": _REPLACE_ALL,
+            "rename_to": _RENAME_TO,
+            "stale": {"type": "boolean", "description": "Set or clear the stale flag (earlier)."},
+            "scope": _SCOPE_ALIAS,
+        },
+        (),
+    )
 
 
 def _count(what: str, maximum: int, default: int) -> dict[str, JSONValue]:
@@ -160,15 +239,17 @@ TOOLS: tuple[Tool, ...] = (
         name="notes_write",
         description=(
             "Create or replace a note with exactly this content. Notes are Markdown files that "
-            f"persist across context windows and sessions. {ADDRESS_HELP} stale: true closes "
-            "the note (it leaves the boot index but stays readable); writing without stale "
-            f"reopens it. Content is limited to {NOTE_MAX_BYTES} UTF-8 bytes."
+            f"persist across context windows and sessions. {ADDRESS_HELP} A write always leaves "
+            "the note uncrumpled and reports its outcome (created, overwrote, uncrumpled). "
+            "stale: true closes the note (it leaves the boot index but stays readable); writing "
+            f"without stale reopens it. Content is limited to {NOTE_MAX_BYTES} UTF-8 bytes."
         ),
         parameters=_schema(
             {
                 "address": _ADDRESS,
                 "path": _PATH,
                 "content": {"type": "string", "description": "The complete new note body."},
+                "origin": _ORIGIN,
                 "scope": _SCOPE_ALIAS,
                 "stale": {"type": "boolean", "description": "Close the note. Defaults to false."},
             },
@@ -176,39 +257,24 @@ TOOLS: tuple[Tool, ...] = (
         ),
         handler=_guarded(notes_write, "notes_write"),
         sequential=True,
+        envelope=True,
+    ),
+    Tool(
+        name="notes_update",
+        description=_UPDATE_DESCRIPTION,
+        parameters=_update_parameters(),
+        handler=_guarded(notes_update, "notes_update"),
+        sequential=True,
+        envelope=True,
     ),
     Tool(
         name="notes_edit",
-        description=(
-            "Edit an existing note in place: each oldText must occur exactly once and is "
-            "replaced by newText, in order, all or nothing. Pass only stale to close (true) or "
-            "reopen (false) a note without touching its content. Reports how many edits "
-            f"applied. {ADDRESS_HELP}"
-        ),
-        parameters=_schema(
-            {
-                "address": _ADDRESS,
-                "path": _PATH,
-                "edits": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "oldText": {"type": "string", "minLength": 1},
-                            "newText": {"type": "string"},
-                        },
-                        "required": ["oldText", "newText"],
-                        "additionalProperties": False,
-                    },
-                    "description": "Exact-text replacements; optional for metadata-only edits.",
-                },
-                "stale": {"type": "boolean", "description": "Set or clear the stale flag."},
-                "scope": _SCOPE_ALIAS,
-            },
-            (),
-        ),
+        description="The earlier name of notes_update, with the same arguments. "
+        + _UPDATE_DESCRIPTION,
+        parameters=_update_parameters(),
         handler=_guarded(notes_edit, "notes_edit"),
         sequential=True,
+        envelope=True,
     ),
     Tool(
         name="notes_read",
@@ -234,24 +300,29 @@ TOOLS: tuple[Tool, ...] = (
             (),
         ),
         handler=_guarded(notes_read, "notes_read"),
+        envelope=True,
     ),
     Tool(
         name="notes_list",
         description=(
             "List notes across the homes (or one home), most recently updated first, each with "
-            "its address (pass it back as given), stale flag, size and timestamps. Page with "
-            "cursor."
+            "its address (pass it back as given), stale flag, size and timestamps; crumpled notes "
+            "are hidden (counted in crumpled_excluded) unless wastebasket lists only them. "
+            "Page with cursor."
         ),
         parameters=_schema(
             {
                 "pattern": _PATTERN,
                 "scope": {**_SCOPE, "description": "Only this home (an alias of an @ pattern)."},
                 "max_results": _count("Page size", ta.LIST_MAX, ta.LIST_DEFAULT),
+                "limit": _count("Page size (max_results)", ta.LIST_MAX, ta.LIST_DEFAULT),
+                "wastebasket": _WASTEBASKET,
                 "cursor": _LIST_CURSOR,
             },
             (),
         ),
         handler=_guarded(notes_list),
+        envelope=True,
     ),
     Tool(
         name="notes_search",
@@ -280,6 +351,8 @@ TOOLS: tuple[Tool, ...] = (
                     "Matches shown per file", ta.MATCHES_MAX, ta.MATCHES_DEFAULT
                 ),
                 "max_files": _count("Files per page", ta.FILES_MAX, ta.FILES_DEFAULT),
+                "limit": _count("Files per page (max_files)", ta.FILES_MAX, ta.FILES_DEFAULT),
+                "wastebasket": _WASTEBASKET,
                 "max_chars_per_match": _count(
                     "Characters shown per matching line", ta.MATCH_CHARS_MAX, ta.MATCH_CHARS_DEFAULT
                 ),
@@ -288,5 +361,6 @@ TOOLS: tuple[Tool, ...] = (
             ("query",),
         ),
         handler=_guarded(notes_search),
+        envelope=True,
     ),
 )

@@ -1,7 +1,8 @@
 """The hidden boot message of a window, rendered purely from one closed notes snapshot.
 
-Layout (pi-context 0.25/0.26; from 0.38.0 the reset prose is the continuation's, not the
-boot's, as here):
+Two layouts. ``shelves`` (the default) is the newest extension's: identity, protocol, then one
+shelf of notes per home (``boot_shelves.py``). ``pocket`` is the seeds' (pi-context 0.25/0.26),
+rendered here; in both the reset prose is the continuation's, not the boot's:
 
 1. the ``<context_window>`` identity block: the agent's and the model's home names (their
    slugs, as the extension derives them), first, current and (after a reset) previous window
@@ -73,6 +74,9 @@ class BootInput:
     shown as the model, and ``@model``'s home."""
     opened_ms: int | None = None
     """When the snapshot was taken: pocket times are shown relative to it (else as local time)."""
+    layout: str = "shelves"
+    """``shelves``: the newest extension's notes index (``boot_shelves``), the default;
+    ``pocket``: the seeds' maps and pocket (0.25/0.26), this module's."""
 
 
 def _utf8(text: str) -> int:
@@ -214,8 +218,17 @@ def notes_sections(data: BootInput, budget: int) -> list[str]:
     return sections
 
 
+BOOT_LAYOUTS = ("shelves", "pocket")
+
+
 def render_boot(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
-    """The boot text for one window (a pure function of ``data``)."""
+    """The boot text for one window (a pure function of ``data``), in ``data.layout``."""
+    if data.layout not in BOOT_LAYOUTS:
+        raise ValueError(f"boot layout must be one of {', '.join(BOOT_LAYOUTS)}: {data.layout!r}")
+    if data.layout == "shelves":
+        from .boot_shelves import render_shelves_boot  # it builds on this module's pieces
+
+        return render_shelves_boot(data, max_bytes)
     head = [identity_block(data), notes_homes_text(data)]
     fixed = _utf8("\n\n".join([*head, PROTOCOL_TEXT]))
     notes = notes_sections(data, max_bytes - fixed - 2)

@@ -92,6 +92,11 @@ class RuntimeConfig:
     checkpoint's empty compaction summary message before the boot, and so do we. On, the
     request starts at the boot (an empty summary tells the model nothing); a reset without a
     checkpoint (sessions from before checkpoints) is cut at the boot either way."""
+    boot_layout: str = "shelves"
+    """How the boot shows the notes: ``shelves`` (the newest extension's notes index: one shelf
+    per home with its map cut at 4,096 characters and its three freshest notes; the default) or
+    ``pocket`` (the seeds' layout: the durable homes' maps, then a pocket of addresses under
+    per-home quotas)."""
     reset_result_details: bool = False
     """Add ``window_id`` and a sentence (``message``) to the reset tool's result. Off by default:
     the extension answers ``{"status": "rollover_requested"}`` alone, and so do we; the option
@@ -99,3 +104,5 @@ class RuntimeConfig:
 
     def __post_init__(self) -> None:
         check_dialect(self.dialect)
+        if self.boot_layout not in ("shelves", "pocket"):
+            raise ValueError(f"boot_layout must be shelves or pocket, not {self.boot_layout!r}")

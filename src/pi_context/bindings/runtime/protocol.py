@@ -99,7 +99,7 @@ NOTES_HOMES_TEXT = (
 _PROTOCOL_LINES = (
     "This context window is your working memory and it is reset when it fills up. "
     "Two things outlive a reset:",
-    "- Notes: Markdown files you keep with notes_write and notes_edit, read with notes_read and "
+    "- Notes: Markdown files you keep with notes_write and notes_update, read with notes_read and "
     "find with notes_list and notes_search. Keep one checkpoint note current: the goal, "
     "decisions, progress, open questions, the next step, and the window id and item id of each "
     "user request you are serving.",

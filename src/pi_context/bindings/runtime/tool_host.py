@@ -21,6 +21,9 @@ from .protocol import ALREADY_PENDING_STATUS, REQUESTED_STATUS, RESET_RESULT_MES
 from .tools import RESET_TOOL_NAMES
 from .window import WindowView
 
+EARLIER_NAMES = frozenset({"notes_edit"})
+"""Tools answered under an earlier name but offered to the model only under the newest."""
+
 
 @dataclass(slots=True, eq=False, repr=False)
 class RuntimeTools:
@@ -51,12 +54,13 @@ class RuntimeTools:
 
     def served(self) -> dict[str, Tool]:
         """Every registry tool the runtime offers the model: the reset tool only under the
-        running generation's name."""
+        running generation's name, the notes update tool only under its newest name
+        (``notes_edit``, the earlier one, is still answered by ``call``)."""
         offered = self.control.reset_tool
         return {
             name: tool
             for name, tool in all_tools().items()
-            if name not in RESET_TOOL_NAMES or name == offered
+            if (name not in RESET_TOOL_NAMES or name == offered) and name not in EARLIER_NAMES
         }
 
     def schemas(self) -> list[dict[str, JSONValue]]:
