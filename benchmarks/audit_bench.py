@@ -24,6 +24,8 @@ from typing import Any
 
 from results import row, write
 
+from pi_context.bindings.session.dialect import RESET_MARKER, split_type
+
 SIZES = (10_000, 100_000)
 SPEC = "reset-control@0.34"
 
@@ -38,11 +40,17 @@ def demo_session(home: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+def _kind(custom_type: object) -> str | None:
+    """The kind of one of the extension's entry names, in either dialect."""
+    found = split_type(custom_type)
+    return None if found is None else found[1]
+
+
 def tiled(entries: list[dict[str, Any]], size: int) -> list[dict[str, Any]]:
     """The demo session with its later windows repeated until it has ``size`` entries."""
     header, body = entries[0], entries[1:]
     sid8 = header["id"][:8]
-    markers = [i for i, e in enumerate(body) if e.get("customType") == "pi-context/reset-marker"]
+    markers = [i for i, e in enumerate(body) if _kind(e.get("customType")) == RESET_MARKER]
     start = markers[0] - 1  # from the first window's checkpoint on
     head, tile = body[:start], body[start:]
     out = [header, *head]

@@ -258,7 +258,8 @@ def report(entries: int, notes: int, calls: int, found: dict[str, Any]) -> list[
         rows.append(
             row(
                 f"{name} p99 at {entries:,} entries",
-                f"`{name}` p99 per call, MCP round trip ({len(values):,} calls; p50 {p50:.2f} ms)",
+                f"`{name}` p99 per call at {entries:,} entries, MCP round trip "
+                f"({len(values):,} calls; p50 {p50:.2f} ms)",
                 f"{p99:.2f} ms",
                 target=f"≤ {P99_TARGET_MS:g} ms",
                 met=met,
@@ -281,11 +282,13 @@ def report(entries: int, notes: int, calls: int, found: dict[str, Any]) -> list[
         print(f"  error: {error}")
     per_k = ", ".join(f"{rss / 1024:.0f}" for done, rss, _hwm in memory if done)
     rows.append(row(f"server RSS end / warm at {entries:,} entries",
-                    f"server RSS (MiB) at the end vs after {memory[warm_at][0]:,} calls; "
+                    f"server RSS at {entries:,} entries, the end vs after "
+                    f"{memory[warm_at][0]:,} calls (MiB); "
                     f"per {memory[1][0]:,} calls: {per_k}; peak {memory[-1][2] / 1024:.0f}",
                     f"{end / 1024:.0f} MiB", baseline=f"{warm / 1024:.0f} MiB",
                     ratio=f"{ratio:.2f}×", target=f"≤ {FLAT:.2f}×", met=ratio <= FLAT))  # fmt: skip
-    rows.append(row(f"error results at {entries:,} entries", "calls answered with an error",
+    rows.append(row(f"error results at {entries:,} entries",
+                    f"calls answered with an error at {entries:,} entries",
                     str(len(errors)), target="0", met=not errors))  # fmt: skip
     return rows
 

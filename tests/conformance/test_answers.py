@@ -4,6 +4,8 @@ through several processes at once: each must leave every verdict as it was."""
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -112,6 +114,50 @@ def test_answers_are_kept_and_used_only_while_whole_and_for_the_same_spec(
 
     Path(spec_copy.path).unlink()  # the entry does not outlive its spec file
     assert {e.state for e in cache.entries() if e.kind == "conformance"} == {"source gone"}
+
+
+def test_a_hostile_entry_is_worked_out_again_never_read_through(
+    spec_copy: Spec, tmp_path: Path
+) -> None:
+    """A FIFO (would block a reader), a link to another file, a header nested past any
+    parser's stack, a forged row id with its checksum made to match, an entry too large:
+    each is passed over, the answers worked out and kept anew."""
+    states, events = all_states(spec_copy), all_events(spec_copy)
+    first = answers(spec_copy, states, events)
+    entry = _kept(spec_copy)
+    whole = entry.read_bytes()
+    head_end = whole.index(b"\n", len(answers_module.FORMAT))
+    head = json.loads(whole[len(answers_module.FORMAT) : head_end])
+    body = whole[head_end + 1 :]
+    forged = dict(head, rows=["no.such-row", *head["rows"][1:]])
+    forged["body"] = answers_module._checksum(forged["rows"], body)
+    elsewhere = tmp_path / "elsewhere.bin"
+    elsewhere.write_bytes(whole)
+
+    def fifo() -> None:
+        os.mkfifo(entry)
+
+    def link() -> None:
+        entry.symlink_to(elsewhere)
+
+    def deep() -> None:
+        entry.write_bytes(answers_module.FORMAT + b"[" * 100_000 + b"\n" + body)
+
+    def forge() -> None:
+        text = json.dumps(forged).encode()
+        entry.write_bytes(answers_module.FORMAT + text + b"\n" + body)
+
+    def huge() -> None:
+        with open(entry, "wb") as file:
+            file.write(whole)
+            file.truncate(answers_module.MAX_ENTRY + 1)
+
+    for plant in (fifo, link, deep, forge, huge):
+        entry.unlink()
+        plant()
+        assert _same(answers(spec_copy, states, events), first), plant.__name__
+        assert entry.is_file() and not entry.is_symlink()
+        assert entry.read_bytes() == whole, plant.__name__  # kept anew, whole
 
 
 def test_a_cache_that_cannot_be_used_only_costs_the_work(
@@ -247,3 +293,26 @@ def test_a_deferred_handle_reads_as_the_handle(spec_copy: Spec) -> None:
         assert deferred.spec == (spec_copy.reducer_view() if view else spec_copy)
         with pytest.raises(AttributeError):
             _ = deferred.no_such_attribute
+
+
+def test_the_seeds_are_drawn_once_and_are_what_hypothesis_draws(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pi_context.checks.conformance import stateful
+
+    assert stateful._draw(40, None) == stateful._draw(40, None)  # derandomized: the same
+    assert stateful._draw(40, 7) == stateful._draw(40, 7) != stateful._draw(40, None)
+    monkeypatch.setattr(stateful, "_DRAWN", {})
+    calls: list[tuple[int, int | None]] = []
+    real = stateful._draw
+
+    def counted(examples: int, seed: int | None) -> list[int]:
+        calls.append((examples, seed))
+        return real(examples, seed)
+
+    monkeypatch.setattr(stateful, "_draw", counted)
+    first = stateful.draw_seeds(40, None)
+    first.append(1)  # a caller's copy: the kept seeds stay as drawn
+    assert stateful.draw_seeds(40, None) == real(40, None)
+    assert stateful.draw_seeds(40, 7) == real(40, 7)
+    assert calls == [(40, None), (40, 7)]

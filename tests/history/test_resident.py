@@ -79,3 +79,20 @@ def test_at_most_a_few_indexes_are_held(tmp_path: Path) -> None:
         harness.text("user", f"session {n}")
         assert json.loads(harness.call("history_windows").text)["windows"]
     assert len(resident._held) == resident.HELD_MAX
+
+
+def test_an_error_answer_keeps_what_was_loaded(tmp_path: Path) -> None:
+    """A call answered with an error (an unknown id, a bad argument) is an answer: the index
+    and what it loaded stay held, so a typo does not cost the next call a reload."""
+    harness = Harness(tmp_path)
+    for word in ("alpha", "beta"):
+        harness.text("user", word)
+    texts(harness)
+    texts(harness)
+    index = held(harness)
+    columns = dict(index._columns)
+    assert columns
+    result = harness.call("history_read", {"item_id": "no-such-item"})
+    assert result.is_error and "unknown item_id" in result.text
+    assert held(harness) is index and index.db is not None
+    assert all(index._columns[name] is column for name, column in columns.items())

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pi_context.support.heap import release_freed
 
+from .errors import HistoryError
 from .index import HistoryIndex, cache_dir_for
 
 HELD_MAX = 4
@@ -45,6 +46,8 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
             _held.popitem(last=False)[1].close()
         try:
             yield index
+        except HistoryError:
+            raise  # an answer (a bad argument, an unknown id): the index is as good as before
         except BaseException:
             _held.pop(key, None)
             index.close()

@@ -24,13 +24,24 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from .homes import NotesHomes
 from .records import HomeRead
 from .watch import Home, Watcher
 
-if TYPE_CHECKING:
-    from .store import NoteStore
+
+class FolderReader(Protocol):
+    """What a resident view needs of a note store (``store.NoteStore`` is one): its homes,
+    and a read of just some folders of a home by the store's own rules."""
+
+    @property
+    def homes(self) -> NotesHomes: ...
+
+    def read_folders(
+        self, scope: str, folders: set[str], bodies: bool, contains: Sequence[str] | None
+    ) -> tuple[set[str], HomeRead]: ...
+
 
 READS_MAX = 8
 HOMES_MAX = 16
@@ -97,7 +108,7 @@ def _chain(root: str, parts: Sequence[str]) -> tuple[tuple[int, int], ...] | Non
 
 
 def read(
-    store: NoteStore,
+    store: FolderReader,
     scope: str,
     bodies: bool,
     contains: Sequence[str] | None,

@@ -16,7 +16,8 @@ recorded against it and pruned once it is gone). An entry is used only when its 
 the digest of everything the answers depend on — the spec's own digest (``Spec.sha256``, the
 bytes it was loaded from), the events enumerated (a reducer-only view has fewer) and the
 source of the code that works them out (the spec package, the protocol's encoding, this
-module) — and its body matches the checksum in the header, and its shape fits the spec. Any
+module) — and what it holds matches the checksum in the header, and its shape fits the spec
+(as many cases, answers by rows the spec has). Any
 other entry is worked out again and replaced; a cache that cannot be used (refused, read-only)
 only costs the work.
 """
@@ -26,6 +27,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
+import stat
 import sys
 from array import array
 from dataclasses import dataclass
@@ -84,7 +87,7 @@ def answers(spec: Spec, states: list[Wire], events: list[Wire]) -> Answers:
     digest = _digest(spec, events)
     entry = _entry(spec)
     if entry is not None:
-        found = _read(entry, digest, len(states) * len(events))
+        found = _read(entry, digest, len(states) * len(events), {r.id for r in spec.rows})
         if found is not None:
             return found
     worked = work_out(spec, states, events)
@@ -136,12 +139,17 @@ def _entry(spec: Spec) -> Path | None:
         return None
 
 
-def _read(entry: Path, digest: str, cases: int) -> Answers | None:
+def _checksum(rows: object, body: bytes | memoryview) -> str:
+    """The digest a kept entry records of what it holds (its rows and its body)."""
+    h = hashlib.sha256(json.dumps(rows, ensure_ascii=True).encode("ascii"))
+    h.update(body)
+    return h.hexdigest()
+
+
+def _read(entry: Path, digest: str, cases: int, known_rows: set[str]) -> Answers | None:
     """The answers ``entry`` holds, if it holds them for ``digest`` and is whole."""
-    try:
-        with open(entry, "rb") as file:
-            data = file.read()
-    except OSError:
+    data = _read_regular(entry)
+    if data is None:
         return None
     try:
         if not data.startswith(FORMAT):
@@ -151,22 +159,47 @@ def _read(entry: Path, digest: str, cases: int) -> Answers | None:
         body = memoryview(data)[end + 1 :]
         if head["digest"] != digest or head["cases"] != cases:
             return None
-        if hashlib.sha256(body).hexdigest() != head["body"]:
-            return None
         rows = head["rows"]
+        if _checksum(rows, body) != head["body"]:
+            return None
         split = head["replies"]
         replies = bytes(body[:split]).split(b"\n")[:-1]
         index = array("I")
         index.frombytes(body[split:])
         if sys.byteorder != "little":
             index.byteswap()
-    except (ValueError, KeyError, TypeError, IndexError):
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError):
         return None
     if not isinstance(rows, list) or len(rows) != len(replies) or len(index) != cases:
         return None
+    if not all(isinstance(r, str) and r in known_rows for r in rows):
+        return None
     if index and max(index) >= len(replies):
         return None
-    return Answers(replies, [str(r) for r in rows], index)
+    return Answers(replies, list(rows), index)
+
+
+MAX_ENTRY = 64 << 20
+"""Bytes an entry may hold (the largest spec the abstraction allows needs about 15 MiB)."""
+
+
+def _read_regular(entry: Path) -> bytes | None:
+    """The bytes of ``entry`` if it is a regular file of at most ``MAX_ENTRY`` bytes (never
+    through a link, never blocking on a FIFO)."""
+    try:
+        fd = os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as file:
+            return file.read(MAX_ENTRY + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _write(entry: Path, spec: Spec, digest: str, found: Answers) -> None:
@@ -183,7 +216,7 @@ def _write(entry: Path, spec: Spec, digest: str, found: Answers) -> None:
         "cases": len(found.index),
         "rows": found.rows,
         "replies": len(replies),
-        "body": hashlib.sha256(body).hexdigest(),
+        "body": _checksum(found.rows, body),
     }
     text = json.dumps(head, ensure_ascii=True, separators=(",", ":")).encode("ascii")
     with contextlib.suppress(OSError, ValueError):

@@ -26,6 +26,7 @@ from pi_context.checks.conformance.protocol import (
     error_reply,
     parse_request,
 )
+from pi_context.spec import load, spec_path
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import NotGenerated, ResetControl, spec_ids
 from pi_context.statemachine.reset_control import reset_control as committed_handle
@@ -40,6 +41,8 @@ class Server:
         """Serve ``specs``: loaded specs (their generated code found, or generated for this
         process), or handles of committed generated code (``committed``)."""
         self._served: dict[str, ResetControl] = {}
+        self._carrying: dict[str, frozenset[str]] = {}  # spec id -> the rows that carry
+        self._specs = {spec.id: spec for spec in specs if isinstance(spec, Spec)}
         for spec in specs:
             if spec.id in self._served:
                 where = f" ({spec.path})" if isinstance(spec, Spec) else ""
@@ -98,8 +101,7 @@ class Server:
         consulted: list[str] = []
         try:
             next_state, effect, row = gen.wire.step_wire(request.state, request.event, consulted)
-            carried_wire = getattr(gen.wire, "carried_wire", None)
-            carried = carried_wire(request.state, row) if carried_wire is not None else {}
+            carried = self._carried(gen, request.state, row)
         except WireError as err:
             return error_reply(f"{request.spec}: {err}")
         except Exception as err:  # a defect in generated code must not stop the server
@@ -112,6 +114,22 @@ class Server:
             "consulted": consulted,
             **carried,
         }
+
+    def _carried(self, gen: ResetControl, state: Any, row: str) -> dict[str, Any]:
+        """What the effect of ``row`` carries in ``state`` (the follow-up prompt), asked of
+        the generated code only for the rows of the spec that carry something (asking
+        parses the state again)."""
+        carried_wire = getattr(gen.wire, "carried_wire", None)
+        if carried_wire is None:
+            return {}
+        rows = self._carrying.get(gen.id)
+        if rows is None:
+            spec = self._specs.get(gen.id) or load(spec_path(gen.id), analyse=False)
+            rows = self._carrying[gen.id] = frozenset(r.id for r in spec.rows if r.carry)
+        if row not in rows:
+            return {}
+        found: dict[str, Any] = carried_wire(state, row)
+        return found
 
     def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
         """Answer requests until end of input.

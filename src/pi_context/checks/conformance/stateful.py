@@ -133,7 +133,20 @@ def run_random_traces(
 
 
 def draw_seeds(examples: int, seed: int | None) -> list[int]:
-    """One seed per trace, drawn by hypothesis (derandomized unless ``seed`` is given)."""
+    """One seed per trace, drawn by hypothesis (derandomized unless ``seed`` is given).
+
+    What hypothesis draws depends only on ``examples`` and ``seed`` (derandomized, on the
+    drawing test's own source), so every spec of a run gets the same seeds (each expands
+    them into traces of its own events): they are drawn once per process and setting, not
+    once per spec (a hypothesis run costs tens of milliseconds)."""
+    with _HYPOTHESIS:
+        found = _DRAWN.get((examples, seed))
+        if found is None:
+            found = _DRAWN[(examples, seed)] = _draw(examples, seed)
+    return list(found)
+
+
+def _draw(examples: int, seed: int | None) -> list[int]:
     seeds: list[int] = []
 
     @given(st.integers(0, 2**64 - 1))
@@ -153,13 +166,13 @@ def draw_seeds(examples: int, seed: int | None) -> list[int]:
     test = config(one_trace)
     if seed is not None:
         test = hypothesis_seed(seed)(test)
-    with _HYPOTHESIS:
-        test()
+    test()
     return seeds
 
 
 _HYPOTHESIS = threading.Lock()
 """One hypothesis run at a time: specs checked at once (``run_lanes``) draw in turn."""
+_DRAWN: dict[tuple[int, int | None], list[int]] = {}
 
 
 def random_swarm(names: list[str], rng: random.Random) -> list[str]:
