@@ -229,7 +229,7 @@ class RuntimeConformance(HostSteps):
     @rule()
     def wipe_command(self) -> None:
         """The user's /wipe-memory: its spec event, then the declared host action."""
-        from pi_context.bindings.runtime.protocol import WARNING_TYPE
+        from pi_context.bindings.session.dialect import MANUAL_WIPE, custom_type
 
         rt = self.rt
         before = self._mark()
@@ -263,7 +263,8 @@ class RuntimeConformance(HostSteps):
             check(rt.resets[-1].cause == expected.cause, "/wipe-memory's cause is not the spec's")
         elif meaning.acknowledges:
             kinds = [e.get("customType") for e in written]
-            check(kinds == [WARNING_TYPE] and command.start_turn, f"/wipe-memory wrote {kinds}")
+            prompt = custom_type(MANUAL_WIPE, rt.config.dialect)  # the extension's kind for it
+            check(kinds == [prompt] and command.start_turn, f"/wipe-memory wrote {kinds}")
 
     @rule(
         change=st.sampled_from(
