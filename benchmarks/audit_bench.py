@@ -5,23 +5,24 @@ model) writes a session of 8 windows; its windows after the first are tiled, eac
 fresh entry ids and a fresh window id, into sessions of 10,000 and 100,000 entries (every
 copy is a run the spec allows, so the search works through the whole file). Each size is
 audited in a fresh process (reading the file and searching), interleaved, best of
-``--rounds``; the script prints both times and their ratio (10 for linear) and writes
-``docs/benchmarks/audit.md``.
+``--rounds``; the script prints both times and their ratio (10 for linear) and records them in
+``benchmarks/results/audit_bench.json`` (the table of ``docs/benchmarks/audit.md`` is
+generated from it).
 
-    python benchmarks/audit_bench.py [--rounds 3] [--out docs/benchmarks/audit.md]
+    python benchmarks/audit_bench.py [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from results import row, write
 
 SIZES = (10_000, 100_000)
 SPEC = "reset-control@0.34"
@@ -103,7 +104,6 @@ def audit_seconds(path: Path) -> tuple[float, str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=Path("docs/benchmarks/audit.md"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pi-context-audit-bench-") as tmp:
         root = Path(tmp)
@@ -123,30 +123,31 @@ def main() -> None:
                 seen[size] = observations
     small, large = SIZES
     ratio = best[large] / best[small]
-    rows = [f"| {size:,} | {seen[size]} | {best[size]:.2f} s |" for size in SIZES]
-    text = "\n".join(
-        [
-            "# `pi-context audit`: time against session length",
-            "",
-            "> Written by `python benchmarks/audit_bench.py`; do not edit.",
-            "",
-            f"Sessions tiled from the demo's ({SPEC}), audited against {SPEC} in a fresh",
-            f"process each (read, observe, search), best of {args.rounds}, sizes interleaved.",
-            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-            f"{platform.python_version()}; the machine was shared with other jobs (loaded), so",
-            "the absolute times are noisy; the ratio is the claim.",
-            "",
-            "| entries | observations | time |",
-            "| --- | --- | --- |",
-            *rows,
-            "",
-            f"Ratio {large:,} / {small:,} entries: **{ratio:.1f}×** (10× is linear).",
-            "",
-        ]
+    print("| entries | observations | time |")
+    print("| --- | --- | --- |")
+    for size in SIZES:
+        print(f"| {size:,} | {seen[size]} | {best[size]:.2f} s |")
+    print(f"ratio {large:,} / {small:,} entries: {ratio:.1f}x ({large // small}x is linear)")
+    rows = [
+        row(
+            f"entries-{size}",
+            f"`pi-context audit` of a {size:,}-entry session against {SPEC}, fresh process",
+            f"{best[size]:.2f} s ({seen[size]} observations)",
+        )
+        for size in SIZES
+    ]
+    rows.append(
+        row(
+            "linear",
+            f"`pi-context audit` time at {large:,} entries against {small:,}",
+            f"{ratio:.1f}×",
+            baseline=f"{small:,} entries: {best[small]:.2f} s",
+            ratio=f"{ratio:.1f}×",
+            target=f"≤ {large // small}× (linear)",
+            met=ratio <= large / small,
+        )
     )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text, encoding="utf-8")
-    print(text)
+    write(__file__, rows, note=f"best of {args.rounds}, sizes interleaved, fresh processes")
 
 
 if __name__ == "__main__":

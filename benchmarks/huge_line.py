@@ -22,7 +22,10 @@ import sys
 import tempfile
 from pathlib import Path
 
+from results import row, write
+
 MB = 1 << 20
+KEYS = ("cold-list", "warm-search-in", "warm-search-after")
 CALL = (
     "import json, resource, sys, time\n"
     "from pathlib import Path\n"
@@ -101,6 +104,7 @@ def main() -> int:
     folder.mkdir(parents=True, exist_ok=True)
     baseline = call_baseline()
     print(f"interpreter and tools imported, no session: peak {baseline / MB:.0f} MB")
+    rows: list[dict[str, object]] = []
     print("| line | call | seconds | peak RSS | peak / line |")
     print("| ---: | --- | ---: | ---: | ---: |")
     try:
@@ -114,18 +118,28 @@ def main() -> int:
                 ("history_search 'needle' (warm)", "history_search", {"query": "needle"}),
                 ("history_search 'zebrafish' (warm)", "history_search", {"query": "zebrafish"}),
             ]
-            for label, name, arguments in calls:
+            for (label, name, arguments), key in zip(calls, KEYS, strict=True):
                 got = call(session, cache, name, arguments)
                 assert not got["error"], (label, got)
                 print(
                     f"| {size_mb} MB | {label} | {got['seconds']:.2f} | {got['peak'] / MB:.0f} MB"
                     f" | {got['peak'] / (size_mb * MB):.2f} |"
                 )
+                rows.append(
+                    row(
+                        f"{key}-{size_mb}",
+                        f"{label}, one {size_mb} MB line, fresh process: peak RSS",
+                        f"{got['peak'] / MB:.0f} MB ({got['peak'] / (size_mb * MB):.2f}× the "
+                        f"line), {got['seconds']:.2f} s",
+                        baseline=f"the tools imported, nothing read: {baseline / MB:.0f} MB",
+                    )
+                )
             if args.keep is None:
                 session.unlink()
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
+    write(__file__, rows, note="each call in a fresh process with a private cache directory")
     return 0
 
 

@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from results import row, write
+
 TARGET_RATIO = 1.10
 
 
@@ -202,6 +204,30 @@ def main() -> int:
         f"in-process, {args.calls} calls: {leaked} of {args.calls} cycles dropped during a call "
         f"never collected (target 0: {'yes' if leaked == 0 else 'NO'}); {frozen} objects in "
         "the permanent generation"
+    )
+    write(
+        __file__,
+        [
+            row(
+                "rss",
+                f"`pi-context mcp` resident size after {end_n:,} tool calls (MCP SDK client, "
+                f"{args.entries:,}-entry session)",
+                f"{end / 1024:.1f} MiB ({per_thousand:+.2f} MiB per 1,000 calls)",
+                baseline=f"its own size after {args.warmup:,} calls: {base / 1024:.1f} MiB",
+                ratio=f"{ratio:.2f}×",
+                target=f"≤ {TARGET_RATIO:.2f}×",
+                met=ratio <= TARGET_RATIO,
+            ),
+            row(
+                "cycles",
+                f"reference cycles a host drops during a tool call that are never freed "
+                f"({args.calls:,} calls in-process)",
+                f"{leaked:,} of {args.calls:,} ({frozen:,} objects frozen)",
+                target="0",
+                met=leaked == 0,
+            ),
+        ],
+        note=f"{args.calls:,} calls, sampled every {args.every:,}",
     )
     return 0 if ratio <= TARGET_RATIO and leaked == 0 else 1
 

@@ -13,13 +13,17 @@ notes, so the data does not grow), one at a time. Reported:
 * per tool, the p99 against its 10 ms target, and (with two sizes, by default 100k and 400k
   entries) each tool's p50 at the larger size against the smaller (target: within 1.5x: a
   call costs what it returns, not what the session holds);
-* the server's resident memory (``VmRSS``) after the handshake (start), after the first 10% of
-  the calls (warm: the history index opened, the notes caches filled), every 10% after, and at
-  the end, with its peak (``VmHWM``). Target: end within 1.10x of warm (flat); errors: none.
+* the server's resident memory (``VmRSS``) after the handshake (start), and every 1,000 calls
+  (every ``--calls``/10 in a shorter run), with its peak (``VmHWM``); warm is the figure after
+  the first 1,000 calls (the history index opened, the notes view filled). Target: end within
+  1.10x of warm (flat); errors: none.
 
-Results go to ``benchmarks/results/mcp_soak.json``.
+Results go to ``benchmarks/results/mcp_soak.json`` (through ``results.py``); the README and
+docs tables are made from it (``python benchmarks/tables.py``). ``--quick`` is a short run
+for CI and tests (20k entries, 1k notes, 600 calls; its figures are not the targets').
 
     python benchmarks/mcp_soak.py [--entries N [N ...]] [--notes N] [--calls N] [--keep DIR]
+    python benchmarks/mcp_soak.py --quick --out DIR
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from history_tools import build as build_session
 from mcp.client.session import ClientSession
 from mcp.shared.message import SessionMessage
 from notes_store import NEEDLE, populate
+from results import row, write
 
 from pi_context.bindings.tools import ToolContext
 
@@ -182,7 +187,7 @@ async def soak(argv: list[str], calls: list[tuple[str, dict[str, Any]]]) -> dict
                 path = f"soak/scratch-{k:02d}.md"
                 await client.call_tool("notes_write", {"path": path, "content": "state=a\n"})
                 state[path] = "a"
-            step = max(1, len(calls) // 10)
+            step = min(1000, max(1, len(calls) // 10))
             for n, (name, args) in enumerate(calls, 1):
                 if name == "history_read":
                     args = {**args, "item_id": items[n % len(items)]}
@@ -250,54 +255,39 @@ def report(entries: int, notes: int, calls: int, found: dict[str, Any]) -> list[
         met = p99 <= P99_TARGET_MS
         print(f"| `{name}` | {len(values):,} | {p50:.1f} ms | {p99:.1f} ms | "
               f"{'met' if met else 'MISSED'} |")  # fmt: skip
-        measures = "p99 per call (ms), MCP round trip"
-        target = f"<= {P99_TARGET_MS:g} ms"
         rows.append(
-            result_row(f"{name} p99 at {entries:,} entries", measures, p99, None, target, met)
+            row(
+                f"{name} p99 at {entries:,} entries",
+                f"`{name}` p99 per call, MCP round trip ({len(values):,} calls; p50 {p50:.2f} ms)",
+                f"{p99:.2f} ms",
+                target=f"≤ {P99_TARGET_MS:g} ms",
+                met=met,
+            )
         )
-    start, warm, end = memory[0][1], memory[1][1], memory[-1][1]
+    warm_at = next((i for i, m in enumerate(memory) if m[0] >= 1000), 1)
+    start, warm, end = memory[0][1], memory[warm_at][1], memory[-1][1]
     print("\n| server RSS | MiB |")
     print("| --- | ---: |")
     for done, rss, _hwm in memory:
         label = "start (after the handshake)" if done == 0 else f"after {done:,} calls"
         print(f"| {label} | {rss / 1024:.0f} |")
     print(f"| peak (VmHWM) | {memory[-1][2] / 1024:.0f} |")
-    per_1000 = (end - warm) / 1024 / max(1, (memory[-1][0] - memory[1][0]) / 1000)
+    per_1000 = (end - warm) / 1024 / max(1, (memory[-1][0] - memory[warm_at][0]) / 1000)
     ratio = end / warm
     print(f"\nend / warm RSS: {ratio:.2f}x (target <= {FLAT:.2f}x); end / start "
           f"{end / start:.2f}x; {per_1000:+.1f} MiB per 1,000 calls after warm-up; "
           f"{len(errors)} error results")  # fmt: skip
     for error in errors[:5]:
         print(f"  error: {error}")
-    rows.append(result_row(f"server RSS end / warm at {entries:,} entries", "RSS (MiB)",
-                           end / 1024, warm / 1024, f"<= {FLAT:.2f}x", ratio <= FLAT))  # fmt: skip
-    rows.append(result_row(f"error results at {entries:,} entries", "calls answered with an "
-                           "error", len(errors), None, "0", not errors))  # fmt: skip
+    per_k = ", ".join(f"{rss / 1024:.0f}" for done, rss, _hwm in memory if done)
+    rows.append(row(f"server RSS end / warm at {entries:,} entries",
+                    f"server RSS (MiB) at the end vs after {memory[warm_at][0]:,} calls; "
+                    f"per {memory[1][0]:,} calls: {per_k}; peak {memory[-1][2] / 1024:.0f}",
+                    f"{end / 1024:.0f} MiB", baseline=f"{warm / 1024:.0f} MiB",
+                    ratio=f"{ratio:.2f}×", target=f"≤ {FLAT:.2f}×", met=ratio <= FLAT))  # fmt: skip
+    rows.append(row(f"error results at {entries:,} entries", "calls answered with an error",
+                    str(len(errors)), target="0", met=not errors))  # fmt: skip
     return rows
-
-
-def result_row(
-    row_id: str, measures: str, ours: float, baseline: float | None, target: str, met: bool
-) -> dict[str, Any]:
-    ratio = None if baseline in (None, 0) else round(ours / baseline, 3)  # type: ignore[operator]
-    return {"id": row_id, "measures": measures, "ours": round(ours, 3),
-            "baseline": None if baseline is None else round(baseline, 3), "ratio": ratio,
-            "target": target, "met": bool(met)}  # fmt: skip
-
-
-def write_results(script: str, rows: list[dict[str, Any]], note: str) -> Path:
-    """``benchmarks/results/<script>.json``: the shape the README table is made from."""
-    import datetime
-    import platform
-
-    folder = Path(__file__).resolve().parent / "results"
-    folder.mkdir(exist_ok=True)
-    path = folder / f"{script}.json"
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, {platform.system()}; {note}"
-    payload = {"script": script, "date": datetime.date.today().isoformat(),
-               "machine": machine, "rows": rows}  # fmt: skip
-    path.write_text(json.dumps(payload, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return path
 
 
 def main() -> int:
@@ -307,7 +297,11 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=10_000)
     parser.add_argument("--keep", type=Path, help="build (and reuse) the data under DIR")
     parser.add_argument("--note", default="", help="a word on the machine (loaded, quiet)")
+    parser.add_argument("--quick", action="store_true", help="a short run (CI, tests)")
+    parser.add_argument("--out", type=Path, help="write the result file under DIR instead")
     args = parser.parse_args()
+    if args.quick:
+        args.entries, args.notes, args.calls = [20_000], 1_000, 600
     rows: list[dict[str, Any]] = []
     p50s: dict[int, dict[str, float]] = {}
     for entries in args.entries:
@@ -322,13 +316,15 @@ def main() -> int:
             ours, base = p50s[large][name], p50s[small][name]
             met = ours <= P50_GROWTH * base
             print(f"| `{name}` | {base:.2f} ms | {ours:.2f} ms | {ours / base:.2f}x |")
-            rows.append(result_row(f"{name} p50 growth {small:,} -> {large:,} entries",
-                                   f"p50 per call (ms) at {large:,} vs {small:,} entries",
-                                   ours, base, f"<= {P50_GROWTH}x", met))  # fmt: skip
+            rows.append(row(f"{name} p50 growth {small:,} -> {large:,} entries",
+                            f"`{name}` p50 per call at {large:,} vs {small:,} entries",
+                            f"{ours:.2f} ms", baseline=f"{base:.2f} ms",
+                            ratio=f"{ours / base:.2f}×", target=f"≤ {P50_GROWTH}×",
+                            met=met))  # fmt: skip
     note = f"{args.calls:,} calls per size, {args.notes:,} notes" + (
         f"; {args.note}" if args.note else ""
     )
-    print(f"\nwrote {write_results('mcp_soak', rows, note)}")
+    write(__file__, rows, note=note, folder=args.out)
     return 0 if all(row["met"] for row in rows) else 1
 
 

@@ -121,18 +121,39 @@ function deepFreeze(value) {
   return value;
 }
 
-// The facts as getters that record each name the first time it is read.
+// The facts as getters that record each name the first time it is read: the view's own
+// enumerable properties, as a plain facts object has them. The getters read the view's facts
+// and its list of reads through ``this``, so one set of property descriptors per set of fact
+// names serves every step (making closures anew for every step costs more than the step).
+const DESCRIPTORS = new Map();
+const READS = new WeakMap();
+const FACTS = new WeakMap();
+
+function descriptors(names) {
+  const key = JSON.stringify(names);
+  let found = DESCRIPTORS.get(key);
+  if (found === undefined) {
+    found = Object.create(null); // a fact named "__proto__" is a property like any other
+    for (const name of names) {
+      found[name] = {
+        enumerable: true,
+        get() {
+          const consulted = READS.get(this);
+          if (!consulted.includes(name)) consulted.push(name);
+          return FACTS.get(this)[name];
+        },
+      };
+    }
+    DESCRIPTORS.set(key, found);
+  }
+  return found;
+}
+
 function watched(facts, consulted) {
   const view = {};
-  for (const name of Object.keys(facts)) {
-    Object.defineProperty(view, name, {
-      enumerable: true,
-      get() {
-        if (!consulted.includes(name)) consulted.push(name);
-        return facts[name];
-      },
-    });
-  }
+  READS.set(view, consulted);
+  FACTS.set(view, facts);
+  Object.defineProperties(view, descriptors(Object.keys(facts)));
   return Object.freeze(view);
 }
 
@@ -175,7 +196,10 @@ function answer(line) {
     : event;
   try {
     const result = served.reduce(state, input);
-    return { ok: true, state: result.state, effect: result.effect, consulted };
+    const reply = { ok: true, state: result.state, effect: result.effect, consulted };
+    // a follow-up prompt the effect carries (6bcd8b5 on) joins the reply, as in the result
+    if (result.prompt !== undefined) reply.prompt = result.prompt;
+    return reply;
   } catch (err) {
     return fail(`${request.spec}: ${err instanceof Error ? err.message : String(err)}`);
   }
@@ -220,7 +244,7 @@ process.stdin.on("data", (chunk) => {
       }
     }
     if (end === -1) break;
-    out.push(reply(skipping ? null : Buffer.concat(pending)));
+    out.push(reply(skipping ? null : pending.length === 1 ? pending[0] : Buffer.concat(pending)));
     pending = [];
     pendingSize = 0;
     skipping = false;

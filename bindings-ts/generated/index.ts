@@ -12,8 +12,9 @@ import * as resetControl0_27 from "./reset-control-0.27.js";
 import * as resetControl0_33 from "./reset-control-0.33.js";
 import * as resetControl0_34 from "./reset-control-0.34.js";
 import * as resetControla508f68 from "./reset-control-a508f68.js";
+import * as resetControl6bcd8b5 from "./reset-control-6bcd8b5.js";
 
-export { handoff0_6_auto, handoff0_6, resetControl0_25, resetControl0_26_proposal, resetControl0_26, resetControl0_27, resetControl0_33, resetControl0_34, resetControla508f68 };
+export { handoff0_6_auto, handoff0_6, resetControl0_25, resetControl0_26_proposal, resetControl0_26, resetControl0_27, resetControl0_33, resetControl0_34, resetControla508f68, resetControl6bcd8b5 };
 
 /** Every spec this package serves, each importable as a subpath of its own. */
 export const SPEC_IDS = [
@@ -26,6 +27,7 @@ export const SPEC_IDS = [
   "reset-control@0.33", // pi-context-reset-control/reset-control@0.33
   "reset-control@0.34", // pi-context-reset-control/reset-control@0.34
   "reset-control@a508f68", // pi-context-reset-control/reset-control@a508f68
+  "reset-control@6bcd8b5", // pi-context-reset-control/reset-control@6bcd8b5
 ] as const;
 
 /** A step's outcome, typed loosely: the adapter passes JSON it has not checked. */
@@ -75,5 +77,9 @@ export const SPECS: Readonly<Record<string, ServedSpec>> = {
   "reset-control@a508f68": {
     initial: resetControla508f68.initialResetControl,
     reduce: resetControla508f68.reduceResetControl,
+  },
+  "reset-control@6bcd8b5": {
+    initial: resetControl6bcd8b5.initialResetControl,
+    reduce: resetControl6bcd8b5.reduceResetControl,
   },
 };

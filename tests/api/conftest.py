@@ -15,8 +15,11 @@ def python_blocks(doc: Path) -> list[str]:
     return re.findall(r"^```python\n(.*?)^```$", doc.read_text(encoding="utf-8"), re.S | re.M)
 
 
-def run_mypy(script: Path, cache: Path) -> subprocess.CompletedProcess[str]:
-    """``mypy --strict`` on one host script, as the host would run it (installed package)."""
+def run_mypy(
+    script: Path, cache: Path, *more: Path, options: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` on one host script (and ``more`` files), as the host would run it
+    (installed package); ``options`` go to mypy before the files."""
     config = cache.parent / "mypy.ini"
     config.write_text("[mypy]\n")
     return subprocess.run(
@@ -30,10 +33,12 @@ def run_mypy(script: Path, cache: Path) -> subprocess.CompletedProcess[str]:
             str(cache),
             "--config-file",
             str(config),
+            *options,
             str(script),
+            *(str(path) for path in more),
         ],
         capture_output=True,
         text=True,
         cwd=script.parent,
-        timeout=300,
+        timeout=600,
     )

@@ -109,7 +109,7 @@ def test_reset_control_reducer_and_machine_agree_on_every_case(spec_id: str) -> 
 
 
 def test_reset_control_default_and_ids() -> None:
-    assert pi_context.reset_control().id == "reset-control@a508f68"
+    assert pi_context.reset_control().id == "reset-control@6bcd8b5"
     assert pi_context.spec_ids() == [
         "reset-control@0.25",
         "reset-control@0.26-proposal",
@@ -118,6 +118,7 @@ def test_reset_control_default_and_ids() -> None:
         "reset-control@0.33",
         "reset-control@0.34",
         "reset-control@a508f68",
+        "reset-control@6bcd8b5",
     ]
 
 
@@ -253,5 +254,6 @@ def test_run_conformance_checks_an_implementation_from_a_host(tmp_path: Path) ->
         "True [('handoff@0.6-auto', 40710), ('handoff@0.6', 399), ('reset-control@0.25', 1192), "
         "('reset-control@0.26-proposal', 9212), ('reset-control@0.26', 9212), "
         "('reset-control@0.27', 14476), ('reset-control@0.33', 11844), "
-        "('reset-control@0.34', 15180), ('reset-control@a508f68', 15180)]"
+        "('reset-control@0.34', 15180), ('reset-control@a508f68', 15180), "
+        "('reset-control@6bcd8b5', 20940)]"
     )

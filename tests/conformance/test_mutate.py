@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -137,7 +138,7 @@ def test_scenarios_kill_a_mutant_they_pin(spec26: Spec) -> None:
 
 
 @pytest.mark.parametrize(
-    "version", ["0.25", "0.26", "0.26-proposal", "0.27", "0.33", "0.34", "a508f68"]
+    "version", ["0.25", "0.26", "0.26-proposal", "0.27", "0.33", "0.34", "a508f68", "6bcd8b5"]
 )
 def test_the_committed_report_is_current(version: str) -> None:
     from pi_context.checks.mutate import mutation_report
@@ -154,16 +155,21 @@ def test_the_committed_report_is_current(version: str) -> None:
         assert report.rate >= 0.95
 
 
+def _mutate(spec: str, rate: str) -> subprocess.CompletedProcess[str]:
+    """``pi-context mutate --spec SPEC --quiet --min-rate RATE`` in a fresh process."""
+    argv = ["mutate", "--spec", spec, "--quiet", "--min-rate", rate]
+    return subprocess.run(
+        [sys.executable, "-m", "pi_context", *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
 def test_the_mutate_command() -> None:
     def mutate(rate: str) -> subprocess.CompletedProcess[str]:
-        argv = ["mutate", "--spec", "reset-control@0.25", "--quiet", "--min-rate", rate]
-        return subprocess.run(
-            [sys.executable, "-m", "pi_context", *argv],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
+        return _mutate("reset-control@0.25", rate)
 
     # a rate no kill rate can reach is a usage error (the CLI rule: exit 2, the option named)
     impossible = mutate("1.01")
@@ -173,3 +179,65 @@ def test_the_mutate_command() -> None:
     done = mutate("1")
     assert done.returncode == 0, done.stderr
     assert re.search(r"reset-control@0\.25: \d+ mutants, \d+ equivalent, \d+ killed", done.stdout)
+
+
+UNPINNED = """\
+spec: tiny
+version: "1"
+title: A request and a clear, with nothing that pins the table
+axes:
+  request:
+    kind: enum
+    values: [none, explicit]
+    why: Whether a request waits.
+initial: {request: none}
+events:
+  request:
+    why: A request arrived.
+  clear:
+    why: The request was answered.
+effects:
+  none:
+    host: none
+    meaning: Nothing to do.
+  requested:
+    host: acknowledge
+    meaning: The request was recorded.
+rows:
+  - id: request.record
+    on: request
+    when: request == 'none'
+    next: {request: explicit}
+    effect: requested
+    why: The first request is recorded.
+  - id: request.again
+    on: request
+    when: request == 'explicit'
+    effect: none
+    why: A second request changes nothing.
+  - id: clear.any
+    on: clear
+    when: 'true'
+    next: {request: none}
+    effect: none
+    why: Clearing drops the request.
+"""
+
+
+def test_the_mutate_command_fails_below_the_required_rate(tmp_path: Path) -> None:
+    """A table nothing but itself pins (no invariants, scenarios or reachability
+    expectation) keeps surviving mutants: below ``--min-rate`` the command says by how much
+    on stderr and exits 1; a rate it reaches passes on the same report."""
+    spec = tmp_path / "tiny@1.yaml"
+    spec.write_text(UNPINNED, encoding="utf-8")
+
+    below = _mutate(str(spec), "1")
+    found = re.search(r"(\d+) survived; kill rate (\d+\.\d)%", below.stdout)
+    assert found is not None, below.stdout + below.stderr
+    survived, rate = int(found.group(1)), found.group(2)
+    assert survived > 0 and float(rate) < 100
+    assert below.returncode == 1, below.stderr
+    assert f"kill rate {rate}% is below the required 100.0%" in below.stderr
+    reached = _mutate(str(spec), str(float(rate) / 100 - 0.001))
+    assert reached.returncode == 0, reached.stderr
+    assert "below the required" not in reached.stderr

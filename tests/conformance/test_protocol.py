@@ -119,8 +119,8 @@ def test_bad_step_replies_are_named(line: bytes, message: str) -> None:
 
 
 def test_spliced_step_lines_are_the_bytes_encode_writes() -> None:
+    from pi_context.checks.conformance.cases import exhaustive_cases, step_lines
     from pi_context.checks.conformance.protocol import encode, step_request
-    from pi_context.checks.conformance.runner import exhaustive_cases, step_lines
     from pi_context.spec.abstraction import all_events, all_states
     from pi_context.statemachine.reset_control import committed_specs
 

@@ -23,6 +23,7 @@ PAIRS = [
     ("reset-control@0.27", "reset-control@0.33"),
     ("reset-control@0.33", "reset-control@0.34"),
     ("reset-control@0.34", "reset-control@a508f68"),
+    ("reset-control@a508f68", "reset-control@6bcd8b5"),
 ]
 
 

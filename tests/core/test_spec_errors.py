@@ -285,3 +285,53 @@ def test_differing_enum_fields_read_as_their_union() -> None:
     assert axis is not None and not isinstance(axis, str)
     field = axis.field_type("source")  # type: ignore[union-attr]
     assert field is not None and getattr(field, "values", None) == ("manual", "automatic", "tool")
+
+
+# --- a fact's host fact (``host:``) -------------------------------------------------------------
+
+
+def test_a_fact_names_the_host_fact_it_reads(tmp_path: Path) -> None:
+    path = broken(
+        tmp_path,
+        "      enabled: {type: bool, why: pi-context is switched on.}\n",
+        "      enabled: {type: bool, host: switched_on, why: pi-context is switched on.}\n",
+    )
+    turn_end = load(path).event("turn_end")
+    assert turn_end is not None
+    hosts = {f.name: f.host_fact for f in turn_end.facts}
+    assert hosts["enabled"] == "switched_on"
+    assert hosts["automaticResetEnabled"] == "automatic_reset_enabled"  # no host: snake case
+
+
+def test_only_facts_name_a_host_fact(tmp_path: Path) -> None:
+    path = broken(
+        tmp_path,
+        "windowId: {type: window, why: The window the model is in.}",
+        "windowId: {type: window, host: window_id, why: The window the model is in.}",
+    )
+    (message,) = diagnostics(path)
+    line = line_of(path.read_text(), "host: window_id")
+    assert message.startswith(f"{path}:{line}:")
+    assert "tool_request.windowId: only facts name a host fact" in message
+
+
+def test_a_host_fact_is_a_snake_case_identifier(tmp_path: Path) -> None:
+    path = broken(
+        tmp_path,
+        "      enabled: {type: bool, why: pi-context is switched on.}\n",
+        "      enabled: {type: bool, host: switchedOn, why: pi-context is switched on.}\n",
+    )
+    (message,) = diagnostics(path)
+    assert "turn_end.enabled: host fact 'switchedOn' is not a snake-case identifier" in message
+
+
+def test_two_facts_of_one_event_never_read_one_host_fact(tmp_path: Path) -> None:
+    path = broken(
+        tmp_path,
+        "      enabled: {type: bool, why: pi-context is switched on.}\n",
+        "      enabled: {type: bool, host: failed, why: pi-context is switched on.}\n",
+    )
+    (message,) = diagnostics(path)
+    assert "event turn_end: facts 'failed' and 'enabled' both read the host fact 'failed'" in (
+        message
+    )

@@ -23,6 +23,7 @@ def test_exhaustive_agreement(gens: dict[str, ResetControl]) -> None:
         "reset-control@0.33": 11844,
         "reset-control@0.34": 15180,
         "reset-control@a508f68": 15180,
+        "reset-control@6bcd8b5": 20940,
         "handoff@0.6": 399,
         "handoff@0.6-auto": 40710,
     }

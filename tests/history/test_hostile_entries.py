@@ -223,3 +223,21 @@ def test_the_header_with_every_wrong_type(isolated: Path) -> None:
     for place in paths(TEMPLATE[0]):
         for value in WRONG:
             check(isolated, 0, place, value)
+
+
+def nested(depth: int) -> Any:
+    value: Any = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("line_depth", [511, 512, 513, 600, 990])
+def test_a_line_nested_past_the_limit_is_skipped_on_both_paths(
+    isolated: Path, line_depth: int
+) -> None:
+    """The loader refuses a line nested deeper than ``jsonlimits.MAX_DEPTH`` (512) although
+    the fast decoders would take it up to ~1,000 levels: the index build checks the depth
+    before its typed decoder, so it skips the same lines (the user message's content sits
+    two levels down: entry, message)."""
+    check(isolated, 1, ("message", "content"), nested(line_depth - 2))

@@ -103,7 +103,12 @@ def battery(path: Path, leaf: str | None = None) -> list[Call]:
     for item in items[:12]:
         text = item["truncated_content"]
         if text:
-            calls.append(("history_search", {"query": text[: max(1, len(text) // 3)]}))
+            query = text[: max(1, len(text) // 3)]
+            # Newest-first pages with a limit, asked first: the scan that stops early.
+            calls.append(("history_search", {"query": query, "limit": 1}))
+            calls.append(("history_search", {"query": query, "limit": 2, "role": "user"}))
+            calls.append(("history_search", {"query": query[:1], "limit": 1, "cursor": 2}))
+            calls.append(("history_search", {"query": query}))
             calls.append(("history_search", {"query": [text[-2:], "e"], "recent_first": False}))
         calls.append(("history_read", {"item_id": item["item_id"]}))
         calls.append(("history_read", {"item_id": item["item_id"], "offset_chars": -3}))
@@ -638,3 +643,31 @@ def test_the_root_follows_the_sessions_own_window_naming_as_it_is_appended(
     assert windows() == [f"pcw:{sid[:8]}:root", f"pcw:{sid[:8]}:0badcafe"]
     same(path, battery(path))
     same(path, battery(path, fork), fork)
+
+
+# --- newest-first search pages that stop once the page and its cursor are found -----------------
+
+
+@pytest.mark.skipif(not FIXTURE_FILES, reason="the Pi session fixtures are not present")
+@pytest.mark.parametrize("name", [p.name for p in FIXTURE_FILES[:6]])
+def test_newest_first_search_pages_followed_by_cursor_equal_unindexed(name: str) -> None:
+    """Every page of a newest-first walk, each asked of an index that holds no hits yet (the
+    scan stops once the page and its cursor are found), is the unindexed tool's page."""
+    from pi_context.bindings.history.resident import close_all
+
+    path = FIXTURES / name
+    assert_indexable(path)
+    listed = json.loads(run(path, "history_list", {"limit": 40}, None, False)[0])["items"]
+    queries = sorted({i["truncated_content"][:2] for i in listed if i["truncated_content"]})[:6]
+    for query in [*queries, "e", " "]:
+        for extra in ({}, {"role": "assistant"}, {"role": "tool"}):
+            args: dict[str, Any] = {"query": query, "limit": 2, **extra}
+            for _page in range(6):
+                close_all()  # nothing held: the early-stopping scan answers
+                indexed = run(path, "history_search", args, None, True)
+                plain = run(path, "history_search", args, None, False)
+                assert indexed == plain, f"{name} {args}"
+                cursor = json.loads(plain[0]).get("next_cursor")
+                if cursor is None:
+                    break
+                args = {**args, "cursor": cursor}

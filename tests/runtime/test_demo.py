@@ -99,7 +99,7 @@ def test_every_window_but_the_last_ends_in_a_reset_with_its_cause(demo):
         "queued": "clear_memory",
         "ride": "hard reserve",
         "overflow": "overflow recovery",
-        # the default spec (a508f68) drops the budget's close-out the model ignored at the
+        # the default spec (6bcd8b5, as a508f68) drops the ignored budget close-out at the
         # settle: the window goes on until the hard reserve resets it
         "stop": "hard reserve",
         # the model's clear_memory during the user's close-out is only acknowledged; the

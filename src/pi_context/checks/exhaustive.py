@@ -67,6 +67,13 @@ def check_exhaustive(gen: ResetControl, *, show: bool = True, limit: int = 10) -
                         f"the machine reached {machine.shape!r} but the next state has shape "
                         f"{gen.table.shape(next_state)!r}"
                     )
+            carried = getattr(gen.reducer, "carried", None)
+            if carried is not None:  # the values the effect carries (a follow-up prompt)
+                got_carried = tuple(carried(ref.row, typed_state).items())
+                if got_carried != ref.carried:
+                    problems.append(
+                        f"the effect carries {dict(got_carried)}, spec says {dict(ref.carried)}"
+                    )
             if problems and len(result.mismatches) < limit:
                 result.mismatches.append(
                     f"{render_state(spec, wire_state)} + {render_event(wire_event)}: "

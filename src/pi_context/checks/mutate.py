@@ -111,6 +111,11 @@ def _same_type(a: model.FieldType, b: model.FieldType) -> bool:
     return a == b
 
 
+def _optional(f: model.Field) -> bool:
+    """A field a row may leave out (an optional text, then absent)."""
+    return isinstance(f.type, model.TextType)
+
+
 def _sources(
     spec: Spec, row: Row, axis: model.VariantAxis, ftype: model.FieldType
 ) -> list[ex.Expr]:
@@ -118,9 +123,10 @@ def _sources(
     event = spec.event(row.event)
     assert event is not None
     out: list[ex.Expr] = []
+    text = isinstance(ftype, model.TextType)  # (a text may also be left out: see below)
     for f in event.fields:
         if _same_type(f.type, ftype):
-            out.append(ex.Ref(("event", f.name), 0, ex.Target("field", name=f.name)))
+            out.append(ex.Ref(("event", f.name), 0, ex.Target("field", name=f.name, text=text)))
     for f in event.facts:
         if _same_type(f.type, ftype):
             target = ex.Target("fact", name=f.name, lazy=f.lazy)
@@ -128,7 +134,7 @@ def _sources(
     for name in axis.field_names():
         member_type = axis.field_type(name)
         if member_type is not None and _same_type(member_type, ftype):
-            target = ex.Target("axis", where="cur", name=axis.name, member=name)
+            target = ex.Target("axis", where="cur", name=axis.name, member=name, text=text)
             out.append(ex.Ref((axis.name, name), 0, target))
     if isinstance(ftype, model.EnumType):
         out += [ex.Lit(v, 0) for v in ftype.values]
@@ -142,9 +148,14 @@ def _alternatives(spec: Spec, row: Row, axis_name: str) -> list[model.NextValue 
         return [None, *(model.NextLiteral(v) for v in axis.type.values)]
     out: list[model.NextValue | None] = [None]
     for variant in axis.variants:
-        choices = [_sources(spec, row, axis, f.type) for f in variant.fields]
+        choices: list[list[ex.Expr | None]] = [
+            [*_sources(spec, row, axis, f.type), *([None] if _optional(f) else [])]
+            for f in variant.fields
+        ]
         for combo in itertools.product(*choices):
-            fields = tuple((f.name, e) for f, e in zip(variant.fields, combo, strict=True))
+            fields = tuple(
+                (f.name, e) for f, e in zip(variant.fields, combo, strict=True) if e is not None
+            )
             out.append(model.NextVariant(variant.tag, fields))
     return out
 

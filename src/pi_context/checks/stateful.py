@@ -26,7 +26,7 @@ from pi_context.checks.observe import lazy_attributes, recorded
 from pi_context.spec import expr as ex
 from pi_context.spec import interpret
 from pi_context.spec.interpret import render_event, render_state
-from pi_context.spec.model import BOOL, EnumType, Event, Field, FieldType, Spec
+from pi_context.spec.model import BOOL, EnumType, Event, Field, FieldType, Spec, TextType
 from pi_context.spec.modelcheck import broken_transition_invariants, monitor_next
 from pi_context.statemachine.reset_control import ResetControl
 
@@ -36,6 +36,8 @@ def _value_strategy(t: FieldType) -> st.SearchStrategy[Any]:
         return st.booleans()
     if isinstance(t, EnumType):
         return st.sampled_from(t.values)
+    if isinstance(t, TextType):  # the representative, or any text (blank ones included)
+        return st.one_of(st.just(t.representative), st.text(max_size=6))
     reps = st.sampled_from(t.abstraction)  # type: ignore[union-attr]
     return st.one_of(reps, reps, st.text(min_size=1, max_size=6))
 
@@ -44,17 +46,24 @@ def _record(fields: tuple[Field, ...]) -> st.SearchStrategy[dict[str, Any]]:
     """Records of ``fields``; the booleans are drawn together as one bit mask (one draw
     instead of one per flag: hypothesis' cost is per draw, and events carry many flags)."""
     flags = [f.name for f in fields if f.type == BOOL]
-    others = {f.name: _value_strategy(f.type) for f in fields if f.type != BOOL}
+    texts = {f.name: _value_strategy(f.type) for f in fields if isinstance(f.type, TextType)}
+    others = {
+        f.name: _value_strategy(f.type)
+        for f in fields
+        if f.type != BOOL and not isinstance(f.type, TextType)
+    }
     order = [f.name for f in fields]
+    # (an optional text is drawn present or left out)
+    rest = st.fixed_dictionaries(others, optional=texts) if texts else st.fixed_dictionaries(others)
     if not flags:
-        return st.fixed_dictionaries(others)
+        return rest
 
     def build(mask: int, rest: dict[str, Any]) -> dict[str, Any]:
         values = {name: bool(mask >> i & 1) for i, name in enumerate(flags)}
         values.update(rest)
-        return {name: values[name] for name in order}
+        return {name: values[name] for name in order if name in values}
 
-    return st.builds(build, st.integers(0, (1 << len(flags)) - 1), st.fixed_dictionaries(others))
+    return st.builds(build, st.integers(0, (1 << len(flags)) - 1), rest)
 
 
 def event_strategy(event: Event) -> st.SearchStrategy[dict[str, Any]]:

@@ -73,6 +73,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--no-exhaustive", action="store_true", help="skip the exhaustive set")
     parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="implementation processes at work at once (default: 2 when the machine has more "
+        "than one CPU: one runs the exhaustive sets while the other runs random traces; "
+        "1 checks everything through one process)",
+    )
+    parser.add_argument(
         "--reducer-only",
         action="store_true",
         help="leave out the events a spec says its extension decides (scope: extension), "
@@ -104,15 +112,18 @@ def run(args: argparse.Namespace) -> int:
     if bad is not None:
         return bad
     impl = _start_early(args)
+    twin = _start_twin(impl, args)
     from pi_context.checks.conformance import report as rep
     from pi_context.checks.conformance.runner import run_conformance
 
     specs = resolve_specs("conformance", args.spec) if args.spec else None
     if args.spec and specs is None:
         _stop(impl)
+        _stop(twin)
         return spec_exit(args.spec)
     if args.replay is not None:
         _stop(impl)
+        _stop(twin)
         return _replay(args, specs)
     from pi_context.checks.hypothesis_home import keep_out_of_cwd
     from pi_context.spec import spec_paths
@@ -130,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
             exhaustive=not args.no_exhaustive,
             show=not args.quiet,
             reducer_only=args.reducer_only,
+            jobs=args.jobs,
+            twins=[twin] if twin is not None else [],
         )
     except ValueError as err:  # e.g. an empty or unparsable command
         return fail("conformance", f"--impl: {err}")
@@ -171,6 +184,17 @@ def _start_early(args: argparse.Namespace) -> Any:
     return impl
 
 
+def _start_twin(impl: Any, args: argparse.Namespace) -> Any:
+    """A second process of the implementation, started early too, when the run will check
+    more than one spec through two (``--jobs``; default: on more than one CPU)."""
+    from pi_context.checks.conformance import default_jobs
+
+    jobs = args.jobs if args.jobs is not None else default_jobs()
+    if impl is None or jobs < 2 or (args.spec is not None and len(args.spec) < 2):
+        return None
+    return impl.start_twin()
+
+
 def _stop(impl: Any) -> None:
     if impl is not None:
         impl.close()
@@ -184,6 +208,7 @@ def _usage(args: argparse.Namespace) -> int | None:
         ("--steps", args.steps < 1, ">= 1"),
         ("--timeout", args.timeout <= 0, "> 0"),
         ("--startup-timeout", startup is not None and startup <= 0, "> 0"),
+        ("--jobs", args.jobs is not None and args.jobs < 1, ">= 1"),
     ):
         if bad:
             value = getattr(args, option[2:].replace("-", "_"))
@@ -196,6 +221,7 @@ def _usage(args: argparse.Namespace) -> int | None:
                 ("--junit", args.junit is not None),
                 ("--no-exhaustive", args.no_exhaustive),
                 ("--reducer-only", args.reducer_only),
+                ("--jobs", args.jobs is not None),
             )
             if given
         ]

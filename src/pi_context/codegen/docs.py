@@ -77,6 +77,8 @@ def _type(t: m.FieldType) -> str:
         return "bool"
     if isinstance(t, m.EnumType):
         return " \\| ".join(f"`{v}`" for v in t.values)
+    if isinstance(t, m.TextType):
+        return f"optional `{t.name}` text"
     assert isinstance(t, m.IdType)
     return f"`{t.name}` id"
 
@@ -96,6 +98,7 @@ def render_next(spec: m.Spec, row: m.Row) -> str:
             assert isinstance(nv, m.NextVariant)
             fields = ", ".join(f"{k}={ex.render(v)}" for k, v in nv.fields)
             parts.append(f"{axis.name}=`{nv.tag}`" + (f"({fields})" if fields else ""))
+    parts += [f"carrying {name}={ex.render(v)}" for name, v in row.carry]
     return "; ".join(parts) or "unchanged"
 
 
@@ -189,11 +192,15 @@ def render(
     if spec.types:
         out += ["| type | kind | meaning |", "| --- | --- | --- |"]
         for t in spec.types:
-            kind = (
-                f"id (abstracted by {', '.join(f'`{r}`' for r in t.abstraction)})"
-                if isinstance(t, m.IdType)
-                else _type(t)
-            )
+            if isinstance(t, m.IdType):
+                kind = f"id (abstracted by {', '.join(f'`{r}`' for r in t.abstraction)})"
+            elif isinstance(t, m.TextType):
+                kind = (
+                    f"optional text, kept trimmed and only when non-empty (abstracted as "
+                    f"absent or `{t.representative}`)"
+                )
+            else:
+                kind = _type(t)
             out.append(f"| `{t.name}` | {kind} | {_cell(t.why)} |")
         out.append("")
     out += [
@@ -204,7 +211,7 @@ def render(
     ]
     for e in spec.events:
         payload = ", ".join(f"`{f.name}`: {_type(f.type)}" for f in e.fields) or "—"
-        facts = ", ".join((f"*{f.name}*" if f.lazy else f.name) for f in e.facts) or "—"
+        facts = ", ".join(_fact_cell(f) for f in e.facts) or "—"
         order = " → ".join(e.lazy_order) or "—"
         name = f"`{e.name}`" + (" (decided by the extension)" if e.scope == "extension" else "")
         if e.tool:
@@ -215,7 +222,8 @@ def render(
     out += ["", "## Effects", "", "| effect | host action | the host… |", "| --- | --- | --- |"]
     for eff in spec.effects:
         host = f"`{eff.host}`" if eff.host else "—"
-        out.append(f"| `{eff.name}` | {host} | {_cell(eff.meaning)} |")
+        carries = "".join(f" Carries `{f.name}` ({_type(f.type)}): {f.why}" for f in eff.carries)
+        out.append(f"| `{eff.name}` | {host} | {_cell(eff.meaning + carries)} |")
     out += ["", "## Transition table", ""]
     for e in spec.events:
         out += [
@@ -355,3 +363,10 @@ def _progress_section(spec: m.Spec, result: ModelCheckResult) -> list[str]:
             f"`{_cell(ex.render(prop.leads_to))}` | {fair} | {verdict} | {_cell(prop.why)} |"
         )
     return out
+
+
+def _fact_cell(f: m.Field) -> str:
+    """A fact in the events table: lazy in italics, the host fact it reads when the spec
+    names it differently (``host:``)."""
+    name = f"*{f.name}*" if f.lazy else f.name
+    return f"{name} (host fact `{f.host}`)" if f.host else name

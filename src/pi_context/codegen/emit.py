@@ -171,8 +171,12 @@ def _axis_next(spec: m.Spec, row: m.Row, axis: m.Axis, state: str, event: str, n
             value,
             {"state": state, "event": event, "facts": f"{event}.facts"},
             lambda n: f"{event}.facts.{ex.snake(n)}",
+            value=True,
         )
-        if isinstance(value, ex.Ref) and value.target is not None and value.target.kind == "axis":
+        text = isinstance(value, ex.Ref) and value.target is not None and value.target.text
+        if text:
+            pass  # a text is copied trimmed, or absent
+        elif isinstance(value, ex.Ref) and value.target is not None and value.target.kind == "axis":
             # copied from the current variant: the table analysis proved it present
             code = f"{ns}_present({code})"
         args.append(f"{ex.snake(name)}={code}")

@@ -23,7 +23,7 @@ import tokenize
 from pi_context.codegen.emit import header, sections, state_expr
 from pi_context.codegen.naming import event_class
 from pi_context.spec import expr as ex
-from pi_context.spec.model import EnumAxis, NextCase, NextLiteral, Row, Spec, VariantAxis
+from pi_context.spec.model import EnumAxis, NextCase, NextLiteral, Row, Spec, TextType, VariantAxis
 from pi_context.statemachine.patterns import ANY, SEP, fold
 
 
@@ -50,6 +50,8 @@ def machine_module(spec: Spec) -> str:
         f"INITIAL_SHAPE = {shape_name(_initial_shape(spec))!r}",
         "",
     ]
+    if any(isinstance(t, TextType) for t in spec.types):
+        out += ["_text = r._text  # a text read trimmed (None when absent or empty)", ""]
     out += sections(spec, _rows, _table)
     return "\n".join(out)
 

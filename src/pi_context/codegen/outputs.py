@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from pi_context.codegen.host_facts import PATH as HOST_FACTS_PATH
+from pi_context.codegen.host_facts import host_facts_module
 from pi_context.codegen.python import python_files
 from pi_context.codegen.typed import PATH as TYPED_PATH
 from pi_context.codegen.typed import typed_module
@@ -31,6 +33,7 @@ def _python(specs: list[Spec]) -> dict[str, str]:
         '"""Generated reset-control packages, one per spec (see `pi-context generate`)."""\n'
     )
     out[TYPED_PATH] = typed_module(specs)
+    out[HOST_FACTS_PATH] = host_facts_module(specs)
     return out
 
 

@@ -43,12 +43,15 @@ from pi_context.spec.model import (
     IdType,
     Row,
     Spec,
+    TextType,
 )
 
 
 def _ptype(t: FieldType) -> str:
     if t == BOOL:
         return "bool"
+    if isinstance(t, TextType):
+        return f"{type_alias(t.name)} | None = None"  # absent unless given
     assert isinstance(t, EnumType | IdType)
     return type_alias(t.name)
 
@@ -159,7 +162,9 @@ def types_module(spec: Spec) -> str:
             for fname in all_fields:
                 if variant.field(fname) is None:
                     out.append(f"    {ex.snake(fname)}: ClassVar[None] = None")
-            for f in variant.fields:
+            # (a text has a default, absent, so it follows the fields without one)
+            variant_fields = sorted(variant.fields, key=lambda f: isinstance(f.type, TextType))
+            for f in variant_fields:
                 out.append(f"    {ex.snake(f.name)}: {_ptype(f.type)}")
             out.append("")
         union = " | ".join(variant_class(axis, v.tag) for v in axis.variants)
@@ -259,10 +264,14 @@ def _event_types(event: Event) -> list[str]:
         "",
         f"    type: ClassVar[Literal[{event.name!r}]] = {event.name!r}",
     ]
+    texts = [f for f in event.fields if isinstance(f.type, TextType)]
     for f in event.fields:
-        out.append(f"    {ex.snake(f.name)}: {_ptype(f.type)}")
+        if f not in texts:
+            out.append(f"    {ex.snake(f.name)}: {_ptype(f.type)}")
     if event.facts:
         out.append(f"    facts: {facts_view(event.name)}")
+    for f in texts:  # (absent unless given: after the fields without a default)
+        out.append(f"    {ex.snake(f.name)}: {_ptype(f.type)}")
     out.append("")
     return out
 
@@ -298,6 +307,17 @@ def reduce_module(spec: Spec) -> str:
         "    return value",
         "",
     ]
+    if _texts(spec):
+        out += [
+            "",
+            "def _text(value: str | None) -> str | None:",
+            '    """A text as the table keeps it: trimmed, absent (None) when nothing remains."""',
+            "    if value is None:",
+            "        return None",
+            "    trimmed = value.strip()",
+            "    return trimmed or None",
+            "",
+        ]
     for axis in variant_axes(spec):
         for variant in axis.variants:
             if not variant.fields:
@@ -319,6 +339,7 @@ def reduce_module(spec: Spec) -> str:
             f"        return _{ex.snake(event.name)}(state, event)",
         ]
     out += [f"    raise TypeError(f'not a {spec.id} event: {{event!r}}')", ""]
+    out += _carried_function(spec)
     out += [
         "",
         "def reduce(state: t.State, event: t.Event) -> tuple[t.State, t.Effect]:",
@@ -328,6 +349,39 @@ def reduce_module(spec: Spec) -> str:
         "",
     ]
     return "\n".join(out)
+
+
+def _texts(spec: Spec) -> bool:
+    """The spec declares an optional text (a follow-up prompt)."""
+    return any(isinstance(t, TextType) for t in spec.types)
+
+
+def _carried_function(spec: Spec) -> list[str]:
+    """``carried(row, state)``: the present values the effect of ``row`` hands the host when
+    the row fires in ``state`` (emitted for a spec whose effects carry something)."""
+    rows = [r for r in spec.rows if r.carry]
+    if not any(e.carries for e in spec.effects):
+        return []
+    out = [
+        "",
+        "def carried(row: str, state: t.State) -> dict[str, str]:",
+        '    """The values the effect of ``row`` carries when it fires in ``state`` (present',
+        '    ones only: a follow-up prompt)."""',
+        "    found: dict[str, str] = {}",
+    ]
+    names = {"state": "state", "event": "event", "facts": "facts"}
+    for row in rows:
+        out.append(f"    if row == {row.id!r}:")
+        for name, value in row.carry:
+            code = ex.to_python(value, names, _lazy_read, value=True)
+            out += [
+                f"        {ex.snake(name)} = {code}",
+                f"        if {ex.snake(name)} is not None:",
+                f"            found[{name!r}] = {ex.snake(name)}",
+            ]
+        out.append("        return found")
+    out += ["    return found", ""]
+    return out
 
 
 def _event_function(spec: Spec, event: Event) -> list[str]:

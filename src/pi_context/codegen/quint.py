@@ -93,6 +93,8 @@ class _Module:
             return "Bool"
         if self.declared.get(t.name) == t:
             return set_name(t.name)
+        if isinstance(t, m.TextType):
+            return _set(("", t.representative))
         return _set(t.values if isinstance(t, m.EnumType) else t.abstraction)
 
     @staticmethod
@@ -156,8 +158,12 @@ class _Module:
     def types(self) -> None:
         self.emit(_RULE + "types", "")
         for t in self.spec.types:
-            kind = "id" if isinstance(t, m.IdType) else "enum"
-            values = t.abstraction if isinstance(t, m.IdType) else t.values
+            values: tuple[str, ...]
+            if isinstance(t, m.TextType):  # "" is absent, the representative present
+                kind, values = "optional text", ("", t.representative)
+            else:
+                kind = "id" if isinstance(t, m.IdType) else "enum"
+                values = t.abstraction if isinstance(t, m.IdType) else t.values
             self.emit(*_comment(t.why, "  ", f"{t.name} ({kind}): "))
             alias = self.take(type_name(t.name), f"type {t.name}")
             self.emit(f"  type {alias} = str")
@@ -166,7 +172,12 @@ class _Module:
         self.emit('  // effect: what the host does after a step ("" before the first step)')
         for effect in self.spec.effects:
             host = f" [host: {effect.host}{', duplicate' if effect.duplicate else ''}]"
-            self.emit(*_comment(effect.meaning + host, "  ", f"{effect.name}: "))
+            carries = "".join(
+                f" It carries {f.name} (the state's text the row names, before the step);"
+                " the carried value is not modelled here."
+                for f in effect.carries
+            )
+            self.emit(*_comment(effect.meaning + host + carries, "  ", f"{effect.name}: "))
         self.emit(
             f"  pure val {self.take('EFFECTS', 'the effects')}: Set[str] = "
             f"{_set(e.name for e in self.spec.effects)}",
@@ -312,7 +323,7 @@ class _Module:
             self.emit("")
 
     def row_step(self, row: m.Row) -> str:
-        value = self.compiler("guard")
+        raw = self.compiler("guard", text_values=True)
         parts = []
         for axis in self.spec.axes:
             nv = row.next_for(axis.name)
@@ -332,7 +343,7 @@ class _Module:
                 fields = [f"{qname(axis.tag)}: {_str(nv.tag)}"]
                 for name in axis.field_names():
                     if name in given:
-                        fields.append(f"{qname(name)}: {value(given[name])}")
+                        fields.append(f"{qname(name)}: {raw(given[name])}")
                     else:
                         fields.append(f"{qname(name)}: {self.default(self.field_type(axis, name))}")
                 parts.append(f"{qname(axis.name)}: {{ {', '.join(fields)} }}")
@@ -392,6 +403,8 @@ class _Module:
             for f in (*event.fields, *event.facts):
                 kind = "fact" if f in event.facts else "field"
                 lazy = ", lazy" if f.lazy else ""
+                if f.host:
+                    lazy += f", the host's {f.host}"
                 local = f"{kind}_{qname(f.name)}"
                 self.emit(
                     f"    nondet {local} = {self.domain(f.type)}.oneOf()  "
@@ -486,8 +499,10 @@ class _Module:
 
     # --- expressions
 
-    def compiler(self, context: str) -> Callable[[ex.Expr], str]:
-        """Compile checked expressions of ``context`` (guard, state, transition, monitor)."""
+    def compiler(self, context: str, *, text_values: bool = False) -> Callable[[ex.Expr], str]:
+        """Compile checked expressions of ``context`` (guard, state, transition, monitor).
+        A text reads as whether it is present (not ""), or with ``text_values`` as itself
+        (a next-state value)."""
 
         # Where each name lives: a guard reads its step's `s` and `e`, a state invariant
         # the variables, a transition invariant `pre` and the variables, a monitor step
@@ -542,6 +557,8 @@ class _Module:
             if isinstance(e, ex.Ref):
                 if e.target is None:
                     raise ExportError(f"{self.spec.id}: an unchecked expression")
+                if e.target.text and not text_values:
+                    return f'({ref(e.target)} != "")'
                 return ref(e.target)
             if isinstance(e, ex.Not):
                 return f"not({go(e.operand)})"

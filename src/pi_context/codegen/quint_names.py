@@ -72,18 +72,22 @@ _KNOWN: dict[type | str, frozenset[str]] = {
     # trigger: the host's name for the tool or command that raises an event (wipe_memory,
     # /clear-memory); like why it changes no transition, so the module says it in a comment
     m.Event: _words("name fields facts lazy_order why loc lazy_order_fixed scope trigger"),
-    m.Field: _words("name type why lazy loc"),
+    m.Field: _words("name type why lazy loc host"),
     m.EnumAxis: _words("name type why loc"),
     m.VariantAxis: _words("name tag variants why loc"),
     m.Variant: _words("tag fields"),
-    m.Effect: _words("name meaning loc host duplicate"),
-    m.Row: _words("id event guard guard_text next effect why loc cause"),
+    # carries/carry: what an effect hands the host (a follow-up prompt) is no part of the
+    # state, so the module says it in a comment; each carried value is a text of the state
+    m.Effect: _words("name meaning loc host duplicate carries"),
+    m.Row: _words("id event guard guard_text next effect why loc cause carry"),
     m.StateInvariant: _words("id expr text why loc"),
     m.TransitionInvariant: _words("id events when when_text then then_text why loc"),
     m.TraceProperty: _words("id why initial steps loc"),
     m.MonitorStep: _words("source when when_text target loc"),
     m.EnumType: _words("name values why loc"),
     m.IdType: _words("name abstraction why loc"),
+    # an optional text: "" (absent) or its representative (present)
+    m.TextType: _words("name representative why loc"),
 }
 
 
@@ -169,7 +173,7 @@ def progress_properties(spec: m.Spec) -> tuple[Any, ...]:
 
 def _check_field(f: m.Field, where: str) -> None:
     _check_known(f, f"{where}.{f.name}")
-    if not isinstance(f.type, m.BoolType | m.EnumType | m.IdType):
+    if not isinstance(f.type, m.BoolType | m.EnumType | m.IdType | m.TextType):
         raise ExportError(f"{where}.{f.name}: the Quint export does not know type {f.type!r}")
     if isinstance(f.type, m.IdType) and "" in f.type.abstraction:
         raise ExportError(f"{where}.{f.name}: an id representative may not be empty")

@@ -64,7 +64,7 @@ def _types(spec: m.Spec, names: ts.Names) -> list[str]:
     out: list[str] = []
     for decl in spec.types:
         out += ts.comment(decl.why)
-        if isinstance(decl, m.IdType):
+        if isinstance(decl, m.IdType | m.TextType):
             out.append(f"export type {pascal(decl.name)} = string;")
         else:
             out.append(
@@ -81,7 +81,8 @@ def _types(spec: m.Spec, names: ts.Names) -> list[str]:
             for variant in axis.variants:
                 members = [f"readonly {ts.key(axis.tag)}: {ts.q(variant.tag)}"]
                 members += [
-                    f"readonly {ts.key(f.name)}: {ts.type_of(spec, f.type)}" for f in variant.fields
+                    f"readonly {ts.field_key(f)}: {ts.type_of(spec, f.type)}"
+                    for f in variant.fields
                 ]
                 out.append(f"  | {{ {'; '.join(members)} }}")
             out[-1] += ";"
@@ -104,7 +105,7 @@ def _types(spec: m.Spec, names: ts.Names) -> list[str]:
         out.append(f"  readonly type: {ts.q(event.name)};")
         for f in event.fields:
             out += ts.comment(f.why, "  ")
-            out.append(f"  readonly {ts.key(f.name)}: {ts.type_of(spec, f.type)};")
+            out.append(f"  readonly {ts.field_key(f)}: {ts.type_of(spec, f.type)};")
         if event.facts:
             out.append(f"  readonly facts: {ts.facts_type(event)};")
         out += ["}", ""]
@@ -124,8 +125,20 @@ def _types(spec: m.Spec, names: ts.Names) -> list[str]:
     out.append(f"export interface {names.result} {{")
     out.append(f"  readonly state: {names.state};")
     out.append(f"  readonly effect: {names.effect};")
+    for f in _carried(spec):
+        out += ts.comment(f.why, "  ")
+        out.append(f"  readonly {ts.field_key(f)}: {ts.type_of(spec, f.type)};")
     out += ["}", ""]
     return out
+
+
+def _carried(spec: m.Spec) -> list[m.Field]:
+    """Every value an effect of ``spec`` carries (the result's optional members)."""
+    found: dict[str, m.Field] = {}
+    for effect in spec.effects:
+        for f in effect.carries:
+            found.setdefault(f.name, f)
+    return list(found.values())
 
 
 def _lazy_note(event: m.Event) -> str:

@@ -9,7 +9,7 @@ first reads it, so a host's getters are still read at most once and only where n
 from __future__ import annotations
 
 from pi_context.codegen.typescript_names import q as _q
-from pi_context.spec.model import BOOL, EnumAxis, EnumType, Event, Field, FieldType, Spec
+from pi_context.spec.model import BOOL, EnumAxis, EnumType, Event, Field, FieldType, Spec, TextType
 
 
 def error_class(prefix: str) -> str:
@@ -17,6 +17,8 @@ def error_class(prefix: str) -> str:
 
 
 def _check(t: FieldType, value: str, path: str) -> str:
+    if isinstance(t, TextType):
+        return f"checkOptionalString({value}, {_q(path)})"
     if t == BOOL:
         return f"checkBoolean({value}, {_q(path)})"
     if isinstance(t, EnumType):
@@ -61,6 +63,15 @@ def _helpers(cls: str) -> dict[str, list[str]]:
         "checkString": [
             "function checkString(value: unknown, path: string): string {",
             f'  if (typeof value !== "string") throw new {cls}(path, "a string", value);',
+            "  return value;",
+            "}",
+            "",
+        ],
+        "checkOptionalString": [
+            "function checkOptionalString(value: unknown, path: string): string | undefined {",
+            '  if (value !== undefined && typeof value !== "string") {',
+            f'    throw new {cls}(path, "a string or nothing", value);',
+            "  }",
             "  return value;",
             "}",
             "",

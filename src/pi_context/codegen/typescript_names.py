@@ -56,12 +56,17 @@ def type_of(spec: m.Spec, t: m.FieldType) -> str:
     """The TypeScript type of a field: its declared type's name, or the literal union."""
     if t == m.BOOL:
         return "boolean"
-    assert isinstance(t, m.EnumType | m.IdType)
+    assert isinstance(t, m.EnumType | m.IdType | m.TextType)
     if any(d.name == t.name for d in spec.types):
         return pascal(t.name)
     if isinstance(t, m.EnumType):
         return " | ".join(q(v) for v in t.values)
     return "string"
+
+
+def field_key(f: m.Field) -> str:
+    """A record member's key: optional (``prompt?``) for a text, which may be absent."""
+    return key(f.name) + ("?" if isinstance(f.type, m.TextType) else "")
 
 
 def facts_type(event: m.Event) -> str:

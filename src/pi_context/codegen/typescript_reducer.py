@@ -46,6 +46,10 @@ def _optional_member(spec: m.Spec, target: ex.Target) -> bool:
 
 
 def _ref(ctx: _Ctx, target: ex.Target) -> str:
+    if target.text:  # a text is read trimmed (undefined when absent or empty)
+        ctx.helpers.add("text")
+        raw = _ref(ctx, ex.Target(target.kind, target.where, target.name, target.member))
+        return f"text({raw})"
     if target.kind == "axis":
         ctx.uses.add("state")
         base = ts.member("state", target.name)
@@ -86,6 +90,9 @@ def _guard(ctx: _Ctx, e: ex.Expr, parent: int = 0) -> str:
         return ("true" if e.value else "false") if isinstance(e.value, bool) else ts.q(e.value)
     if isinstance(e, ex.Ref):
         assert e.target is not None, "guard was not checked"
+        if e.target.text:  # a condition asks whether the text is present
+            read = f"{_ref(ctx, e.target)} !== undefined"
+            return f"({read})" if parent > 0 else read
         return _ref(ctx, e.target)
     if isinstance(e, ex.Not):
         text, prec = f"!{_guard(ctx, e.operand, 4)}", 4
@@ -126,6 +133,8 @@ def _value(ctx: _Ctx, e: ex.Expr) -> str:
         return _guard(ctx, e)
     assert isinstance(e, ex.Ref) and e.target is not None
     text = _ref(ctx, e.target)
+    if e.target.text:
+        return text
     if _optional_member(ctx.spec, e.target):
         ctx.helpers.add("present")
         return f"present({text})"
@@ -161,7 +170,12 @@ def _next_state(ctx: _Ctx, row: m.Row) -> str | None:
         else:
             assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
             members = [f"{ts.key(axis.tag)}: {ts.q(nv.tag)}"]
-            members += [f"{ts.key(n)}: {_value(ctx, e)}" for n, e in variant_fields(axis, nv)]
+            for n, e in variant_fields(axis, nv):
+                if isinstance(e, ex.Ref) and e.target is not None and e.target.text:
+                    ctx.helpers.add("textMember")  # present only when given
+                    members.append(f"...textMember({ts.q(n)}, {_value(ctx, e)})")
+                else:
+                    members.append(f"{ts.key(n)}: {_value(ctx, e)}")
             value = "{ " + ", ".join(members) + " }"
         parts.append(f"{ts.key(axis.name)}: {value}")
     return "{ " + ", ".join(parts) + " }"
@@ -177,12 +191,13 @@ def _handler(module: _Ctx, event: m.Event) -> list[str]:
         nxt = _next_state(ctx, row)
         if nxt is None:
             ctx.uses.add("state")
+        carried = _carried(ctx, row)
         if isinstance(row.guard, ex.Lit) and row.guard.value is True:
-            body += _return(nxt, row.effect, "  ")
+            body += _return(nxt, row.effect, "  ", carried)
             unconditional = True
             break
         body.append(f"  if ({_guard(ctx, row.guard)}) {{")
-        body += _return(nxt, row.effect, "    ")
+        body += _return(nxt, row.effect, "    ", carried)
         body.append("  }")
     if not unconditional:
         body.append(f"  throw new Error({ts.q(f'no row of {spec.id} matches this {event.name}')});")
@@ -210,16 +225,27 @@ def _handler(module: _Ctx, event: m.Event) -> list[str]:
     return lines + head + body + ["}", ""]
 
 
-def _return(nxt: str | None, effect: str, indent: str) -> list[str]:
-    if nxt is None:
+def _carried(ctx: _Ctx, row: m.Row) -> list[str]:
+    """The result members for what the row's effect carries (present only when given)."""
+    out: list[str] = []
+    for name, value in row.carry:
+        ctx.helpers.add("textMember")
+        out.append(f"...textMember({ts.q(name)}, {_value(ctx, value)})")
+    return out
+
+
+def _return(nxt: str | None, effect: str, indent: str, carried: list[str] = []) -> list[str]:  # noqa: B006
+    if nxt is None and not carried:
         return [f"{indent}return {{ state, effect: {ts.q(effect)} }};"]
-    one = f"{indent}return {{ state: {nxt}, effect: {ts.q(effect)} }};"
+    state = "state" if nxt is None else f"state: {nxt}"
+    one = f"{indent}return {{ {', '.join([state, f'effect: {ts.q(effect)}', *carried])} }};"
     if len(one) <= 100:
         return [one]
     return [
         f"{indent}return {{",
-        f"{indent}  state: {nxt},",
+        f"{indent}  {state},",
         f"{indent}  effect: {ts.q(effect)},",
+        *(f"{indent}  {c}," for c in carried),
         f"{indent}}};",
     ]
 
@@ -250,6 +276,27 @@ def _helpers(shared: _Ctx) -> list[str]:
             "/** Spec equality: an absent field equals nothing, not even another absent one. */",
             "function same<T>(a: T | undefined, b: T | undefined): boolean {",
             "  return a !== undefined && b !== undefined && a === b;",
+            "}",
+            "",
+        ]
+    if "text" in shared.helpers:
+        out += [
+            "/** A text as the table keeps it: trimmed, absent when nothing remains. */",
+            "function text(value: string | undefined): string | undefined {",
+            "  const trimmed = value?.trim();",
+            "  return trimmed ? trimmed : undefined;",
+            "}",
+            "",
+        ]
+    if "textMember" in shared.helpers:
+        out += [
+            "/** The member `name` holding `value` when it is present; nothing otherwise. */",
+            "function textMember<K extends string>(",
+            "  name: K,",
+            "  value: string | undefined,",
+            "): { readonly [P in K]?: string } {",
+            "  const member = value === undefined ? {} : { [name]: value };",
+            "  return member as { readonly [P in K]?: string };",
             "}",
             "",
         ]

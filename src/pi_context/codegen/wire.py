@@ -15,6 +15,8 @@ each variant value, with the ``isinstance`` chain kept for subclasses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pi_context.codegen.emit import py_def, sections, variant_axes
 from pi_context.codegen.naming import (
     event_class,
@@ -37,7 +39,8 @@ def wire_module(spec: m.Spec, header: list[str]) -> str:
         "from collections.abc import Callable",
         "from typing import Any",
         "",
-        "from pi_context.statemachine.wirecheck import WireError, want_bool, want_enum, want_id, want_object",
+        "from pi_context.statemachine.wirecheck import WireError, want_bool, want_enum, want_id, want_object"
+        + (", want_text, with_text" if _has_text(spec) else ""),
         "from . import reducer as _reducer",
         "from . import types as t",
         "",
@@ -56,9 +59,29 @@ def wire_module(spec: m.Spec, header: list[str]) -> str:
         "        cache[key] = value",
         "",
     ]
-    states = (_state_to_wire, _checked_state, _fast_state)
-    events = (_event_to_wire, _checked_event, _fast_event)
+    if _has_text(spec):
+        # An optional text changes a record's size: such a spec parses through the checked
+        # functions only (no remembered fast path).
+        states: tuple[Callable[[m.Spec], list[str]], ...] = (_state_to_wire, _checked_state)
+        events: tuple[Callable[[m.Spec], list[str]], ...] = (_event_to_wire, _checked_event)
+        plain = [
+            "",
+            "def state_from_wire(obj: object, path: str = 'state') -> t.State:",
+            '    """Parse a wire state; a wrong shape raises WireError naming the path."""',
+            "    return _state_from_wire_checked(obj, path)",
+            "",
+            "",
+            "def event_from_wire(obj: object, path: str = 'event') -> t.Event:",
+            '    """Parse a wire event; a wrong shape raises WireError naming the path."""',
+            "    return _event_from_wire_checked(obj, path)",
+            "",
+        ]
+    else:
+        states = (_state_to_wire, _checked_state, _fast_state)
+        events = (_event_to_wire, _checked_event, _fast_event)
+        plain = []
     out += sections(spec, *states, *events)
+    out += plain
     out += [
         "",
         "def effect_from_wire(obj: object, path: str = 'effect') -> t.Effect:",
@@ -113,21 +136,37 @@ def _state_to_wire(spec: m.Spec) -> list[str]:
 
 
 def _variant_dict(axis: m.VariantAxis, tag: str, fields: list[str]) -> str:
-    items = [f"{axis.tag!r}: {tag!r}"] + [f"{f!r}: value.{ex.snake(f)}" for f in fields]
-    return "{" + ", ".join(items) + "}"
+    variant = axis.variant(tag)
+    assert variant is not None
+    texts = [f.name for f in variant.fields if isinstance(f.type, m.TextType)]
+    items = [f"{axis.tag!r}: {tag!r}"] + [
+        f"{f!r}: value.{ex.snake(f)}" for f in fields if f not in texts
+    ]
+    record = "{" + ", ".join(items) + "}"
+    for f in texts:  # present only when given
+        record = f"with_text({record}, {f!r}, value.{ex.snake(f)})"
+    return record
+
+
+def _has_text(spec: m.Spec) -> bool:
+    return any(isinstance(t, m.TextType) for t in spec.types)
 
 
 def _event_to_wire(spec: m.Spec) -> list[str]:
     out = ["", "def event_to_wire(event: t.Event) -> dict[str, Any]:"]
     for event in spec.events:
         cls = event_class(event.name)
+        texts = [f for f in event.fields if isinstance(f.type, m.TextType)]
         items = [f"'type': {event.name!r}"] + [
-            f"{f.name!r}: event.{ex.snake(f.name)}" for f in event.fields
+            f"{f.name!r}: event.{ex.snake(f.name)}" for f in event.fields if f not in texts
         ]
         if event.facts:
             facts = ", ".join(f"{f.name!r}: event.facts.{ex.snake(f.name)}" for f in event.facts)
             items.append("'facts': {" + facts + "}")
-        out += [f"    if isinstance(event, t.{cls}):", "        return {" + ", ".join(items) + "}"]
+        record = "{" + ", ".join(items) + "}"
+        for f in texts:  # present only when given
+            record = f"with_text({record}, {f.name!r}, event.{ex.snake(f.name)})"
+        out += [f"    if isinstance(event, t.{cls}):", f"        return {record}"]
     out += ["    raise TypeError(f'not an event: {event!r}')", ""]
     return out
 
@@ -136,6 +175,10 @@ def _event_to_wire(spec: m.Spec) -> list[str]:
 
 
 def _from_wire_value(t: m.FieldType, expr: str, path: str) -> str:
+    if isinstance(t, m.TextType):  # expr is m[key]: the text reads the record and key
+        record, key = expr.split("[", 1)
+        parent = path.rsplit(".", 1)[0]
+        return f"want_text({record}, {key[:-1]}, f'{parent}')"
     if t == m.BOOL:
         return f"want_bool({expr}, f'{path}')"
     if isinstance(t, m.EnumType):
@@ -155,14 +198,22 @@ def _checked_state(spec: m.Spec) -> list[str]:
         ]
         for variant in axis.variants:
             cls = variant_class(axis, variant.tag)
-            keys = ", ".join(repr(k) for k in (axis.tag, *[f.name for f in variant.fields]))
+            keys = ", ".join(
+                repr(k)
+                for k in (
+                    axis.tag,
+                    *[f.name for f in variant.fields if not isinstance(f.type, m.TextType)],
+                )
+            )
+            optional = tuple(f.name for f in variant.fields if isinstance(f.type, m.TextType))
             args = ", ".join(
                 f"{ex.snake(f.name)}={_from_wire_value(f.type, f'm[{f.name!r}]', f'{{path}}.{f.name}')}"
                 for f in variant.fields
             )
             out += [
                 f"    if tag == {variant.tag!r}:",
-                f"        want_object(obj, path, exact=({keys},))",
+                f"        want_object(obj, path, exact=({keys},)"
+                + (f", optional={optional!r})" if optional else ")"),
                 f"        return t.{cls}({args})",
             ]
         out += ["    raise AssertionError(tag)", ""]
@@ -192,10 +243,13 @@ def _checked_event(spec: m.Spec) -> list[str]:
     ]
     for event in spec.events:
         cls = event_class(event.name)
-        ekeys = ("type", *[f.name for f in event.fields], *(("facts",) if event.facts else ()))
+        plain = [f.name for f in event.fields if not isinstance(f.type, m.TextType)]
+        optional = tuple(f.name for f in event.fields if isinstance(f.type, m.TextType))
+        ekeys = ("type", *plain, *(("facts",) if event.facts else ()))
         out += [
             f"    if kind == {event.name!r}:",
-            f"        want_object(obj, path, exact={ekeys!r})",
+            f"        want_object(obj, path, exact={ekeys!r}"
+            + (f", optional={optional!r})" if optional else ")"),
         ]
         eargs = [
             f"{ex.snake(f.name)}={_from_wire_value(f.type, f'm[{f.name!r}]', f'{{path}}.{f.name}')}"

@@ -41,8 +41,56 @@ def step_functions(spec: m.Spec) -> list[str]:
         "# ---------------------------------------------------------------- direct wire reducer",
         "",
     ]
+    if any(isinstance(t, m.TextType) for t in spec.types):
+        # an optional text changes a record's size: every step takes the typed path
+        return out + sections(spec, _lazy_table, _typed_steps, _typed_fallback)
     parts = (_tables, _helpers, _step_wire, _event_functions, _event_table, _typed_fallback)
     return out + sections(spec, *parts)
+
+
+def _lazy_table(spec: m.Spec) -> list[str]:
+    lazy = {
+        e.name: {ex.snake(f.name): f.name for f in e.facts if f.lazy}
+        for e in spec.events
+        if any(f.lazy for f in e.facts)
+    }
+    return [
+        f"_LAZY: dict[str, dict[str, str]] = {lazy!r}  # event -> attribute -> fact",
+        "",
+        "",
+        "def _note(consulted: list[str], fact: str) -> bool:",
+        '    """Record the first read of a lazy fact."""',
+        "    if fact not in consulted:",
+        "        consulted.append(fact)",
+        "    return True",
+        "",
+    ]
+
+
+def _typed_steps(spec: m.Spec) -> list[str]:
+    return [
+        "",
+        "def step_wire(",
+        "    state: object, event: object, consulted: list[str] | None = None",
+        f") -> {_RESULT}:",
+        '    """One transition on wire values: the next wire state, the effect and the row id',
+        "    (parsed, reduced and converted back; a wrong shape raises the WireError naming the",
+        '    path). ``consulted`` (when given) receives the lazy facts read, in order."""',
+        "    return _step_typed(state, event, consulted)",
+        "",
+        "",
+        "def reduce_wire(state: object, event: object) -> tuple[dict[str, Any], t.Effect]:",
+        '    """The pure reducer on wire values: the next wire state and the effect."""',
+        "    next_state, effect, _row = _step_typed(state, event, None)",
+        "    return next_state, effect",
+        "",
+        "",
+        "def carried_wire(state: object, row: str) -> dict[str, str]:",
+        '    """The values the effect of ``row`` carries when it fires in the wire ``state``',
+        '    (present ones only: a follow-up prompt)."""',
+        "    return _reducer.carried(row, state_from_wire(state))",
+        "",
+    ]
 
 
 # ---------------------------------------------------------------- names

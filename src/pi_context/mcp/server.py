@@ -23,6 +23,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from pi_context.bindings.error_format import error_text
+from pi_context.bindings.notes import resident as notes_resident
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
 from pi_context.bindings.session.dialect import describe_dialects
@@ -133,5 +134,11 @@ def build_server(context: ToolContext) -> Server[Any]:
 async def serve_stdio(context: ToolContext) -> None:
     """Serve until the client closes stdin (answering the requests already read)."""
     server = build_server(context)
-    async with stdio_transport() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    # A long-lived host: notes homes are held in memory and kept fresh by change
+    # notification (its watcher thread stops with the server).
+    notes_resident.enable()
+    try:
+        async with stdio_transport() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+    finally:
+        notes_resident.shutdown()

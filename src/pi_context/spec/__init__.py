@@ -2,7 +2,7 @@
 
 ``load(path)`` turns a YAML spec into a checked :class:`Spec`; ``SPECS_DIR`` holds the
 committed specs: the published generations (``reset-control@0.25``, ``@0.26``, ``@0.27``,
-``@0.33``, ``@0.34`` and ``@a508f68``, the newest and the default) and
+``@0.33``, ``@0.34``, ``@a508f68`` and ``@6bcd8b5``, the newest and the default) and
 ``reset-control@0.26-proposal``.
 What a spec implies on its own is analysed here too: ``modelcheck`` (reachability,
 invariants and trace properties over the abstraction) and ``diff`` (where two specs decide

@@ -20,6 +20,7 @@ from pi_context.spec.model import (
     IdType,
     Loc,
     Spec,
+    TextType,
     VariantAxis,
 )
 
@@ -33,6 +34,8 @@ def domain(t: FieldType) -> tuple[object, ...]:
         return (False, True)
     if isinstance(t, EnumType):
         return t.values
+    if isinstance(t, TextType):
+        return (None, t.representative)  # absent, present
     assert isinstance(t, IdType)
     return t.abstraction
 
@@ -40,7 +43,8 @@ def domain(t: FieldType) -> tuple[object, ...]:
 def _records(fields: tuple[Field, ...]) -> Iterator[dict[str, object]]:
     names = [f.name for f in fields]
     for combo in itertools.product(*(domain(f.type) for f in fields)):
-        yield dict(zip(names, combo, strict=True))
+        # (an absent text is a key left out, as on the wire)
+        yield {n: v for n, v in zip(names, combo, strict=True) if v is not None}
 
 
 def all_states(spec: Spec) -> list[Wire]:

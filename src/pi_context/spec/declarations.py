@@ -19,13 +19,16 @@ from pi_context.spec.model import (
     Field,
     FieldType,
     IdType,
+    TextType,
     Variant,
     VariantAxis,
 )
 from pi_context.spec.nodes import Ctx, Entries, Node
 
+NamedTypes = EnumType | IdType | TextType
 
-def parse_type(ctx: Ctx, name: str, knode: Node, node: Node) -> EnumType | IdType:
+
+def parse_type(ctx: Ctx, name: str, knode: Node, node: Node) -> EnumType | IdType | TextType:
     m = ctx.keys(node, f"type {name}", ("kind",), ("values", "abstraction", "why"))
     kind = ctx.scalar(m["kind"][1], "kind")
     if kind == "enum":
@@ -37,7 +40,20 @@ def parse_type(ctx: Ctx, name: str, knode: Node, node: Node) -> EnumType | IdTyp
         if len(reps) < 2:
             raise ctx.fail(m["abstraction"][1], f"type {name}: equality needs two representatives")
         return IdType(name, reps, why=ctx.why(m), loc=ctx.loc(knode))
-    raise ctx.fail(m["kind"][1], f"type {name}: unknown kind {kind!r} (enum, id)")
+    if kind == "text":
+        if "values" in m:
+            raise ctx.fail(m["values"][1], f"type {name}: a text has no values")
+        reps = ("follow up",)
+        if "abstraction" in m:
+            reps = _listed(ctx, node, m, "abstraction", f"type {name}", "")
+            if len(reps) != 1 or not reps[0].strip() or reps[0] != reps[0].strip():
+                raise ctx.fail(
+                    m["abstraction"][1],
+                    f"type {name}: a text's abstraction is one trimmed, non-empty"
+                    " representative of a present text",
+                )
+        return TextType(name, why=ctx.why(m), loc=ctx.loc(knode), representative=reps[0])
+    raise ctx.fail(m["kind"][1], f"type {name}: unknown kind {kind!r} (enum, id, text)")
 
 
 def _listed(ctx: Ctx, node: Node, m: Entries, key: str, what: str, missing: str) -> tuple[str, ...]:
@@ -57,7 +73,7 @@ def _listed(ctx: Ctx, node: Node, m: Entries, key: str, what: str, missing: str)
     return tuple(values)
 
 
-def _field_type(ctx: Ctx, node: Node, types: dict[str, EnumType | IdType], what: str) -> FieldType:
+def _field_type(ctx: Ctx, node: Node, types: dict[str, NamedTypes], what: str) -> FieldType:
     name = ctx.scalar(node, what)
     if name == "bool":
         return BOOL
@@ -67,9 +83,7 @@ def _field_type(ctx: Ctx, node: Node, types: dict[str, EnumType | IdType], what:
     raise ctx.fail(node, f"{what}: unknown type {name!r} (known: {known})")
 
 
-def parse_axis(
-    ctx: Ctx, name: str, knode: Node, node: Node, types: dict[str, EnumType | IdType]
-) -> Axis:
+def parse_axis(ctx: Ctx, name: str, knode: Node, node: Node, types: dict[str, NamedTypes]) -> Axis:
     m = ctx.keys(node, f"axis {name}", ("kind",), ("values", "tag", "variants", "why"))
     kind = ctx.scalar(m["kind"][1], "kind")
     if kind == "enum":
@@ -115,7 +129,7 @@ def _check_widening(ctx: Ctx, knode: Node, axis: VariantAxis, fname: str) -> Non
 
 
 def parse_event(
-    ctx: Ctx, name: str, knode: Node, node: Node, types: dict[str, EnumType | IdType]
+    ctx: Ctx, name: str, knode: Node, node: Node, types: dict[str, NamedTypes]
 ) -> Event:
     if isinstance(node, yaml.ScalarNode) and node.value in ("", "null", "~"):
         return Event(name, (), (), (), "", ctx.loc(knode))
@@ -130,18 +144,30 @@ def parse_event(
         if group not in m:
             continue
         for fname, (fk, fnode) in ctx.mapping(m[group][1], f"event {name} {group}").items():
-            fm = ctx.keys(fnode, f"{name}.{fname}", ("type",), ("lazy", "why"))
+            fm = ctx.keys(fnode, f"{name}.{fname}", ("type",), ("lazy", "host", "why"))
             ftype = _field_type(ctx, fm["type"][1], types, f"{name}.{fname}")
             lazy = "lazy" in fm and ctx.scalar(fm["lazy"][1], "lazy").lower() == "true"
             if lazy and group == "fields":
                 raise ctx.fail(fk, f"{name}.{fname}: only facts can be lazy")
             if lazy and ftype != BOOL:
                 raise ctx.fail(fk, f"{name}.{fname}: a lazy fact must be a bool guard")
-            groups[group].append(Field(fname, ftype, ctx.why(fm), lazy, ctx.loc(fk)))
+            if group == "facts" and isinstance(ftype, TextType):
+                raise ctx.fail(fk, f"{name}.{fname}: a text is an event field, not a fact")
+            host = _host(ctx, fm, f"{name}.{fname}", group)
+            groups[group].append(Field(fname, ftype, ctx.why(fm), lazy, ctx.loc(fk), host))
     names = [f.name for f in groups["fields"]]
     for f in groups["facts"]:
         if f.name in names:
             raise ctx.fail(node, f"event {name}: {f.name!r} is both a field and a fact")
+    hosts: dict[str, str] = {}
+    for f in groups["facts"]:
+        if f.host_fact in hosts:
+            raise ctx.fail(
+                m["facts"][1],
+                f"event {name}: facts {hosts[f.host_fact]!r} and {f.name!r} both read the host "
+                f"fact {f.host_fact!r}",
+            )
+        hosts[f.host_fact] = f.name
     lazy_facts = [f.name for f in groups["facts"] if f.lazy]
     order: list[str] = []
     if "lazy_order" in m:
@@ -168,6 +194,21 @@ def parse_event(
 
 
 _TRIGGER = re.compile(r"/?[a-z][a-z0-9_-]*")
+_HOST_FACT = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _host(ctx: Ctx, fm: Entries, what: str, group: str) -> str:
+    """``host: hard_reserve_due``: the host fact a fact reads, where the spec names it
+    differently (a snake-case identifier; facts only)."""
+    if "host" not in fm:
+        return ""
+    node = fm["host"][1]
+    if group == "fields":
+        raise ctx.fail(node, f"{what}: only facts name a host fact")
+    host = ctx.scalar(node, f"{what} host")
+    if not _HOST_FACT.fullmatch(host):
+        raise ctx.fail(node, f"{what}: host fact {host!r} is not a snake-case identifier")
+    return host
 
 
 def _trigger(ctx: Ctx, name: str, m: Entries) -> str:
@@ -206,11 +247,14 @@ def _lazy_order_fixed(ctx: Ctx, m: Entries) -> bool:
     return ctx.flag(node, "lazy_order_fixed", "lazy_order_fixed must be true or false")
 
 
-def parse_effect(ctx: Ctx, name: str, knode: Node, node: Node) -> Effect:
-    """``name: meaning`` or ``name: {meaning: ..., host: ACTION, duplicate: BOOL}``."""
+def parse_effect(
+    ctx: Ctx, name: str, knode: Node, node: Node, types: dict[str, NamedTypes] | None = None
+) -> Effect:
+    """``name: meaning`` or ``name: {meaning: ..., host: ACTION, duplicate: BOOL, carries:
+    {FIELD: {type: TEXT, why: ...}}}``."""
     if isinstance(node, yaml.ScalarNode):
         return Effect(name, ctx.scalar(node, f"effect {name}"), ctx.loc(knode))
-    m = ctx.keys(node, f"effect {name}", ("meaning", "host"), ("duplicate",))
+    m = ctx.keys(node, f"effect {name}", ("meaning", "host"), ("duplicate", "carries"))
     host = ctx.scalar(m["host"][1], f"effect {name} host")
     if host not in HOST_ACTIONS:
         raise ctx.fail(
@@ -230,10 +274,21 @@ def parse_effect(ctx: Ctx, name: str, knode: Node, node: Node) -> Effect:
                 f"effect {name}: only an acknowledged request can be a duplicate "
                 f"(its host action is {host!r})",
             )
+    carries: list[Field] = []
+    if "carries" in m:
+        for fname, (fk, fnode) in ctx.mapping(m["carries"][1], f"effect {name} carries").items():
+            fm = ctx.keys(fnode, f"effect {name} carries {fname}", ("type",), ("why",))
+            ftype = _field_type(ctx, fm["type"][1], types or {}, f"effect {name} carries {fname}")
+            if not isinstance(ftype, TextType):
+                raise ctx.fail(
+                    fm["type"][1], f"effect {name} carries {fname}: only a text can be carried"
+                )
+            carries.append(Field(fname, ftype, ctx.why(fm), False, ctx.loc(fk)))
     return Effect(
         name,
         ctx.scalar(m["meaning"][1], f"effect {name} meaning"),
         ctx.loc(knode),
         host,
         duplicate,
+        tuple(carries),
     )

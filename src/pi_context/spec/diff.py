@@ -18,7 +18,7 @@ from typing import Any
 from pi_context.spec import interpret
 from pi_context.spec.abstraction import all_events, all_states
 from pi_context.spec.interpret import Wire, render_event, render_state, state_key
-from pi_context.spec.model import EnumType, Event, FieldType, IdType, Spec
+from pi_context.spec.model import EnumType, Event, FieldType, IdType, Spec, TextType
 
 Projection = Callable[[Mapping[str, Any]], Wire]
 
@@ -33,6 +33,7 @@ class Outcome:
     effect: str
     row: str
     consulted: tuple[str, ...]
+    carried: tuple[tuple[str, str], ...] = ()  # what the effect carries (a follow-up prompt)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class Case:
             ("state", self.a.state != self.b.state),
             ("effect", self.a.effect != self.b.effect),
             ("consulted", self.a.consulted != self.b.consulted),
+            ("carried", self.a.carried != self.b.carried),
         ]
         return tuple(name for name, differs in parts if differs)
 
@@ -145,8 +147,12 @@ def _same_events(a: Spec, b: Spec) -> None:
 
 
 def _payload(event: Event) -> tuple[object, ...]:
+    # An optional text may be absent, so an event without it is an instance of one with it:
+    # the spec without the text reads the event as it is (the text left unread).
     return (
-        tuple((f.name, _type_sig(f.type)) for f in event.fields),
+        tuple(
+            (f.name, _type_sig(f.type)) for f in event.fields if not isinstance(f.type, TextType)
+        ),
         tuple((f.name, _type_sig(f.type), f.lazy) for f in event.facts),
     )
 
@@ -227,7 +233,7 @@ def _outcomes(a: Spec, b: Spec) -> tuple[Spec, str, StepOutcome]:
         on = state if spec is fine else project(state)
         step = interpret.step(spec, on, event)
         post = project(step.state) if spec is fine else step.state
-        return Outcome(post, step.effect, step.row, step.consulted)
+        return Outcome(post, step.effect, step.row, step.consulted, step.carried)
 
     return fine, how, outcome
 
@@ -389,7 +395,8 @@ def _shortest_traces(
 
 def _outcome_text(spec: Spec, o: Outcome) -> str:
     reads = f", reading {list(o.consulted)}" if o.consulted else ""
-    return f"`{render_state(spec, o.state)}` / `{o.effect}`{reads}"
+    carried = "".join(f" carrying {name} `{value}`" for name, value in o.carried)
+    return f"`{render_state(spec, o.state)}` / `{o.effect}`{carried}{reads}"
 
 
 def render_markdown(d: SpecDiff, *, heading: str = "#") -> str:
@@ -432,6 +439,7 @@ def to_json(d: SpecDiff) -> dict[str, Any]:
             "effect": o.effect,
             "row": o.row,
             "consulted": list(o.consulted),
+            **({"carried": dict(o.carried)} if o.carried else {}),
         }
 
     groups = []

@@ -259,6 +259,7 @@ class Target:
     name: str = ""
     member: str | None = None
     lazy: bool = False
+    text: bool = False  # an optional text: a condition reads whether it is present
 
 
 # ---------------------------------------------------------------- evaluation
@@ -282,7 +283,8 @@ def evaluate(expr: Expr, lookup: Callable[[Target], Value]) -> Value:
         return expr.value
     if isinstance(expr, Ref):
         assert expr.target is not None, "expression was not checked"
-        return lookup(expr.target)
+        value = lookup(expr.target)
+        return value is not None and value is not ABSENT if expr.target.text else value
     if isinstance(expr, Not):
         return not evaluate(expr.operand, lookup)
     if isinstance(expr, BoolOp):
@@ -297,6 +299,15 @@ def evaluate(expr: Expr, lookup: Callable[[Target], Value]) -> Value:
         return (lv == rv) if expr.op == "==" else (lv != rv)
     value = evaluate(expr.operand, lookup)
     return value is not ABSENT and value in {item.value for item in expr.items}
+
+
+def value_of(expr: Expr, lookup: Callable[[Target], Value]) -> Value:
+    """The value an expression gives a next-state field or a carried value: a reference's
+    own value (a text as the text, not whether it is present), anything else evaluated."""
+    if isinstance(expr, Ref):
+        assert expr.target is not None, "expression was not checked"
+        return lookup(expr.target)
+    return evaluate(expr, lookup)
 
 
 def refs(expr: Expr) -> list[Ref]:
@@ -372,7 +383,9 @@ def snake(name: str) -> str:
     return "".join(out)
 
 
-def to_python(expr: Expr, names: Mapping[str, str], lazy: Callable[[str], str]) -> str:
+def to_python(
+    expr: Expr, names: Mapping[str, str], lazy: Callable[[str], str], *, value: bool = False
+) -> str:
     """Compile a checked guard to a Python expression over the generated types.
 
     ``names`` maps "state"/"event"/"facts" to the variables holding them; ``lazy(fact)``
@@ -381,6 +394,14 @@ def to_python(expr: Expr, names: Mapping[str, str], lazy: Callable[[str], str]) 
     """
 
     def ref(t: Target, parent: int) -> str:
+        if t.text:
+            # a text is read trimmed (None when empty); a condition asks whether it is present
+            where = names["state"] if t.kind == "axis" else names["event"]
+            name = (
+                snake(t.name) if t.kind == "field" else f"{snake(t.name)}.{snake(t.member or '')}"
+            )
+            read = f"_text({where}.{name})"
+            return read if value else parenthesised(f"{read} is not None", parent)
         if t.kind == "axis":
             base = f"{names['state']}.{snake(t.name)}"
             return base if t.member is None else f"{base}.{snake(t.member)}"

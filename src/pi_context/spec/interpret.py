@@ -23,6 +23,8 @@ class Step:
     effect: str
     row: str
     consulted: tuple[str, ...]
+    carried: tuple[tuple[str, str], ...] = ()
+    """The values the effect hands the host (present ones only: a follow-up prompt)."""
 
 
 class NoRowMatches(Exception):
@@ -34,11 +36,21 @@ def axis_lookup(spec: m.Spec, state: Mapping[str, Any], target: ex.Target) -> ex
 
 
 def axis_lookup_any(state: Mapping[str, Any], target: ex.Target) -> ex.Value:
-    """A state axis, or one member of a variant axis (absent when the variant lacks it)."""
+    """A state axis, or one member of a variant axis (absent when the variant lacks it; a
+    text is read trimmed, None when absent or empty)."""
     value = state[target.name]
     if target.member is None:
         return value
+    if target.text:
+        return m.normalize_text(value.get(target.member))
     return value.get(target.member, ex.ABSENT)
+
+
+def field_lookup(event: Mapping[str, Any], target: ex.Target) -> ex.Value:
+    """An event payload field (a text read trimmed, None when absent or empty)."""
+    if target.text:
+        return m.normalize_text(event.get(target.name))
+    return event[target.name]
 
 
 def _lookup(
@@ -51,7 +63,7 @@ def _lookup(
         if target.kind == "axis":
             return axis_lookup_any(state, target)
         if target.kind == "field":
-            return event[target.name]
+            return field_lookup(event, target)
         if target.kind == "fact":
             if target.lazy and consulted is not None and target.name not in consulted:
                 consulted.append(target.name)
@@ -89,7 +101,9 @@ def next_state(
             assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
             value: Wire = {axis.tag: nv.tag}
             for name, given in variant_fields(axis, nv):
-                value[name] = ex.evaluate(given, lookup)
+                field_value = ex.value_of(given, lookup)
+                if field_value is not None:  # (an absent text is left out)
+                    value[name] = field_value
             out[axis.name] = value
     return out
 
@@ -100,7 +114,21 @@ def variant_fields(axis: m.VariantAxis, nv: m.NextVariant) -> list[tuple[str, ex
     variant = axis.variant(nv.tag)
     assert variant is not None
     given = dict(nv.fields)
-    return [(f.name, given[f.name]) for f in variant.fields]
+    # (a text the row does not give is absent: left out)
+    return [(f.name, given[f.name]) for f in variant.fields if f.name in given]
+
+
+def carried(
+    row: m.Row, state: Mapping[str, Any], event: Mapping[str, Any]
+) -> tuple[tuple[str, str], ...]:
+    """The present values ``row``'s effect carries when it fires in ``state`` on ``event``."""
+    lookup = _lookup(state, event)
+    out: list[tuple[str, str]] = []
+    for name, given in row.carry:
+        value = ex.value_of(given, lookup)
+        if isinstance(value, str):
+            out.append((name, value))
+    return tuple(out)
 
 
 def cause_text(row: m.Row, state: Mapping[str, Any]) -> str | None:
@@ -121,7 +149,13 @@ def step(spec: m.Spec, state: Mapping[str, Any], event: Mapping[str, Any]) -> St
     consulted: list[str] = []
     for row in spec.rows_for(event["type"]):
         if guard_holds(spec, row, state, event, consulted):
-            return Step(next_state(spec, row, state, event), row.effect, row.id, tuple(consulted))
+            return Step(
+                next_state(spec, row, state, event),
+                row.effect,
+                row.id,
+                tuple(consulted),
+                carried(row, state, event) if row.carry else (),
+            )
     raise NoRowMatches(f"no row of {spec.id} matches {state} with {event}")
 
 

@@ -54,7 +54,7 @@ def holds(expr: ex.Expr, state: Wire, event: Wire | None = None) -> bool:
             return interpret.axis_lookup_any(state, target)
         assert event is not None
         if target.kind == "field":
-            return event[target.name]
+            return interpret.field_lookup(event, target)
         return facts[target.name]
 
     return bool(ex.evaluate(expr, lookup))

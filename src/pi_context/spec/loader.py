@@ -23,12 +23,16 @@ from pathlib import Path
 import yaml
 
 from pi_context.spec.abstraction import size_problem
-from pi_context.spec.declarations import parse_axis, parse_effect, parse_event, parse_type
+from pi_context.spec.declarations import (
+    NamedTypes,
+    parse_axis,
+    parse_effect,
+    parse_event,
+    parse_type,
+)
 from pi_context.spec.errors import Diagnostic, SpecError
 from pi_context.spec.invariants import parse_invariants
 from pi_context.spec.model import (
-    EnumType,
-    IdType,
     Loc,
     ProgressProperty,
     Spec,
@@ -154,7 +158,7 @@ def _build(ctx: Ctx, root: Node, digest: str) -> Spec:
     version = ctx.scalar(top["version"][1], "version")
     title = ctx.scalar(top["title"][1], "title") if "title" in top else f"{name}@{version}"
 
-    types: dict[str, EnumType | IdType] = {}
+    types: dict[str, NamedTypes] = {}
     if "types" in top:
         for tname, (knode, tnode) in ctx.mapping(top["types"][1], "types").items():
             types[tname] = parse_type(ctx, tname, knode, tnode)
@@ -169,7 +173,7 @@ def _build(ctx: Ctx, root: Node, digest: str) -> Spec:
         for n, (k, v) in ctx.mapping(top["events"][1], "events").items()
     ]
     effects = [
-        parse_effect(ctx, n, k, v)
+        parse_effect(ctx, n, k, v, types)
         for n, (k, v) in ctx.mapping(top["effects"][1], "effects").items()
     ]
     spec = Spec(

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
+from pi_context.spec.expr import snake
+
 if TYPE_CHECKING:
     from pi_context.spec.expr import Expr
 
@@ -54,12 +56,29 @@ class IdType(NamedType):
 
 
 @dataclass(frozen=True)
+class TextType(NamedType):
+    """An optional text (a follow-up prompt): absent, or a string kept trimmed and only when
+    non-empty. The finite abstraction knows two values, absent and ``representative``
+    (present); guards read a text as whether it is present, and rows only copy it."""
+
+    representative: str = field(default="follow up", kw_only=True)
+
+
+def normalize_text(value: object) -> str | None:
+    """A text as the table keeps it: trimmed, and absent (None) when nothing remains."""
+    if not isinstance(value, str):
+        return None
+    trimmed = value.strip()
+    return trimmed or None
+
+
+@dataclass(frozen=True)
 class BoolType:
     name: Literal["bool"] = "bool"
 
 
 BOOL = BoolType()
-FieldType = EnumType | IdType | BoolType
+FieldType = EnumType | IdType | BoolType | TextType
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,15 @@ class Field:
     why: str = ""
     lazy: bool = False
     loc: Loc | None = None
+    host: str = ""
+    """For a fact: the host fact it reads, where the spec names it differently from the host
+    (``host: hard_reserve_due``); empty when the host fact is the fact's own name."""
+
+    @property
+    def host_fact(self) -> str:
+        """The host fact this fact reads: ``host`` when declared, else its name in snake case
+        (``hardReserveDue`` reads ``hard_reserve_due``)."""
+        return self.host or snake(self.name)
 
 
 @dataclass(frozen=True)
@@ -256,6 +284,9 @@ class Effect:
     host: HostAction | None = None
     # The effect answers a request that was already pending (an acknowledged duplicate).
     duplicate: bool = False
+    # The optional values the effect hands the host (a follow-up prompt), each a text field;
+    # a row with this effect says where each comes from (``carry``), else it is absent.
+    carries: tuple[Field, ...] = ()
 
     @property
     def commits(self) -> bool:
@@ -379,6 +410,9 @@ class Row:
     loc: Loc
     cause: Cause | None = None
     """Set exactly on rows whose effect commits a boundary."""
+    carry: tuple[tuple[str, Expr], ...] = ()
+    """Where each value the effect carries comes from (a text of the current state or the
+    event); a carried value the row does not name is absent."""
 
     def next_for(self, axis: str) -> NextValue | None:
         if not isinstance(axis, str):
@@ -483,7 +517,7 @@ class Spec:
     title: str
     path: str
     sha256: str
-    types: tuple[EnumType | IdType, ...]
+    types: tuple[EnumType | IdType | TextType, ...]
     axes: tuple[Axis, ...]
     initial: dict[str, object]  # wire form
     events: tuple[Event, ...]

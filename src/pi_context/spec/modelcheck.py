@@ -101,16 +101,13 @@ def _lookup_transition(
             state = pre if target.where == "pre" else post
             if target.kind == "state":
                 return dict(state)
-            value = state[target.name]
-            if target.member is None:
-                return value
-            return value.get(target.member, ex.ABSENT)
+            return interpret.axis_lookup_any(state, target)
         if target.kind == "effect":
             return effect
         if target.kind == "event_type":
             return event["type"]
         if target.kind == "field":
-            return event[target.name]
+            return interpret.field_lookup(event, target)
         return event["facts"][target.name]
 
     return lookup
@@ -150,7 +147,7 @@ def _guard_reads(
             if target.kind == "axis":
                 return interpret.axis_lookup(spec, state, target)
             if target.kind == "field":
-                return event[target.name]
+                return interpret.field_lookup(event, target)
             value = facts[target.name]
             if target.lazy:
                 reads.append((row_id, target.name, bool(value)))

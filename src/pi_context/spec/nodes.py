@@ -15,7 +15,7 @@ import yaml
 from pi_context.spec import expr as ex
 from pi_context.spec import scope as sc
 from pi_context.spec.errors import Diagnostic
-from pi_context.spec.model import BOOL, Loc
+from pi_context.spec.model import Loc
 
 Node = yaml.Node
 Entries = dict[str, tuple[Node, Node]]
@@ -123,7 +123,7 @@ def check_expr(ctx: Ctx, node: Node, e: ex.Expr, scope: sc.Scope, what: str) -> 
     except ex.ExprError as err:
         ctx.error(expr_loc(ctx, node, err.offset), f"{what}: {err.message}")
         return False
-    if not isinstance(t, type(BOOL)):
+    if not sc.is_condition(t):
         ctx.error(node, f"{what}: must be a condition (bool)")
         return False
     return True

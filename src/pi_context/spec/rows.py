@@ -44,7 +44,9 @@ def parse_rows(ctx: Ctx, spec: md.Spec, node: Node) -> list[md.Row]:
     rows: list[md.Row] = []
     ids: set[str] = set()
     for rnode in ctx.seq(node, "rows"):
-        m = ctx.keys(rnode, "row", ("id", "on", "when", "effect", "why"), ("next", "cause"))
+        m = ctx.keys(
+            rnode, "row", ("id", "on", "when", "effect", "why"), ("next", "cause", "carry")
+        )
         rid = ctx.scalar(m["id"][1], "row id")
         if rid in ids:
             ctx.error(m["id"][1], f"duplicate row id {rid!r}")
@@ -90,6 +92,7 @@ def parse_rows(ctx: Ctx, spec: md.Spec, node: Node) -> list[md.Row]:
                 nv = _next_value(ctx, spec, event, rid, axis, anode)
                 if nv is not None:
                     nexts.append((aname, nv))
+        carry = _carry(ctx, spec, event, rid, declared, m["carry"][1]) if "carry" in m else ()
         rows.append(
             md.Row(
                 rid,
@@ -101,6 +104,7 @@ def parse_rows(ctx: Ctx, spec: md.Spec, node: Node) -> list[md.Row]:
                 ctx.why(m),
                 ctx.loc(rnode),
                 cause,
+                carry,
             )
         )
     for event in spec.events:
@@ -209,7 +213,9 @@ def _next_value(
         except ex.ExprError as err:
             ctx.error(expr_loc(ctx, fnode, err.offset), f"{what}.{fname}: {err.message}")
             continue
-        if isinstance(value, ex.Lit):
+        if isinstance(f.type, md.TextType):
+            ok = isinstance(value, ex.Ref) and _is_text(vtype, f.type)
+        elif isinstance(value, ex.Lit):
             ok = isinstance(f.type, md.EnumType) and value.value in f.type.values
         else:
             # An optional field is accepted here; the table analysis proves it is present
@@ -221,11 +227,65 @@ def _next_value(
             ctx.error(fnode, f"{what}.{fname}: needs a {_type_name(f.type)} value")
             continue
         fields.append((fname, value))
-    missing = [f.name for f in variant.fields if f.name not in dict(fields) and f.name not in m]
+    # A text the row does not give is absent in the new variant.
+    missing = [
+        f.name
+        for f in variant.fields
+        if f.name not in dict(fields) and f.name not in m and not isinstance(f.type, md.TextType)
+    ]
     if missing:
         ctx.error(node, f"{what}: variant {tag!r} needs {', '.join(missing)}")
         return None
     return md.NextVariant(tag, tuple(fields))
+
+
+def _is_text(vtype: sc.Type, wanted: md.TextType) -> bool:
+    """A reference of the text type ``wanted`` (an optional member included)."""
+    inner = vtype.inner if isinstance(vtype, sc.OptType) else vtype
+    return inner == wanted
+
+
+def _carry(
+    ctx: Ctx,
+    spec: md.Spec,
+    event: md.Event,
+    rid: str,
+    effect: md.Effect | None,
+    node: Node,
+) -> tuple[tuple[str, ex.Expr], ...]:
+    """``carry: {FIELD: PATH}``: where each value the row's effect carries comes from (a
+    text of the current state or of the event)."""
+    out: list[tuple[str, ex.Expr]] = []
+    for fname, (fk, fnode) in ctx.mapping(node, f"row {rid}: carry").items():
+        declared = next((f for f in effect.carries if f.name == fname), None) if effect else None
+        if declared is None or not isinstance(declared.type, md.TextType):
+            carried = ", ".join(f.name for f in effect.carries) if effect else ""
+            ctx.error(
+                fk,
+                f"row {rid}: carry: its effect carries no {fname!r} "
+                f"(it carries: {carried or 'nothing'})",
+            )
+            continue
+        value, _text = parse_expr(ctx, fnode, f"row {rid}: carry {fname}")
+        scope = sc.Scope(spec, ("cur",), (event,), lazy_facts=False)
+        try:
+            vtype = sc.check(value, scope)
+        except ex.ExprError as err:
+            ctx.error(expr_loc(ctx, fnode, err.offset), f"row {rid}: carry {fname}: {err.message}")
+            continue
+        if (
+            not isinstance(value, ex.Ref)
+            or not _is_text(vtype, declared.type)
+            or value.target is None
+            or value.target.kind != "axis"
+        ):
+            ctx.error(
+                fnode,
+                f"row {rid}: carry {fname}: needs a {declared.type.name} text of the current state",
+            )
+            continue
+        out.append((fname, value))
+    return tuple(out)
 
 
 def _type_name(t: md.FieldType) -> str:

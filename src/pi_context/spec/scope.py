@@ -16,6 +16,7 @@ from pi_context.spec.model import (
     FieldType,
     IdType,
     Spec,
+    TextType,
     VariantAxis,
 )
 
@@ -42,7 +43,12 @@ class StrLitType:
     pass
 
 
-Type = BoolType | EnumType | IdType | OptType | VariantValueType | StateType | StrLitType
+Type = BoolType | EnumType | IdType | TextType | OptType | VariantValueType | StateType | StrLitType
+
+
+def is_condition(t: Type) -> bool:
+    """A bool, or an optional text (read as whether it is present)."""
+    return isinstance(t, BoolType) or isinstance(_strip(t), TextType)
 
 
 @dataclass
@@ -136,6 +142,8 @@ def _describe(t: Type) -> str:
         return f"{t.name} ({' | '.join(t.values)})"
     if isinstance(t, IdType):
         return f"{t.name} id"
+    if isinstance(t, TextType):
+        return f"{t.name} text"
     if isinstance(t, OptType):
         return f"optional {_describe(t.inner)}"
     if isinstance(t, VariantValueType):
@@ -155,6 +163,10 @@ def check(expr: Expr, scope: Scope) -> Type:
         return BOOL if isinstance(expr.value, bool) else StrLitType()
     if isinstance(expr, Ref):
         target, t = scope.resolve(expr)
+        if isinstance(_strip(t), TextType):
+            target = Target(
+                target.kind, target.where, target.name, target.member, target.lazy, text=True
+            )
         expr.target = target
         return t
     if isinstance(expr, Not):
@@ -181,7 +193,7 @@ def check(expr: Expr, scope: Scope) -> Type:
 
 def _want_bool(expr: Expr, scope: Scope, what: str) -> None:
     t = check(expr, scope)
-    if not isinstance(t, BoolType):
+    if not is_condition(t):
         raise ExprError(f"{what} needs a bool, not {_describe(t)}", expr.offset)
 
 

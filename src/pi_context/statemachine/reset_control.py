@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pi_context.statemachine.machine import ResetControlMachine
 
 # The newest published generation (the runtime's default too).
-DEFAULT_SPEC = "reset-control@a508f68"
+DEFAULT_SPEC = "reset-control@6bcd8b5"
 
 COMMITTED = "committed"
 FRESH = "generated for this run"  # a handle pi_context.codegen.fresh made
@@ -134,6 +134,13 @@ class ResetControl:
         """What the user is told caused the boundary ``row`` commits when it fires in
         ``state`` (the row's ``cause``; empty for a row that commits nothing)."""
         return str(self.types.cause(row, state))
+
+    def carried(self, row: str, state: Any) -> dict[str, str]:
+        """The values the effect of ``row`` hands the host when it fires in ``state`` (the
+        user's follow-up prompt, from 6bcd8b5 on; empty for a spec whose effects carry
+        nothing)."""
+        carried = getattr(self.reducer, "carried", None)
+        return {} if carried is None else dict(carried(row, state))
 
     def undeclared_hosts(self) -> list[str]:
         """Effects without a declared host action (a host acting on actions refuses them)."""

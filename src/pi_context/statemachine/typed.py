@@ -33,6 +33,7 @@ __all__ = [
     "reset_control_0_27",
     "reset_control_0_33",
     "reset_control_0_34",
+    "reset_control_6bcd8b5",
     "reset_control_a508f68",
 ]
 
@@ -46,6 +47,7 @@ SPEC_IDS: dict[str, str] = {
     "reset_control_0_27": "reset-control@0.27",
     "reset_control_0_33": "reset-control@0.33",
     "reset_control_0_34": "reset-control@0.34",
+    "reset_control_6bcd8b5": "reset-control@6bcd8b5",
     "reset_control_a508f68": "reset-control@a508f68",
 }
 
@@ -60,6 +62,9 @@ if TYPE_CHECKING:
     from pi_context.statemachine.generated.reset_control_0_27 import types as reset_control_0_27
     from pi_context.statemachine.generated.reset_control_0_33 import types as reset_control_0_33
     from pi_context.statemachine.generated.reset_control_0_34 import types as reset_control_0_34
+    from pi_context.statemachine.generated.reset_control_6bcd8b5 import (
+        types as reset_control_6bcd8b5,
+    )
     from pi_context.statemachine.generated.reset_control_a508f68 import (
         types as reset_control_a508f68,
     )
@@ -158,6 +163,17 @@ def typed(
     reset_control_0_34.Event,
     reset_control_0_34.Effect,
     reset_control_0_34.EventType,
+]: ...
+
+
+@overload
+def typed(
+    spec_id: Literal["reset-control@6bcd8b5"],
+) -> TypedHandle[
+    reset_control_6bcd8b5.State,
+    reset_control_6bcd8b5.Event,
+    reset_control_6bcd8b5.Effect,
+    reset_control_6bcd8b5.EventType,
 ]: ...
 
 

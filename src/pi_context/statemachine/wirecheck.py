@@ -31,6 +31,7 @@ def want_object(
     *,
     required: tuple[str, ...] = (),
     exact: tuple[str, ...] | None = None,
+    optional: tuple[str, ...] = (),
 ) -> Mapping[str, Any]:
     if not isinstance(obj, Mapping):
         raise WireError(path, f"expected an object, got {_show(obj)}")
@@ -39,9 +40,10 @@ def want_object(
         if key not in obj:
             raise WireError(path, f"missing {key!r}")
     if exact is not None:
-        extra = [k for k in obj if k not in exact]
+        extra = [k for k in obj if k not in exact and k not in optional]
         if extra:
-            raise WireError(path, f"unexpected key {extra[0]!r} (expected {', '.join(exact)})")
+            expected = ", ".join((*exact, *optional))
+            raise WireError(path, f"unexpected key {extra[0]!r} (expected {expected})")
     return obj
 
 
@@ -57,6 +59,23 @@ def want_enum(obj: object, path: str, values: tuple[_S, ...]) -> _S:
             return value
     allowed = ", ".join(repr(v) for v in values)
     raise WireError(path, f"expected one of {allowed}, got {_show(obj)}")
+
+
+def want_text(obj: Mapping[str, Any], key: str, path: str) -> str | None:
+    """An optional text: absent (the key left out) or a string."""
+    if key not in obj:
+        return None
+    value = obj[key]
+    if not isinstance(value, str):
+        raise WireError(f"{path}.{key}", f"expected a string (or no {key!r}), got {_show(value)}")
+    return value
+
+
+def with_text(record: dict[str, Any], key: str, value: str | None) -> dict[str, Any]:
+    """``record`` with the optional text ``key`` when it is present (absent: left out)."""
+    if value is not None:
+        record[key] = value
+    return record
 
 
 def want_id(obj: object, path: str) -> str:

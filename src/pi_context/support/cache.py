@@ -2,19 +2,22 @@
 
 Every entry under ``cache_root()`` belongs to files of the user's, and records them:
 
-========================  =====================================  ==================================
-entry                     belongs to                             holds
-========================  =====================================  ==================================
-``history/<key>/``        one session file                       the text of every history item of
+==========================  ===================================  ==================================
+entry                       belongs to                           holds
+==========================  ===================================  ==================================
+``history/<key>/``          one session file                     the text of every history item of
                                                                  it (user and assistant messages,
                                                                  tool calls and results, boot text)
-``notes/<key>.bin``       one notes home (a folder), or a        every note of it: metadata, body;
-                          notes root (a listing walk's order)    or the (time, home, path) order a
+``notes/<key>.bin``         one notes home (a folder), or a      every note of it: metadata, body;
+                            notes root (a listing walk's order)  or the (time, home, path) order a
                                                                  ``notes_list``/``notes_search``
                                                                  walk took at its first page
-``hypothesis/<key>/``     the spec files a ``verify`` or         hypothesis' example database for
-                          ``conformance`` run checked            them (no session or note text)
-========================  =====================================  ==================================
+``hypothesis/<key>/``       the spec files a ``verify`` or       hypothesis' example database for
+                            ``conformance`` run checked          them (no session or note text)
+``conformance/<key>.bin``   one spec file                        the spec's answers to its
+                                                                 exhaustive set (no session or
+                                                                 note text)
+==========================  ===================================  ==================================
 
 The record (``source.json`` in a folder entry, ``<key>.source.json`` beside a file entry)
 names each source by its real path and, for the entries that hold the user's text, by device,
@@ -41,14 +44,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
-import shutil
 import stat
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from pi_context.support.cache_dir import cache_root
@@ -60,6 +60,8 @@ from pi_context.support.cache_home import (
     open_root,
     private_dir,
 )
+from pi_context.support.digest import sha256_hex
+from pi_context.support.frozen import frozen
 
 __all__ = ["CacheRefused", "private_dir"]
 
@@ -70,7 +72,7 @@ GRACE = 60.0
 """Seconds an entry without a record is left alone (another process may be creating it)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Kind:
     name: str
     folder: bool
@@ -87,6 +89,7 @@ KINDS: dict[str, Kind] = {
         Kind("history", True, True, "a session's history items (message, tool and boot text)"),
         Kind("notes", False, True, "a notes home's notes (metadata and bodies)", ".bin"),
         Kind("hypothesis", True, False, "hypothesis examples of verify/conformance runs"),
+        Kind("conformance", False, False, "a spec's answers to its exhaustive set", ".bin"),
     )
 }
 RECORD = "source.json"
@@ -95,7 +98,7 @@ RECORD_SUFFIX = ".source.json"
 
 def key_of(text: str) -> str:
     """The entry name for a source (a fixed-length hash: any path makes a valid name)."""
-    return hashlib.sha256(os.fsencode(text)).hexdigest()[:32]
+    return sha256_hex(os.fsencode(text))[:32]
 
 
 # --- private folders and files ------------------------------------------------------------------
@@ -132,7 +135,7 @@ def write_private(path: Path, *chunks: bytes) -> None:
 HEAD_BYTES = 4096
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     path: str
     dev: int | None = None
@@ -168,7 +171,7 @@ def _head(path: str) -> str | None:
         return None
     finally:
         os.close(fd)
-    return hashlib.sha256(first).hexdigest()[:32]
+    return sha256_hex(first)[:32]
 
 
 def source_of(path: Path, info: os.stat_result | None = None) -> Source:
@@ -243,7 +246,7 @@ def read_record(kind: str, entry: Path) -> list[Source] | None:
 # --- entries ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@frozen
 class Entry:
     kind: str
     path: Path
@@ -261,7 +264,7 @@ class Entry:
         return self.state in ("live", "new")
 
 
-@dataclass(frozen=True)
+@frozen
 class Sweep:
     """What a ``prune`` or ``clear`` removed, and what stayed and why."""
 
@@ -423,6 +426,8 @@ def _remove_in(area: int, entry: Entry) -> None:
     if entry.ident is not None and (info.st_dev, info.st_ino) != entry.ident:
         raise OSError(0, "it was replaced since it was listed; left alone")
     if stat.S_ISDIR(info.st_mode):
+        import shutil  # only here: it imports bz2 and lzma, which a cache lookup never needs
+
         shutil.rmtree(name, dir_fd=area)
     else:
         with contextlib.suppress(FileNotFoundError):

@@ -10,7 +10,10 @@ instructions. The limits (query of at most 256 characters, 1–20 results, a 60-
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+import sys
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -184,16 +187,107 @@ class RecordSearch:
     """The handoff's in-memory record search: the records of one branch by id (the last
     record with an id wins, as in a Map), searched and read by ``context_history_*``. Not to
     be confused with ``bindings.history.index.HistoryIndex``, the SQLite index of the
-    history tools."""
+    history tools.
+
+    Held by a resident host between calls (``held.py``), so it is stored compactly: every
+    record's text back to back as UTF-8 in one buffer (a record is decoded only when a page
+    or a read delivers it), and the matches of each recent query as an array of record
+    numbers, found once by a byte search over the buffer (``MEMO_MAX`` queries)."""
+
+    MEMO_MAX = 16
 
     def __init__(self, records: Sequence[HistoryRecord] = ()) -> None:
-        self._by_id: dict[str, HistoryRecord] = {}
+        by_id: dict[str, HistoryRecord] = {}
         for record in records:
-            self._by_id[record.id] = record
-        self.records = list(self._by_id.values())
+            by_id[record.id] = record
+        self._index: dict[str, int] = {}
+        self._ids: list[str] = []
+        self._roles: list[str] = []
+        self._stamps: list[str] = []
+        self._odd = bytearray()  # 1: the text holds a surrogate code point
+        self._starts = array("q", [0])
+        parts: list[bytes] = []
+        size = 0
+        for number, record in enumerate(by_id.values()):
+            self._index[record.id] = number
+            self._ids.append(record.id)
+            self._roles.append(sys.intern(record.role))
+            self._stamps.append(record.timestamp)
+            odd = _SURROGATE.search(record.text) is not None
+            self._odd.append(odd)
+            data = record.text.encode("utf-8", "surrogatepass")
+            parts.append(data)
+            size += len(data)
+            self._starts.append(size)
+        self._text = b"".join(parts)
+        del parts
+        self._oddities = array("q", (n for n, odd in enumerate(self._odd) if odd))
+        self._memo: dict[str, array[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def _record(self, number: int) -> HistoryRecord:
+        start, end = self._starts[number], self._starts[number + 1]
+        text = self._text[start:end].decode("utf-8", "surrogatepass")
+        return HistoryRecord(self._ids[number], self._roles[number], self._stamps[number], text)
+
+    @property
+    def records(self) -> list[HistoryRecord]:
+        """Every record, in branch order (built on request)."""
+        return [self._record(number) for number in range(len(self._ids))]
 
     def get(self, record_id: str) -> HistoryRecord | None:
-        return self._by_id.get(record_id)
+        number = self._index.get(record_id)
+        return None if number is None else self._record(number)
+
+    def _matching(self, query: str, cancelled: CancelCheck | None) -> array[int]:
+        """The numbers of the records whose text holds ``query`` in UTF-16 code units, in
+        branch order (found once per query while held)."""
+        if cancelled is not None and self._ids:
+            cancelled()
+        found = self._memo.get(query)
+        if found is not None:
+            return found
+        if _SURROGATE.search(query) is not None:
+            # A lone half in the query: every record is compared in UTF-16 (rare).
+            candidates: Iterable[int] = range(len(self._ids))
+        else:
+            # Without surrogates on either side, code points match where UTF-16 units do: a
+            # byte search finds those records; a record holding a surrogate is compared in
+            # UTF-16 anyway (two lone halves in it are one astral character there).
+            candidates = sorted({*self._byte_hits(query, cancelled), *self._oddities})
+        found = array("q")
+        for count, number in enumerate(candidates):
+            if cancelled is not None and count % 64 == 0:
+                cancelled()
+            if not self._odd[number] and _SURROGATE.search(query) is None:
+                found.append(number)  # a byte hit, exact without surrogates
+            elif Utf16Text(self._record(number).text).index_of(query) >= 0:
+                found.append(number)
+        if len(self._memo) >= self.MEMO_MAX:
+            self._memo.pop(next(iter(self._memo)))
+        self._memo[query] = found
+        return found
+
+    def _byte_hits(self, query: str, cancelled: CancelCheck | None) -> Iterator[int]:
+        """Records whose UTF-8 text holds the query's UTF-8 bytes (each once, in order)."""
+        needle = query.encode("utf-8", "surrogatepass")
+        text, starts = self._text, self._starts
+        at = text.find(needle)
+        number = 0
+        hits = 0
+        while at >= 0:
+            number = bisect_right(starts, at, number) - 1
+            end = starts[number + 1]
+            if at + len(needle) <= end:
+                yield number
+                hits += 1
+                if cancelled is not None and hits % 4096 == 0:
+                    cancelled()
+                at = text.find(needle, end)
+            else:  # straddles two records: look again from inside the next one
+                at = text.find(needle, at + 1)
 
     def search(
         self, query: Any, offset: Any = 0, limit: Any = 10, cancelled: CancelCheck | None = None
@@ -213,36 +307,21 @@ class RecordSearch:
                 "use a non-empty literal query of at most 256 characters, an offset >= 0 "
                 "and a limit from 1 to 20",
             )
+        matched = self._matching(query, cancelled)
         items: list[HistoryRecord] = []
-        matched = 0
-        # A query without surrogate code points is found in UTF-16 units exactly where it is
-        # found in code points, in a record without them too (two lone halves in a record are
-        # one astral character in UTF-16): such records that do not hold it are passed over
-        # without encoding.
-        plain = _SURROGATE.search(query) is None
-        for i, record in enumerate(self.records):
-            if cancelled is not None and i % 64 == 0:
-                cancelled()
-            if plain and query not in record.text and _SURROGATE.search(record.text) is None:
-                continue
+        for number in matched[offset : offset + limit]:
+            record = self._record(number)
             text = Utf16Text(record.text)
             position = text.index_of(query)
-            if position < 0:
-                continue
-            matched += 1
-            if matched <= offset:
-                continue
-            if len(items) == limit:
-                return SearchPage(items, offset + len(items), True)
             start = max(0, position - LEAD_IN_UNITS)
             if start > 0 and text.is_low_surrogate(start):
                 start -= 1
             excerpt = fit_text(text.slice(start), EXCERPT_BYTES)
             items.append(replace(record, text=excerpt, start_offset=start))
-        return SearchPage(items, offset + len(items), False)
+        return SearchPage(items, offset + len(items), len(matched) > offset + limit)
 
     def read(self, record_id: Any, offset: Any, budget: int) -> ReadPage:
-        record = self._by_id.get(record_id) if isinstance(record_id, str) else None
+        record = self.get(record_id) if isinstance(record_id, str) else None
         if record is None:
             raise HandoffError(
                 "source_not_found", f"{record_id!r} is not an indexed record of this branch"

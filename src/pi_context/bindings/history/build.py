@@ -7,27 +7,20 @@ import os
 import sqlite3
 import zlib
 from array import array
+from collections.abc import Callable
 from itertools import accumulate
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pi_context.support.cache as cache
 from pi_context.bindings.session.dialect import BOOT, RESET_MARKER, is_kind
-from pi_context.bindings.session.jsonl import (
-    FAST_DECODE,
-    FAST_DECODE_ERRORS,
-    JSONLineError,
-    js_trim,
-    js_truthy,
-    parse,
-)
-from pi_context.bindings.session.migrate import needs_migration
-from pi_context.bindings.session.store import SKIPPED, is_header, parse_chunk
+from pi_context.bindings.session.jsonl import JSONLineError, js_trim, js_truthy, parse
 from pi_context.bindings.session.windows import (
     is_reset_marker,
     marker_window_id,
     names_fork_safe_window,
     names_upstream_window,
 )
+from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
 from pi_context.support.regular import open_regular
 
 from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
@@ -44,9 +37,11 @@ from .format import (
     _store_meta,
 )
 from .items import ITEM_ENTRY_TYPES
-from .lines import DECODE_ENTRY, entry_line, entry_rows
 from .scan import Digest, chunks, snapshot
 from .views import _Views
+
+if TYPE_CHECKING:
+    from .lines import EntryLine, Row
 
 BIG_TEXT = 1 << 22  # an item's text longer than this is written to the content file in pieces
 
@@ -154,6 +149,9 @@ class _Build(_Views):
         with os.fdopen(content_fd, "r+b") as out:
             out.seek(committed)
             for chunk, chunk_start, single in chunks(fd, start):
+                # The typed decoding (msgspec) is imported once there are lines to index: a
+                # call that finds none (a warm call) never loads it.
+                decode_entry, entry_line, entry_rows, decode_errors = _typed()
                 if single:  # one long line, without its newline
                     lines = [chunk]
                     digest.update(chunk)
@@ -173,6 +171,9 @@ class _Build(_Views):
                     line_start = offset
                     offset += len(line) + 1
                     if session_id is None:
+                        from pi_context.bindings.session.migrate import needs_migration
+                        from pi_context.bindings.session.store import is_header
+
                         value = _parse(line)
                         if value is None:
                             continue
@@ -181,8 +182,11 @@ class _Build(_Views):
                         session_id = meta["session_id"] = value["id"]
                         continue
                     try:
-                        entry = DECODE_ENTRY(line)
-                    except FAST_DECODE_ERRORS:
+                        # DECODE_ENTRY spelt out: the depth check inline, no call per line
+                        if len(line) > MAX_DEPTH and deeper_than(line):
+                            raise depth_error()
+                        entry = decode_entry(line)
+                    except decode_errors:
                         value = _parse(line)
                         if type(value) is not dict:
                             continue
@@ -329,14 +333,32 @@ class _Build(_Views):
         return self._strings("t_name").all()
 
 
+def _typed() -> tuple[
+    Callable[[bytes], EntryLine],
+    Callable[[dict[str, Any]], EntryLine],
+    Callable[[EntryLine], list[Row]],
+    tuple[type[Exception], ...],
+]:
+    """The typed decoding of entry lines (``lines``; without its depth check, which the caller
+    makes) and the errors that send a line to the careful parse; imported on first use."""
+    from pi_context.bindings.session.decoders import FAST_DECODE_ERRORS
+
+    from .lines import DECODE_ENTRY_PLAIN, entry_line, entry_rows
+
+    return DECODE_ENTRY_PLAIN, entry_line, entry_rows, FAST_DECODE_ERRORS
+
+
 def _parse(line: bytes) -> Any:
-    """A complete line's value as the loader reads it, or None when the loader skips it."""
-    try:
-        value = FAST_DECODE(line)
-    except FAST_DECODE_ERRORS:
-        value = parse_chunk(line, 0, False, [])
-        if value is SKIPPED:
-            return None
+    """A complete line's value as the loader reads it, or None when the loader skips it.
+
+    For the few lines read whole (the header, markers and boots while building, an item's
+    entry when it is shown): the careful parse, which gives the loader's value for every line
+    the fast decoder takes too, without importing the fast decoder into a warm call."""
+    from pi_context.bindings.session.store import SKIPPED, parse_chunk
+
+    value = parse_chunk(line, 0, False, [])
+    if value is SKIPPED:
+        return None
     if type(value) is dict:  # the usual case; an object is always truthy
         return value
     return value if js_truthy(value) else None

@@ -19,7 +19,7 @@ from typing import Any
 from pi_context.support.frozen import field, record
 
 from .columns import CorruptIndex, Strings
-from .lines import ROLE_CODES
+from .items import ROLE_CODES
 
 VIEW_MEMO_MAX = 32
 SCHEMA = 8  # 8: notesoup/* entries are the extension's too (7: a digest of every indexed byte;

@@ -40,7 +40,9 @@ import mmap
 import os
 import sqlite3
 import time
-from bisect import bisect_right
+import zlib
+from array import array
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -96,6 +98,8 @@ class HistoryIndex(_Build):
         self._db_identity: tuple[int, int] = (-1, -1)  # (device, inode) of the open database
         self.resident = False
         """Held open across calls (``resident``): worth loading whole columns once."""
+        self.trimmed = False  # the pages its first resident call freed went back to the OS
+        self._id_table: tuple[array[int], array[int]] | None = None  # see ``find_ids``
 
     # -- lifecycle
 
@@ -141,6 +145,7 @@ class HistoryIndex(_Build):
         self.memo = {}
         self._held = None
         self.file_view = None
+        self._id_table = None
 
     def _close_blobs(self) -> None:
         for blob in self._blobs.values():
@@ -362,7 +367,23 @@ class HistoryIndex(_Build):
         return value
 
     def find_ids(self, item_id: str) -> list[int]:
-        return self._strings("i_id").positions(item_id)
+        """Item numbers whose id is ``item_id`` (ascending): a column scan for a one-shot
+        call; held open (``resident``), a lookup in a table of id hashes built once."""
+        strings = self._strings("i_id")
+        if not self.resident:
+            return strings.positions(item_id)
+        if self._id_table is None:
+            self._id_table = _hash_table(strings.all())
+        hashes, numbers = self._id_table
+        key = zlib.crc32(item_id.encode("utf-8", "surrogatepass"))
+        at = bisect_left(hashes, key)
+        found = []
+        while at < len(hashes) and hashes[at] == key:
+            if strings[numbers[at]] == item_id:  # a hash names candidates; the text decides
+                found.append(numbers[at])
+            at += 1
+        found.sort()
+        return found
 
     def matches(self, queries: tuple[str, ...]) -> set[int]:
         """Item numbers whose content holds any query (every branch; the caller scopes)."""
@@ -397,6 +418,29 @@ class HistoryIndex(_Build):
                 else:  # straddles two items: look for a match starting earlier
                     at = content.rfind(needle, 0, at + size - 1)
         return found
+
+    def matches_newest(self, query: str, last: int) -> Iterator[int]:
+        """Item numbers up to ``last`` whose content holds ``query``, newest first: a backwards
+        scan of the content that goes only as far as the caller reads (a page and its cursor)."""
+        content = self._content
+        if content is None or last < 0:
+            return
+        starts = self._array("i_start")
+        self._expect("i_start", self.meta["items"] + 1)
+        if starts[-1] != self.meta["committed"] or last >= len(starts) - 1:
+            raise CorruptIndex("content length disagrees")
+        needle = query.encode("utf-8", "surrogatepass")
+        size = len(needle)
+        at = content.rfind(needle, 0, starts[last + 1])
+        num = last
+        while at >= 0:
+            if not starts[num] <= at < starts[num + 1]:
+                num = bisect_right(starts, at) - 1
+            if at + size <= starts[num + 1]:
+                yield num
+                at = content.rfind(needle, 0, starts[num])
+            else:  # straddles two items: look for a match starting earlier
+                at = content.rfind(needle, 0, at + size - 1)
 
     def item(self, num: int, window_id: str, role_code: int) -> Item:
         """Item ``num`` re-read from the session file and re-projected (never the cache's copy)."""
@@ -438,3 +482,11 @@ class HistoryIndex(_Build):
         found.role = ROLES[role_code]
         result: Item = found
         return result
+
+
+def _hash_table(ids: list[str]) -> tuple[array[int], array[int]]:
+    """(CRC-32 of each id, sorted; the item number of each): 8 bytes per item."""
+    crc = zlib.crc32
+    hashes = [crc(text.encode("utf-8", "surrogatepass")) for text in ids]
+    order = sorted(range(len(hashes)), key=hashes.__getitem__)
+    return array("I", [hashes[n] for n in order]), array("q", order)

@@ -8,15 +8,16 @@ search run over the index's packed arrays instead of a freshly projected ``Histo
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, overload
 
-from pi_context.bindings.tool_output import JSONValue
+from pi_context.bindings.tool_output import JSONValue, page
 
+from .cursors import _parse, key_of, resume_index
+from .errors import Paging
 from .format import View
 from .index import HistoryIndex
-from .items import Item
-from .lines import ROLE_CODES
+from .items import ROLE_CODES, Item
 from .query import (
     Filters,
     HistoryError,
@@ -30,6 +31,7 @@ from .query import (
     parse_queries,
     read_item,
     render_item,
+    shrink_item,
     window_page,
     window_row,
 )
@@ -201,13 +203,9 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
     max_chars = parse_max_chars(args)
     filters = parse_filters(args)
     _select(history, Filters(window_id=filters.window_id), False, [])  # unknown window first
-    found = history.view.memoized(
-        ("found", queries), lambda: history.positions_of(history.index.matches(queries))
-    )
-    hits = _select(history, filters, paging.recent_first, found, queries)
 
-    def render(i: int) -> dict[str, Any]:
-        item = history.item_at(hits[i])
+    def render(_row: int, position: int) -> dict[str, Any]:
+        item = history.item_at(position)
         offset = first_match(item.content, queries)
         if offset < 0:
             from .columns import CorruptIndex
@@ -215,8 +213,97 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
             raise CorruptIndex(f"item {item.item_id} does not hold the query the index found")
         return render_item(item, max_chars, offset)
 
-    return item_page(_Rendered(len(hits), render), paging, hits, history.count, history.item_id_at)
+    view = history.view
+    if (
+        ("found", queries) not in view.memo
+        and paging.recent_first
+        and paging.limit is not None
+        and len(queries) == 1
+        and view.ascending
+    ):
+        return _newest_first(history, queries[0], filters, paging, render)
+    found = view.memoized(
+        ("found", queries), lambda: history.positions_of(history.index.matches(queries))
+    )
+    hits = _select(history, filters, paging.recent_first, found, queries)
+    rendered = _Rendered(len(hits), lambda i: render(i, hits[i]))
+    return item_page(rendered, paging, hits, history.count, history.item_id_at)
 
 
 def read(history: IndexedHistory, args: Mapping[str, Any]) -> Any:
     return read_item(history, args)  # type: ignore[arg-type]
+
+
+def _newest_first(
+    history: IndexedHistory,
+    query: str,
+    filters: Filters,
+    paging: Paging,
+    render: Callable[[int, int], dict[str, Any]],
+) -> dict[str, JSONValue]:
+    """A newest-first search page whose scan stops once the page and its cursor are found
+    (the hits past them are never looked for): the same page ``item_page`` makes from every
+    hit. A scan from the newest item that reaches the oldest holds every hit: they are kept
+    with the view (``found``), as the full search keeps them."""
+    view = history.view
+    count = len(view.positions)
+    assert paging.limit is not None
+    cursor = paging.cursor
+    if isinstance(cursor, str):
+        resume_index(cursor, (), count, history.item_id_at, "item")  # refused as the full path
+        parsed = _parse(cursor)
+        assert parsed is not None
+        top, skip = parsed[0], 0
+    else:
+        top, skip = count - 1, cursor
+    need = skip + paging.limit + 1
+    keep = _keeper(history, filters)
+    positions = view.positions
+    every = count > 0 and positions[0] == 0 and positions[-1] == count - 1
+    hits: list[int] = []
+    seen: list[int] = []  # every hit on the branch, filtered or not
+    complete = True
+    last = positions[top] if 0 <= top < count else -1
+    for num in history.index.matches_newest(query, last):
+        if every:
+            pos = num
+        else:
+            pos = bisect_left(positions, num)
+            if pos >= count or positions[pos] != num:
+                continue  # on another branch
+        seen.append(pos)
+        if keep(pos):
+            hits.append(pos)
+            if len(hits) >= need:
+                complete = False
+                break
+    if complete and top == count - 1:
+        view.memoized(("found", (query,)), lambda: seen[::-1])
+    rendered = _Rendered(len(hits), lambda i: render(i, hits[i]))
+    return page(
+        rendered,
+        skip,
+        "items",
+        limit=paging.limit,
+        shrink=shrink_item,
+        cursor_of=lambda i: key_of(hits[i], history.item_id_at(hits[i])),
+        cursor_bytes=len(key_of(max(count - 1, 0), "")) + 2,
+    )
+
+
+def _keeper(history: IndexedHistory, filters: Filters) -> Callable[[int], bool]:
+    """Whether a branch position passes ``filters`` (the window is known: checked before)."""
+    view = history.view
+    tests: list[Callable[[int], bool]] = []
+    if filters.window_id is not None:
+        ends = view.window_ends()
+        spans = [(w[3], ends[i]) for i, w in enumerate(view.windows) if w[0] == filters.window_id]
+        tests.append(lambda p: any(s <= p < e for s, e in spans))
+    if filters.role is not None:
+        code, roles = ROLE_CODES[filters.role], view.roles
+        tests.append(lambda p: roles[p] == code)
+    if filters.tool_name is not None or filters.tool_namespace is not None:
+        nums = history.index.tool_names(filters.tool_name, filters.tool_namespace)
+        items = view.positions
+        tests.append(lambda p: items[p] in nums)
+    return lambda p: all(test(p) for test in tests)

@@ -37,6 +37,8 @@ from pi_context.support.frozen import field, frozen, record
 Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "tool_call", "system", "developer")
+ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
+"""Role -> its code in the index's role column (its place in ``ROLES``)."""
 """Every item role, in the order the schema lists them."""
 
 TOOL_ROLES = frozenset({"tool", "tool_call"})

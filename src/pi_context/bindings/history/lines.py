@@ -15,9 +15,10 @@ from typing import Any
 
 import msgspec
 
-from pi_context.bindings.session.jsonl import bounded
+from pi_context.bindings.session.decoders import bounded
 
 from .items import (
+    ROLE_CODES,
     ROLES,
     _str_or_empty,
     _text_of,
@@ -27,7 +28,6 @@ from .items import (
     has_extension_details,
 )
 
-ROLE_CODES = {role: code for code, role in enumerate(ROLES)}
 _USER, _ASSISTANT, _TOOL, _TOOL_CALL, _SYSTEM, _DEVELOPER = range(len(ROLES))
 
 Row = tuple[int, str, str, str | None]
@@ -59,7 +59,9 @@ class EntryLine(msgspec.Struct):
     message: Message | None = None  # None too when the loader's value is not an object
 
 
-DECODE_ENTRY = bounded(msgspec.json.Decoder(EntryLine).decode)
+DECODE_ENTRY_PLAIN = msgspec.json.Decoder(EntryLine).decode
+"""``DECODE_ENTRY`` without the depth check: for a caller that checks it first."""
+DECODE_ENTRY = bounded(DECODE_ENTRY_PLAIN)
 """A line as an ``EntryLine``; raises ``msgspec.DecodeError`` (or ``ValidationError``, a
 subclass, or ``JSONLimitError`` for a line nested past the limit) where the caller must fall
 back to ``entry_line`` of the loader's value."""

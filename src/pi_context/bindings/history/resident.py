@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pi_context.support.heap import release_freed
+
 from .index import HistoryIndex, cache_dir_for
 
 HELD_MAX = 4
@@ -47,6 +49,11 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
             _held.pop(key, None)
             index.close()
             raise
+        if index.resident and not index.trimmed:
+            # The first resident call loaded (or built) the index: what that pass freed goes
+            # back to the OS, so the host's size is what it holds.
+            index.trimmed = True
+            release_freed()
 
 
 def close_all() -> None:

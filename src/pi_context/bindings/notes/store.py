@@ -24,7 +24,7 @@ import os
 import stat
 from collections.abc import Callable, Iterator, Sequence
 
-from pi_context.bindings.notes import diskcache, jail
+from pi_context.bindings.notes import diskcache, jail, resident
 from pi_context.bindings.notes.access import MAX_WALK_DEPTH, lock_name
 from pi_context.bindings.notes.address import (
     NOTE_SUFFIX,
@@ -352,7 +352,71 @@ class NoteStore(_Writes):
         always come as entries). Raises ``HomeReadError``.
         """
         with gc_paused():
+            if accept is None and resident.enabled():
+                return resident.read(
+                    self,
+                    scope,
+                    bodies,
+                    contains,
+                    lambda: self._read_home(scope, None, bodies, contains),
+                )
             return self._read_home(scope, accept, bodies, contains)
+
+    def read_folders(
+        self, scope: str, folders: set[str], bodies: bool, contains: Sequence[str] | None
+    ) -> tuple[set[str], HomeRead]:
+        """The notes of just these folders of a home (relative paths as on disk, each read
+        on its own, not below it), by the same rules as a whole read: what a resident view
+        (``resident.py``) merges into a read it holds after a change in those folders.
+        Returns the folders read (a folder that is gone holds nothing) and what they hold."""
+        found: list[tuple[str, Entry]] = []
+        refused: list[Refused] = []
+        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies, contains is not None)
+        try:
+            home_fd = self._home_fd(scope, create=False)
+        except NoteError as exc:
+            message = f"cannot read the {scope} home: {exc.message}"
+            raise HomeReadError(message, scope=scope) from exc
+        if home_fd is None:
+            return folders, HomeRead(scope, [], None, [], [])
+        try:
+            for folder in sorted(folders):
+                parts = folder.split("/") if folder else []
+                try:
+                    fd = jail.walk_dirs(home_fd, parts, create=False, shown="")
+                except jail.JailError:
+                    fd = None  # a link or a file now: it holds no notes
+                if fd is None:
+                    continue
+                try:
+                    prefix = folder + "/" if folder else ""
+                    files, _below = self._files(scope, fd, prefix, refused)
+                    for item in files:
+                        path, _name, stamp = item
+                        entry = cache.memory.get(path)
+                        if entry is None or entry.stamp != stamp or (bodies and entry.body is None):
+                            try:
+                                got = self._entry(scope, cache, fd, item, head_only=not bodies)
+                            except FileNotFoundError:
+                                continue
+                            if isinstance(got, Refused):
+                                refused.append(got)
+                                continue
+                            entry = got
+                        problem = self._usable(scope, path, entry)
+                        if contains is not None and not _holds(
+                            entry, problem is not None, contains
+                        ):
+                            continue
+                        if problem is not None:
+                            refused.append(problem)
+                            continue
+                        found.append((path, entry))
+                finally:
+                    os.close(fd)
+        finally:
+            os.close(home_fd)
+        return folders, HomeRead(scope, found, None, [], refused)
 
     def _read_home(
         self,

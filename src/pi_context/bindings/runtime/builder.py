@@ -4,6 +4,7 @@ builder, and the root boot or tail repair a session start needs."""
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,8 +14,12 @@ from typing import Any
 from pi_context.bindings.notes.homes import NotesHomes, notes_root
 from pi_context.bindings.notes.snapshot import NotesSnapshot, load_snapshot
 from pi_context.bindings.notes.store import NoteStore
-from pi_context.bindings.session.boundary import plan_tail_repair, reset_drafts
-from pi_context.bindings.session.dialect import BOOT, custom_type
+from pi_context.bindings.session.boundary import (
+    plan_tail_repair,
+    reset_drafts,
+    reset_prompt_draft,
+)
+from pi_context.bindings.session.dialect import BOOT, custom_type, entry_dialect
 from pi_context.bindings.session.windows import (
     current_window_id,
     mint_window_id,
@@ -109,13 +114,23 @@ class Boundaries:
             dialect=self.config.dialect,
         )
 
-    def builder(self) -> ResetBuild:
-        """The boundary builder in use: the host's ``build_reset`` or ``reset_drafts``."""
+    def builder(self, prompt: str | None = None) -> ResetBuild:
+        """The boundary builder in use: the host's ``build_reset`` or ``reset_drafts``; with
+        the user's follow-up ``prompt`` (a step that carries one, from 6bcd8b5 on) the
+        boundary ends with it, displayed, in the continuation's dialect."""
         custom = self.config.build_reset
-        if custom is None:
-            return self.reset_drafts
         owner = self.owner
-        return lambda: custom(owner)
+        build: ResetBuild = self.reset_drafts if custom is None else (lambda: custom(owner))
+        if prompt is None:
+            return build
+
+        async def with_prompt() -> list[Draft]:
+            built = build()
+            drafts = list(await built if inspect.isawaitable(built) else built)
+            dialect = entry_dialect(drafts[-1]) if drafts else None
+            return [*drafts, reset_prompt_draft(prompt, dialect or self.config.dialect)]
+
+        return with_prompt
 
     def ensure_boot(self) -> StartResult:
         """Create the root boot once, or complete an interrupted reset tail; else nothing."""

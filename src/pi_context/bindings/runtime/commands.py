@@ -59,11 +59,18 @@ class Commands:
         self.notices.notify("warning", message)
         return CommandResult(False, message)
 
-    async def wipe_memory(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+    async def wipe_memory(
+        self, wait_for_idle: WaitForIdle | None = None, prompt: str | None = None
+    ) -> CommandResult:
         command = self.control.reset_command
         refusal = self.lifecycle.refuse_while_off(command)
         if refusal is not None:
             return self._refuse(refusal)
+        if prompt is not None and not self.control.takes_prompt:
+            return self._refuse(
+                f"pi-context: {self.control.spec}'s {command} takes no follow-up prompt "
+                "(from reset-control@6bcd8b5 on it does); nothing was done."
+            )
         window = self.window.window_id
         generation = self.lifecycle.generation
         if wait_for_idle is not None:
@@ -86,7 +93,7 @@ class Commands:
             )
         token = self.lifecycle.token()
         if self.control.has_close_out:
-            step = self.control.close_out(window, "manual")
+            step = self.control.close_out(window, "manual", prompt)
         elif self.control.accepts("manual_reset"):
             step = self.control.manual_reset()
         else:

@@ -1,9 +1,11 @@
 """The reset-control reducer as the runtime drives it: one generated package behind one typed
 interface, and each step read straight from that package's tables.
 
-The runtime never decides a reset itself. It gathers facts (lazily: each lazy fact is a
-callable evaluated at most once, when and if the reducer reads it, so the reducer's consultation
-order is the spec's), hands one event to the generated reducer and performs the named effect.
+The runtime never decides a reset itself. It gathers facts into the event's host facts class,
+generated from the specs' fact declarations (:mod:`pi_context.statemachine.host_facts`; lazily:
+each lazy fact is a callable evaluated at most once, when and if the reducer reads it, so the
+reducer's consultation order is the spec's), hands one event to the generated reducer and
+performs the named effect.
 A :class:`Step` carries the row that fired, the effect, the host action the spec declares for
 it, the cause the user is told (the spec's ``cause`` of that row) and whether the effect answers
 a duplicate request (the effect's ``duplicate``): the runtime compares no phases, effects or
@@ -12,28 +14,30 @@ row ids of its own.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Literal
 
 from pi_context.spec.model import HOST_ACTION_MEANINGS, HostAction, HostActionMeaning
+from pi_context.statemachine.host_facts import (
+    LAZY,
+    BeforeSettleHostFacts,
+    HostEvent,
+    HostFacts,
+    ProviderContextHostFacts,
+    TurnEndHostFacts,
+)
+from pi_context.statemachine.lazy_facts import EventFacts
 
 # The newest published generation; any committed spec (a proposal too) can be selected.
 from pi_context.statemachine.reset_control import DEFAULT_SPEC as DEFAULT_SPEC
 from pi_context.statemachine.reset_control import ResetControl, reset_control, spec_ids
 
-from .via import Derived, Via
+from .via import Via
 
 Source = Literal["manual", "automatic"]
 """Who asked for a close-out: the user (``/wipe-memory``) or the budget (its final warning).
 These are values the host reports in the ``close_out`` event, part of its interface."""
-Lazy = Callable[[], bool]
-
-FACT_ALIASES: dict[str, str] = {"threshold_due": "hard_reserve_due"}
-"""Host facts some generations name differently: 0.25's ``thresholdDue`` is the hard-reserve
-fact later generations call ``hardReserveDue`` (the same host computation)."""
 
 
 @cache
@@ -57,94 +61,6 @@ def specs() -> tuple[str, ...]:
     return tuple(sorted(bindings()))
 
 
-def _snake(name: str) -> str:
-    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-    return FACT_ALIASES.get(snake, snake)
-
-
-def lazy_facts(binding: ResetControl) -> dict[str, frozenset[str]]:
-    """The host facts each event declares lazy, by their host names (see ``FACT_ALIASES``)."""
-    return {
-        event: frozenset(_snake(name) for name in names)
-        for event, names in binding.lazy_order.items()
-    }
-
-
-class _Fact(Derived[bool]):
-    """A fact the reducer reads: computed on first read (a lazy one), then memoised."""
-
-    def __init__(self, name: str, doc: str | None = None) -> None:
-        super().__init__(lambda facts: facts._read(name), doc)
-
-
-class Facts:
-    """Turn-end, before-settle and provider-context facts; lazy ones are computed on first
-    read, then memoised.
-
-    ``consulted`` lists the facts in ``declared`` (what the running spec declares lazy for
-    ``event``; ``Control`` fills it in) in the order the reducer read them.
-    """
-
-    def __init__(
-        self,
-        event: str,
-        *,
-        window_id: str,
-        aborted: bool | Lazy = False,
-        overflow: bool = False,
-        failed: bool = False,
-        enabled: bool | Lazy = True,
-        queued: bool | Lazy = False,
-        automatic_reset_enabled: bool | Lazy = True,
-        hard_reserve_due: bool | Lazy = False,
-        committed: bool | Lazy = False,
-        user_since_boundary: bool | Lazy = False,
-        declared: frozenset[str] = frozenset(),
-    ) -> None:
-        self._window_id = window_id
-        self._overflow = overflow
-        self._failed = failed
-        self._lazy: dict[str, bool | Lazy] = {
-            "aborted": aborted,
-            "enabled": enabled,
-            "queued": queued,
-            "automatic_reset_enabled": automatic_reset_enabled,
-            "hard_reserve_due": hard_reserve_due,
-            "committed": committed,
-            "user_since_boundary": user_since_boundary,
-        }
-        self._values: dict[str, bool] = {}
-        self._declared = declared
-        self.consulted: list[str] = []
-
-    def _read(self, name: str) -> bool:
-        if name not in self._values:
-            source = self._lazy[name]
-            self._values[name] = bool(source() if callable(source) else source)
-            if name in self._declared:
-                self.consulted.append(name)
-        return self._values[name]
-
-    window_id = Via[str]("_window_id")
-    overflow = Via[bool]("_overflow")
-    failed = Via[bool]("_failed")
-    aborted = _Fact("aborted")
-    enabled = _Fact("enabled")
-    queued = _Fact("queued")
-    automatic_reset_enabled = _Fact("automatic_reset_enabled")
-    hard_reserve_due = _Fact("hard_reserve_due")
-    committed = _Fact(
-        "committed", "The newest reset marker's boundary is committed (0.34's provider context)."
-    )
-    user_since_boundary = _Fact(
-        "user_since_boundary",
-        "A user message follows the newest reset marker (0.34's provider context).",
-    )
-    threshold_due = _Fact(
-        "hard_reserve_due", "0.25's name for the hard-reserve fact (``FACT_ALIASES``)."
-    )
-
-
 @dataclass(frozen=True)
 class Step:
     """One reducer step, read from the generated tables: the event, the effect named, the row
@@ -161,6 +77,9 @@ class Step:
     """The effect answers a request that was already pending (the effect's ``duplicate``)."""
     consulted: tuple[str, ...] = ()
     """The lazy facts the reducer read for this step, in the order it read them."""
+    prompt: str | None = None
+    """The user's follow-up prompt the effect carries (from 6bcd8b5 on): the boundary ends
+    with it and the run goes on with it."""
 
     @property
     def meaning(self) -> HostActionMeaning:
@@ -195,7 +114,13 @@ class Control:
         if self.spec not in known:
             raise ValueError(f"unknown reset-control spec {self.spec!r}; expected one of {specs()}")
         self.binding = known[self.spec]
-        self._lazy = lazy_facts(self.binding)
+        lazy = LAZY.get(self.spec)
+        if lazy is None:
+            raise ValueError(
+                f"{self.spec} has no host facts in pi_context.statemachine.host_facts: run "
+                "`pi-context generate`"
+            )
+        self._lazy = lazy
         self.state = self.binding.initial_state()
 
     def accepts(self, event: str) -> bool:
@@ -227,15 +152,18 @@ class Control:
         """The spec has window-scoped close-out phases (a ``close_out`` event)."""
         return self.binding.accepts("close_out")
 
-    def facts(self, event: str, **values: Any) -> Facts:
-        """Facts for ``event``, recording reads of the facts this spec declares lazy."""
-        return Facts(event, declared=self._lazy.get(event, frozenset()), **values)
-
     def state_wire(self) -> dict[str, Any]:
         """The reducer state in its wire form (what a mirror of the spec compares)."""
         return self.binding.state_to_wire(self.state)
 
-    def _step(self, name: str, **fields: Any) -> Step:
+    def _decide(self, facts: HostFacts) -> Step:
+        """Step the event ``facts`` are for, recording the reads of the facts this spec
+        declares lazy for it."""
+        facts.watch(self._lazy.get(facts.EVENT, ()))
+        return self._step(facts.EVENT, facts=facts)
+
+    def _step(self, name: HostEvent, **fields: Any) -> Step:
+        """Step the event ``name``; ``fields`` are its payload (or its ``facts``)."""
         event = self.binding.event(name, **fields)
         pre = self.state
         self.state, effect, row = self.binding.step(pre, event)
@@ -247,17 +175,28 @@ class Control:
             self.binding.host(effect),
             self.binding.cause(row, pre),
             self.binding.duplicate(effect),
-            tuple(facts.consulted) if isinstance(facts, Facts) else (),
+            tuple(facts.consulted) if isinstance(facts, EventFacts) else (),
+            self.binding.carried(row, pre).get("prompt"),
         )
         self.history.append(step)
         return step
 
     # --- events --------------------------------------------------------------------------------
 
-    def close_out(self, window_id: str, source: Source) -> Step:
+    @property
+    def takes_prompt(self) -> bool:
+        """The user's close-out may carry a follow-up prompt (from 6bcd8b5 on)."""
+        event = self.binding.spec.event("close_out")
+        return event is not None and event.field("prompt") is not None
+
+    def close_out(self, window_id: str, source: Source, prompt: str | None = None) -> Step:
         if not self.has_close_out:
             raise ValueError(f"{self.spec} has no close-out phase")
-        return self._step("close_out", window_id=window_id, source=source)
+        if prompt is None:
+            return self._step("close_out", window_id=window_id, source=source)
+        if not self.takes_prompt:
+            raise ValueError(f"{self.spec} has no follow-up prompt")
+        return self._step("close_out", window_id=window_id, source=source, prompt=prompt)
 
     def tool_request(self, window_id: str) -> Step:
         """wipe_memory (a window-less ``request`` where the spec has no ``tool_request``)."""
@@ -269,15 +208,15 @@ class Control:
         """The user's ``/wipe-memory`` where the spec commits it at once (0.25)."""
         return self._step("manual_reset")
 
-    def turn_end(self, facts: Facts) -> Step:
-        return self._step("turn_end", facts=facts)
+    def turn_end(self, facts: TurnEndHostFacts) -> Step:
+        return self._decide(facts)
 
-    def before_settle(self, facts: Facts) -> Step:
-        return self._step("before_settle", facts=facts)
+    def before_settle(self, facts: BeforeSettleHostFacts) -> Step:
+        return self._decide(facts)
 
-    def provider_context(self, facts: Facts) -> Step:
+    def provider_context(self, facts: ProviderContextHostFacts) -> Step:
         """A provider request is about to be sent (a spec whose extension decides there)."""
-        return self._step("provider_context", facts=facts)
+        return self._decide(facts)
 
     def settled(self) -> Step:
         return self._step("settled")

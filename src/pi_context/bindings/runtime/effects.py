@@ -16,7 +16,7 @@ a boundary the runtime commits itself (0.25's ``/wipe-memory``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 from pi_context.bindings.session.boundary import Draft, artifact_kind, commit_boundary
@@ -64,6 +64,9 @@ class _Built:
     record: ResetRecord
 
 
+_PROMPT_NOT_RUN = " The follow-up prompt was not run."
+
+
 @dataclass(slots=True, eq=False, repr=False)
 class Effects:
     """Performs the host action of each step and announces what became durable."""
@@ -80,8 +83,10 @@ class Effects:
     async def _compose(
         self, step: Step, incoming: Sequence[Draft], budget: Sequence[Draft], token: Token
     ) -> Composed:
-        build = self.boundaries.builder() if step.commits else None
+        build = self.boundaries.builder(step.prompt) if step.commits else None
         composed = await compose(incoming, budget, build, lambda: self.lifecycle.current(token))
+        if composed.failure and step.prompt is not None:
+            composed = replace(composed, failure=composed.failure + _PROMPT_NOT_RUN)
         if composed.failure:
             self.notices.notify("warning", composed.failure)
         return composed

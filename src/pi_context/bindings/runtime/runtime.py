@@ -39,6 +39,12 @@ from pi_context.bindings.session.windows import (
     provider_projection,
 )
 from pi_context.bindings.tools import JSONValue, Tool, ToolContext, ToolResult
+from pi_context.statemachine.host_facts import (
+    BeforeSettleHostFacts,
+    ProviderContextHostFacts,
+    TurnEndHostFacts,
+)
+from pi_context.statemachine.lazy_facts import Lazy
 
 from . import tree as tree_nav
 from .budget import Budget, Policy, Usage, resolve_policy
@@ -293,7 +299,7 @@ class Runtime:
     def context(
         self,
         messages: Sequence[Message] | None = None,
-        queued: bool | Callable[[], bool] = False,
+        queued: bool | Lazy = False,
     ) -> ContextResult:
         """The per-request hook (Pi's ``context_with_system``): the provider messages for the
         active window.
@@ -349,12 +355,11 @@ class Runtime:
                 self.control.close_out(window, "automatic")
         return ContextResult(provider, staged=decision.staged, step=step)
 
-    def _provider_context(self, queued: bool | Callable[[], bool]) -> Step | None:
+    def _provider_context(self, queued: bool | Lazy) -> Step | None:
         """The spec's provider-context step, when the running spec decides there."""
         if not self.control.accepts("provider_context"):
             return None
-        facts = self.control.facts(
-            "provider_context",
+        facts = ProviderContextHostFacts(
             window_id=self.window_id,
             queued=queued,
             committed=self.window.boundary_committed,
@@ -373,7 +378,7 @@ class Runtime:
         outcome: str = "completed",
         assistant: Mapping[str, Any] | None = None,
         incoming: Sequence[Draft] = (),
-        queued: bool | Callable[[], bool] = False,
+        queued: bool | Lazy = False,
     ) -> BoundaryResult:
         """A turn finished. Returns the drafts to append (incoming first) and whether to go on.
 
@@ -389,8 +394,7 @@ class Runtime:
         if not aborted and assistant is not None:
             context_window = self.window.context_window(self.window.host_usage())
             overflow = is_context_overflow(assistant, context_window)
-        facts = self.control.facts(
-            "turn_end",
+        facts = TurnEndHostFacts(
             window_id=window,
             aborted=aborted,
             overflow=overflow,
@@ -421,7 +425,7 @@ class Runtime:
         return "completed"
 
     async def before_settle(
-        self, queued: bool | Callable[[], bool] = False, outcome: str | None = None
+        self, queued: bool | Lazy = False, outcome: str | None = None
     ) -> BoundaryResult:
         """The run is about to settle: the close-out fallback or the one overflow recovery.
 
@@ -433,8 +437,7 @@ class Runtime:
         token = self.lifecycle.token()
         window = self.window_id
         ended = outcome if outcome is not None else self.run_outcome()
-        facts = self.control.facts(
-            "before_settle",
+        facts = BeforeSettleHostFacts(
             window_id=window,
             aborted=ended == "aborted",
             failed=ended == "error",
@@ -476,14 +479,20 @@ class Runtime:
 
     # --- commands -------------------------------------------------------------------------------
 
-    async def wipe_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+    async def wipe_memory_command(
+        self, wait_for_idle: WaitForIdle | None = None, prompt: str | None = None
+    ) -> CommandResult:
         """The reset command (``/wipe-memory``; ``/clear-memory`` from a508f68 on): a manual
-        close-out of the current window (see ``commands``)."""
-        return await self.commands.wipe_memory(wait_for_idle)
+        close-out of the current window (see ``commands``); from 6bcd8b5 on it may carry a
+        follow-up prompt (the command's argument), which the run goes on with after the reset
+        (a generation without one refuses it)."""
+        return await self.commands.wipe_memory(wait_for_idle, prompt)
 
-    async def clear_memory_command(self, wait_for_idle: WaitForIdle | None = None) -> CommandResult:
+    async def clear_memory_command(
+        self, wait_for_idle: WaitForIdle | None = None, prompt: str | None = None
+    ) -> CommandResult:
         """``/clear-memory``, the reset command's name from a508f68 on (the same command)."""
-        return await self.commands.wipe_memory(wait_for_idle)
+        return await self.commands.wipe_memory(wait_for_idle, prompt)
 
     def pi_context_command(self, argument: str = "") -> CommandResult:
         """``/pi-context on|off|status``."""

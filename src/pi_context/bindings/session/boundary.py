@@ -20,6 +20,7 @@ from .dialect import (
     CONTINUATION,
     DEFAULT_DIALECT,
     RESET_MARKER,
+    RESET_PROMPT,
     custom_type,
     entry_dialect,
     is_kind,
@@ -74,6 +75,17 @@ def continuation_draft(content: Any, dialect: str = DEFAULT_DIALECT) -> Draft:
     }
 
 
+def reset_prompt_draft(prompt: str, dialect: str = DEFAULT_DIALECT) -> Draft:
+    """The boundary's optional fifth draft (from 6bcd8b5 on): the user's follow-up prompt,
+    displayed after the continuation, which the run goes on with."""
+    return {
+        "type": "custom_message",
+        "customType": custom_type(RESET_PROMPT, dialect),
+        "content": prompt,
+        "display": True,
+    }
+
+
 def reset_drafts(
     branch: Sequence[Entry],
     session_id: str,
@@ -105,6 +117,8 @@ def artifact_kind(draft: Any) -> str | None:
         return "boot"
     if kind == "custom_message" and is_kind(name, CONTINUATION):
         return "continuation"
+    if kind == "custom_message" and is_kind(name, RESET_PROMPT):
+        return "prompt"
     return None
 
 
@@ -135,6 +149,9 @@ def validate_boundary(drafts: Sequence[Draft]) -> None:
     kinds = [artifact_kind(d) for d in drafts]
     if not any(kinds):
         return
+    if kinds[-1] == "prompt":  # the optional fifth draft: the follow-up prompt, displayed
+        _validate_prompt(drafts[-1], drafts[:-1])
+        drafts, kinds = drafts[:-1], kinds[:-1]
     if len(drafts) < 4:
         raise BoundaryError("a reset boundary needs checkpoint, marker, boot and continuation")
     tail = list(drafts[-4:])
@@ -168,12 +185,29 @@ def validate_boundary(drafts: Sequence[Draft]) -> None:
             raise BoundaryError(f"{draft.get('customType')} must be hidden (display: false)")
 
 
+def _validate_prompt(draft: Draft, before: Sequence[Draft]) -> None:
+    content = draft.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise BoundaryError("the reset prompt must be a non-empty text")
+    if draft.get("display") is not True:
+        raise BoundaryError(f"{draft.get('customType')} must be displayed (display: true)")
+    if not before or artifact_kind(before[-1]) != "continuation":
+        raise BoundaryError("the reset prompt must follow the continuation")
+    if entry_dialect(draft) != entry_dialect(before[-1]):
+        raise BoundaryError("the reset prompt must be in the continuation's dialect")
+
+
+def boundary_size(drafts: Sequence[Draft]) -> int:
+    """How many drafts at the end of a batch are the reset boundary (4, or 5 with a prompt)."""
+    return 5 if drafts and artifact_kind(drafts[-1]) == "prompt" else 4
+
+
 def commit_boundary(session: Session, drafts: Sequence[Draft]) -> list[str]:
     """Validate the whole batch, append it, sync, and verify the boundary on disk."""
     validate_boundary(drafts)
     ids = session.append_drafts(drafts)
     if any(artifact_kind(d) for d in drafts):
-        verify_persisted(session, ids[-4:])
+        verify_persisted(session, ids[-boundary_size(drafts) :])
     return ids
 
 

@@ -25,6 +25,8 @@ DEFAULT_DIALECT: Final = NOTESOUP
 BOOT: Final = "boot"
 RESET_MARKER: Final = "reset-marker"
 CONTINUATION: Final = "continuation"
+RESET_PROMPT: Final = "reset-prompt"
+"""The user's follow-up prompt, displayed after the continuation (from 6bcd8b5 on)."""
 GUIDANCE: Final = "guidance"
 WARNING: Final = "warning"
 MANUAL_WIPE: Final = "manual-wipe"

@@ -12,17 +12,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
-
-import msgspec
 
 from pi_context.support.jsonlimits import (
     JSONLimitError,
     check_depth,
-    deeper_than,
-    depth_error,
     too_deep_message,
 )
 from pi_context.support.surrogates import escape
@@ -257,25 +253,6 @@ def parse(text: str) -> Any:
         raise JSONLineError(str(exc)) from exc
 
 
-Decode = Callable[[bytes], Any]
-
-
-def bounded(decode: Decode) -> Decode:
-    """``decode`` refusing a line that nests deeper than the limit (``JSONLimitError``, a
-    ``ValueError``: callers fall back to ``parse``, which names the limit) before it runs."""
-
-    def decode_bounded(line: bytes) -> Any:
-        if deeper_than(line):
-            raise depth_error()
-        return decode(line)
-
-    return decode_bounded
-
-
-FAST_DECODE = bounded(msgspec.json.Decoder().decode)
-FAST_DECODE_ERRORS = (msgspec.DecodeError, RecursionError, ValueError, TypeError)
-
-
 def parse_line(line: bytes) -> Any:
     """``JSON.parse`` of one raw UTF-8 line; raises JSONLineError (or UnicodeDecodeError).
 
@@ -284,6 +261,8 @@ def parse_line(line: bytes) -> Any:
     (invalid UTF-8, lone surrogate escapes, a byte-order mark, NaN, numbers that overflow a
     double, deep nesting); those lines take ``parse``, which decides exactly as before.
     """
+    from .decoders import FAST_DECODE, FAST_DECODE_ERRORS
+
     try:
         return FAST_DECODE(line)
     except FAST_DECODE_ERRORS:

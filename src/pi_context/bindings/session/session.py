@@ -138,7 +138,7 @@ class Session(_Appends):
         will be created at ``path``). ``readonly`` sessions refuse every append.
         """
         path = Path(os.path.abspath(path))
-        with gc_paused():  # one pause over parse and load (see gc_paused)
+        with gc_paused(freeze=True):  # one pause over parse and load (see gc_paused)
             return cls._open(path, readonly, create_missing, now, uuids, durability)
 
     @classmethod

@@ -16,13 +16,13 @@ from typing import Any
 
 from pi_context.support.frozen import field, record
 from pi_context.support.gc_pause import gc_paused
-from pi_context.support.jsonlimits import deeper_than, depth_error
+from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
 from pi_context.support.regular import NotRegularFile, bounded_reader, open_regular, read_regular
 from pi_context.support.writes import append_whole, create_whole
 
 from .dialect import dialects_in
 from .errors import Problem, SessionError
-from .jsonl import FAST_DECODE, FAST_DECODE_ERRORS, JSONLineError, js_trim, js_truthy, parse
+from .jsonl import JSONLineError, js_trim, js_truthy, parse
 from .share import share_keys, share_values
 
 BOM = b"\xef\xbb\xbf"
@@ -73,8 +73,14 @@ def parse_raw(data: bytes) -> RawFile:
 
 
 def _parse_lines(lines: Iterable[bytes]) -> RawFile:
+    """The loop of a load: once per line, so its per-line work is kept to local names and no
+    Python call on the common path but the decoder's (``FAST_DECODE`` spelt out inline)."""
+    from .decoders import DECODE_PLAIN, FAST_DECODE_ERRORS
+
     raw = RawFile(size=0)
     values, numbers, problems = raw.values, raw.lines, raw.problems
+    add_value, add_number = values.append, numbers.append
+    decode, errors, limit = DECODE_PLAIN, FAST_DECODE_ERRORS, MAX_DEPTH
     size = 0
     number = 0
     line = b"\n"
@@ -83,8 +89,11 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
     for number, line in enumerate(lines, 1):  # noqa: B007 - the last line is inspected below
         size += len(line)
         try:
-            value = FAST_DECODE(line)  # the common case: one well-formed line
-        except FAST_DECODE_ERRORS:
+            # the common case: one well-formed line (as FAST_DECODE: no deeper than the limit)
+            if len(line) > limit and deeper_than(line):
+                raise depth_error()
+            value = decode(line)
+        except errors:
             if number == 1 and line.startswith(BOM):
                 what = "line starts with a UTF-8 byte-order mark; Pi cannot parse it"
                 problems.append(Problem("bom", 1, what))
@@ -108,8 +117,8 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
             text = _text(line.rstrip(b"\n")).strip()
             problems.append(Problem("not-an-object", number, f"skipped JSON {text!r}"))
             continue
-        values.append(value)
-        numbers.append(number)
+        add_value(value)
+        add_number(number)
     raw.size = size
     raw.unterminated = number > 0 and not line.endswith(b"\n")
     return raw

@@ -58,6 +58,11 @@ def check_reply(
         )
     if reply.effect != want.effect:
         problems.append(Problem("mismatch", f"effect {reply.effect!r}, spec: {want.effect!r}"))
+    prompt = dict(want.carried).get("prompt")
+    if reply.prompt != prompt:
+        got = "no prompt" if reply.prompt is None else f"prompt {_json(reply.prompt)}"
+        wanted = "no prompt" if prompt is None else f"prompt {_json(prompt)}"
+        problems.append(Problem("mismatch", f"{got}, spec: {wanted}"))
     if reply.consulted is not None:
         problems += _check_consulted(spec, event, want, reply.consulted)
     return problems

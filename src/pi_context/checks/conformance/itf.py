@@ -185,8 +185,13 @@ class _Decoder:
             for f in variant.fields:
                 key = qname(f.name) if self.quint else f.name
                 if key not in record:
+                    if not self.quint and isinstance(f.type, m.TextType):
+                        continue  # an absent text is left out on the wire
                     raise self.fail(f"{where}.{key}", f"missing (a field of variant {tag})")
-                wire[f.name] = self.scalar(record[key], f.type, f"{where}.{key}")
+                value = self.scalar(record[key], f.type, f"{where}.{key}")
+                if self.quint and isinstance(f.type, m.TextType) and value == "":
+                    continue  # Quint's "" is the absent text
+                wire[f.name] = value
             if not self.quint and set(record) != set(wire):
                 out[axis.name] = dict(record)  # extra keys: the reducer rejects it, by name
                 continue
@@ -209,7 +214,10 @@ class _Decoder:
             key = qname(f.name)
             if key not in fields:
                 raise self.fail(f"{where}.fields.{key}", "missing")
-            wire[f.name] = self.scalar(fields[key], f.type, f"{where}.fields.{key}")
+            value = self.scalar(fields[key], f.type, f"{where}.fields.{key}")
+            if isinstance(f.type, m.TextType) and value == "":
+                continue  # Quint's "" is the absent text
+            wire[f.name] = value
         if event.facts:
             wire["facts"] = {}
             for f in event.facts:

@@ -1,5 +1,7 @@
-"""Run an implementation against the specs: handshake, the exhaustive case set (pipelined),
-random traces (hypothesis) and, for every failing row, a minimal failing trace.
+"""Run an implementation against the specs: handshake, then for each spec the exhaustive
+case set (pipelined, ``cases``), random traces (hypothesis) and, for every failing row, a
+minimal failing trace — the specs shared out over several processes of the implementation
+at once where the machine has the CPUs (``run_lanes``), each spec checked whole by one.
 
 Nothing here can hang: every reply has a timeout, and crashes and hangs count against a
 per-spec budget after which the spec is reported as failed and the run moves on.
@@ -8,16 +10,22 @@ per-spec budget after which the spec is reported as failed and the run moves on.
 from __future__ import annotations
 
 import os
+import queue
 import shlex
 import sys
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
-from pi_context.checks.conformance import order
-from pi_context.checks.conformance.check import Problem
+from pi_context.checks.conformance import default_jobs
+from pi_context.checks.conformance.cases import (
+    CRASH_BUDGET,
+    ExhaustivePlan,
+    run_exhaustive,
+)
 from pi_context.checks.conformance.protocol import (
     PROTOCOL,
     ErrorReply,
@@ -31,21 +39,17 @@ from pi_context.checks.conformance.stateful import Budget, run_random_traces
 from pi_context.checks.conformance.traces import (
     ShortestPaths,
     Trace,
-    TraceStep,
-    judge,
     replay,
 )
 from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 from pi_context.codegen.fresh import reset_control
-from pi_context.spec import interpret, load, spec_paths
-from pi_context.spec.abstraction import all_events, all_states
-from pi_context.spec.interpret import Step, Wire
+from pi_context.spec import load, spec_paths
+from pi_context.spec.abstraction import instance_count, state_count
 from pi_context.spec.model import Spec
 from pi_context.statemachine.reset_control import ResetControl
 from pi_context.statemachine.reset_control import reducer_only as reducer_only_handle
 from pi_context.support.progress import Progress
 
-CRASH_BUDGET = 4  # crashes + hangs tolerated per spec before giving up on it
 TRACE_CRASH_BUDGET = 2  # ... and while replaying minimal traces
 TRACE_CANDIDATES = 3  # failing cases tried per row when building its minimal trace
 SHORTEST = "shortest path to a failing case of the exhaustive set"
@@ -88,6 +92,8 @@ def run_conformance(
     show: bool = False,
     stream: TextIO | None = None,
     reducer_only: bool = False,
+    jobs: int | None = None,
+    twins: Sequence[Implementation] = (),
 ) -> ConformanceReport:
     """Check ``command`` against ``specs`` (default: every committed spec it serves).
 
@@ -102,6 +108,12 @@ def run_conformance(
     (re)starts may also take ``startup_timeout`` (default: the larger of ``timeout`` and 10 s).
     ``command`` may be an :class:`Implementation` the caller started early, so that its
     start-up overlaps the caller's own imports (its timeouts then apply).
+
+    ``jobs`` is how many processes of the implementation check specs at once (default: 2
+    on a machine with more than one CPU; :func:`run_lanes`); 1 checks every spec through
+    one process. Either way each spec gets the same checks, through one process.
+    ``twins`` are more processes of the implementation the caller started early, for
+    those lanes (the run stops them all).
     """
     options = RunOptions(examples, steps, seed, exhaustive, show, stream or sys.stderr)
     started = time.monotonic()
@@ -117,6 +129,7 @@ def run_conformance(
     else:
         impl = Implementation(command, timeout=timeout, startup_timeout=startup_timeout)
     report = ConformanceReport(impl.command)
+    others: list[Implementation] = list(twins)
     try:
         try:
             if not impl.running:
@@ -124,19 +137,30 @@ def run_conformance(
         except ImplementationFailure as fail:
             report.errors.append(f"handshake failed: {fail.message}")
             return report
+        lanes = _lanes(jobs) if specs is None or len(specs) > 1 else 1
+        while len(others) > lanes - 1:
+            others.pop().close()
+        while len(others) < lanes - 1:
+            twin = impl.start_twin()  # it loads while the specs' plans are made here
+            if twin is None:
+                break
+            others.append(twin)
         explicit = specs is not None
         chosen = list(specs) if specs is not None else committed_specs()
-        # while it starts: import the generated packages and work out the spec's answers
-        plans = {}
-        gens = {
-            s.id: (reducer_only_handle(reset_control(s)) if reducer_only else reset_control(s))
-            for s in chosen
-        }
-        for spec in chosen:
-            if exhaustive:
-                plans[spec.id] = ExhaustivePlan.of(gens[spec.id].spec)
+        gens = {s.id: Deferred(s, reducer_only) for s in chosen}
+        plans: dict[str, ExhaustivePlan] = {}
+        if exhaustive and not others:
+            # through one process: each spec's plan is made while it starts; through several,
+            # each lane makes its spec's plan while the other processes work
+            plans = {s.id: ExhaustivePlan.of(gens[s.id].spec) for s in chosen}
         if not _handshake(impl, report):
             return report
+        todo = [gens[spec.id] for spec in chosen if spec.id in report.served]
+        others = [twin for twin in others if _same_service(twin, report)]
+        if others and len(todo) > 1:
+            results = run_lanes([impl, *others], todo, options, plans)
+        else:
+            results = {g.spec.id: run_spec(impl, g, options, plans.get(g.spec.id)) for g in todo}
         for spec in chosen:
             if spec.id not in report.served:
                 if explicit:
@@ -147,7 +171,7 @@ def run_conformance(
                     )
                     report.specs.append(result)
                 continue
-            report.specs.append(run_spec(impl, gens[spec.id], options, plans.get(spec.id)))
+            report.specs.append(results[spec.id])
         if not report.specs:
             ours = ", ".join(s.id for s in chosen)
             report.errors.append(
@@ -156,8 +180,54 @@ def run_conformance(
             )
     finally:
         impl.close()
+        for twin in others:
+            twin.close()
         report.seconds = time.monotonic() - started
     return report
+
+
+def _lanes(jobs: int | None) -> int:
+    if jobs is not None:
+        if jobs < 1:
+            raise ValueError(f"jobs must be at least 1, got {jobs}")
+        return jobs
+    return default_jobs()
+
+
+def _same_service(twin: Implementation, report: ConformanceReport) -> bool:
+    """Whether the second process answers the handshake as the first one did; if not it is
+    stopped and the run goes on through the first alone."""
+    other = ConformanceReport(twin.command)
+    if _handshake(twin, other) and other.served == report.served:
+        return True
+    twin.close()
+    return False
+
+
+class Deferred(ResetControl):
+    """A spec's generated core, imported on first use: judging a reply in the reference
+    encoding needs only the spec (``.spec``), so a run against the reference server never
+    imports the generated packages here. Anything else of the handle loads it (and its
+    reducer-only view with ``reducer_only``), then reads as the handle itself would."""
+
+    def __init__(self, spec: Spec, reducer_only: bool = False) -> None:
+        # the base's attributes come from the real handle, on first use (__getattr__)
+        self._spec = spec.reducer_view() if reducer_only else spec
+        self._path = None
+        self._full = spec
+        self._reducer_only = reducer_only
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or "_loaded" in self.__dict__:
+            raise AttributeError(name)
+        full = reset_control(self._full)
+        real = reducer_only_handle(full) if self._reducer_only else full
+        self.__dict__.update({k: v for k, v in vars(real).items() if k != "_spec"})
+        self.__dict__["_loaded"] = True
+        return getattr(self, name)
+
+    def __repr__(self) -> str:
+        return f"<ResetControl {self.spec.id} (imported on first use)>"
 
 
 def committed_specs() -> list[Spec]:
@@ -207,7 +277,22 @@ def run_spec(
     options: RunOptions,
     plan: ExhaustivePlan | None = None,
 ) -> SpecResult:
-    examples, show, stream = options.examples, options.show, options.stream
+    """Check one spec through one implementation: its exhaustive set (and minimal traces
+    of the rows that fail there), then random traces."""
+    result, budget = exhaustive_part(impl, gen, options, plan)
+    random_part(impl, gen, options, result, budget)
+    return result
+
+
+def exhaustive_part(
+    impl: Implementation,
+    gen: ResetControl,
+    options: RunOptions,
+    plan: ExhaustivePlan | None = None,
+) -> tuple[SpecResult, Budget]:
+    """The first part of :func:`run_spec`: a spec's result with its exhaustive set checked,
+    and the crash/hang budget its random traces may still use."""
+    show, stream = options.show, options.stream
     spec = gen.spec
     started = time.monotonic()
     result = SpecResult(spec)
@@ -218,6 +303,21 @@ def run_spec(
         run_exhaustive(impl, gen, result, budget, show=show, stream=stream, plan=plan)
         if result.failures:
             minimal_traces(impl, gen, result)
+    result.seconds = time.monotonic() - started
+    return result, budget
+
+
+def random_part(
+    impl: Implementation,
+    gen: ResetControl,
+    options: RunOptions,
+    result: SpecResult,
+    budget: Budget,
+) -> None:
+    """The second part of :func:`run_spec`: the random traces, while the budget lasts."""
+    examples, show, stream = options.examples, options.show, options.stream
+    spec = gen.spec
+    started = time.monotonic()
     if examples > 0 and budget.left > 0:
         progress = Progress(f"{spec.id} random traces", examples, stream) if show else None
 
@@ -246,127 +346,56 @@ def run_spec(
                 result.traces[failing.want.row] = found
     elif examples > 0:
         result.notes.append("random traces skipped: the crash/hang budget is used up")
-    result.seconds = time.monotonic() - started
-    return result
+    result.seconds += time.monotonic() - started
 
 
-def step_lines(spec: Spec, states: list[Wire], events: list[Wire]) -> list[bytes]:
-    """The step requests for states × events, in ``exhaustive_cases`` order: each state and
-    event is encoded once and spliced in — the same bytes as ``encode(step_request(...))``."""
-    head = encode({"op": "step", "spec": spec.id, "state": None})[: -len(b"null}\n")]
-    encoded_events = [encode(e)[:-1] for e in events]
-    return [
-        b"".join((head, encode(s)[:-1], b',"event":', e, b"}\n"))
-        for s in states
-        for e in encoded_events
-    ]
+def run_lanes(
+    impls: Sequence[Implementation],
+    gens: Sequence[ResetControl],
+    options: RunOptions,
+    plans: Mapping[str, ExhaustivePlan],
+) -> dict[str, SpecResult]:
+    """:func:`run_spec` for every spec, through several processes of the implementation at
+    once: each process takes the next spec not yet taken (the largest first) and checks it
+    whole, exactly as a run through one process would, in a thread of its own (waiting on a
+    process's replies leaves the interpreter to the others)."""
+    todo: queue.SimpleQueue[ResetControl] = queue.SimpleQueue()
+    for gen in sorted(gens, key=lambda g: -_work(g, options)):
+        todo.put(gen)
+    results: dict[str, SpecResult] = {}
+    failed: list[BaseException] = []
 
-
-def exhaustive_cases(spec: Spec) -> list[tuple[dict[str, object], dict[str, object]]]:
-    return [(state, event) for state in all_states(spec) for event in all_events(spec)]
-
-
-@dataclass(frozen=True)
-class ExhaustivePlan:
-    """The exhaustive set of a spec ready to send: cases, request lines and the spec's answer
-    to each (worked out by the interpreter, e.g. while the implementation starts up)."""
-
-    cases: list[tuple[Wire, Wire]]
-    lines: list[bytes]
-    wants: list[Step]
-
-    @classmethod
-    def of(cls, spec: Spec) -> ExhaustivePlan:
-        states, events = all_states(spec), all_events(spec)
-        cases = [(state, event) for state in states for event in events]
-        wants = [interpret.step(spec, state, event) for state, event in cases]
-        return cls(cases, step_lines(spec, states, events), wants)
-
-
-def run_exhaustive(
-    impl: Implementation,
-    gen: ResetControl,
-    result: SpecResult,
-    budget: Budget,
-    *,
-    show: bool = True,
-    stream: TextIO | None = None,
-    plan: ExhaustivePlan | None = None,
-) -> None:
-    """Every (state, event) of the finite abstraction, pipelined."""
-    spec = gen.spec
-    plan = plan or ExhaustivePlan.of(spec)
-    cases, lines, wants = plan.cases, plan.lines, plan.wants
-    result.exhaustive_cases = len(cases)
-    progress = Progress(f"{spec.id} exhaustive", len(cases), stream) if show else None
-    judged: list[TraceStep] = []
-    i = 0
-    while i < len(cases):
+    def lane(impl: Implementation) -> None:
         try:
-            impl.send(lines[i:])
-            while i < len(cases):
-                state, event = cases[i]
-                raw = impl.receive(f"exhaustive case {i + 1} of {len(cases)}")
-                judged.append(judge(spec, gen, state, event, wants[i], raw))
-                i += 1
-                if progress is not None:
-                    progress.advance()
-        except ImplementationFailure as fail:
-            state, event = cases[i]
-            judged.append(
-                TraceStep(
-                    dict(state),
-                    dict(event),
-                    wants[i],
-                    problems=(Problem(fail.kind, fail.message),),
-                )
-            )
-            i += 1
-            if progress is not None:
-                progress.advance()
-            if not budget.spend():
-                left = len(cases) - i
-                result.problems.append(
-                    f"gave up after {CRASH_BUDGET + 1} crashes or hangs; "
-                    f"{left} exhaustive cases not run"
-                )
-                break
-    misplaced = order.misplaced(judged)
-    if misplaced:
-        result.problems.append(order.summary(misplaced, len(judged)))
-    for n, step in enumerate(judged):
-        result.record(order.relabel(step, n, misplaced.get(n)))
-        result.exhaustive_checked += 1
-    if progress is not None:
-        failed = sum(t.failed for t in result.rows.values())
-        progress.finish(f", {failed} failing" if failed else "")
-    if budget.left >= 0 and impl.running:
-        problem = check_in_step(impl)
-        if problem:
-            result.problems.append(problem)
+            while not failed:
+                try:
+                    gen = todo.get_nowait()
+                except queue.Empty:
+                    return
+                results[gen.spec.id] = run_spec(impl, gen, options, plans.get(gen.spec.id))
+        except BaseException as err:  # raised again in the caller's thread
+            failed.append(err)
+
+    others = [
+        threading.Thread(target=lane, args=(impl,), name="conformance lane", daemon=True)
+        for impl in impls[1:]
+    ]
+    for thread in others:
+        thread.start()
+    lane(impls[0])
+    for thread in others:
+        thread.join()
+    if failed:
+        raise failed[0]
+    return results
 
 
-def check_in_step(impl: Implementation) -> str | None:
-    """After a pipelined batch, a hello must get the hello reply: an implementation that
-    wrote an extra line (or skipped one) has its replies out of step with the requests, and
-    every verdict after that point would be about the wrong request."""
-    what = "a hello sent after the exhaustive set"
-    try:
-        raw = impl.request(encode(hello_request()), what)
-        reply = parse_hello_reply(raw)
-    except ImplementationFailure as fail:
-        return f"{what}: {fail.message}"
-    except ProtocolError:
-        impl.kill()  # start afresh, in step
-        text = raw.decode("utf-8", "replace")
-        shown = text if len(text) <= 80 else text[:77] + "..."
-        return (
-            "replies are out of step with requests (an extra or a missing reply line): "
-            f"{what} was answered with {shown}"
-        )
-    if isinstance(reply, ErrorReply):
-        return f"{what} was answered ok:false: {reply.error}"
-    return None
+def _work(gen: ResetControl, options: RunOptions) -> int:
+    """About how many steps checking ``gen``'s spec takes (its exhaustive set counted, not
+    enumerated)."""
+    spec = gen.spec
+    cases = state_count(spec) * sum(instance_count(e) for e in spec.events)
+    return (cases if options.exhaustive else 0) + options.examples * options.steps
 
 
 def minimal_traces(impl: Implementation, gen: ResetControl, result: SpecResult) -> None:

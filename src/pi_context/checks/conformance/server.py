@@ -13,7 +13,6 @@ valid JSON (``protocol.encode``) or, when it cannot be, an error reply saying wh
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from pi_context.checks.conformance.protocol import (
@@ -23,28 +22,42 @@ from pi_context.checks.conformance.protocol import (
     ProtocolError,
     Request,
     encode,
+    encode_step_reply,
     error_reply,
     parse_request,
 )
-from pi_context.codegen.fresh import reset_control
 from pi_context.spec.model import Spec
-from pi_context.statemachine.reset_control import ResetControl
+from pi_context.statemachine.reset_control import NotGenerated, ResetControl, spec_ids
+from pi_context.statemachine.reset_control import reset_control as committed_handle
 from pi_context.statemachine.wirecheck import WireError
 
-
-@dataclass(frozen=True)
-class _Served:
-    spec: Spec
-    gen: ResetControl
+_STEP_KEYS = frozenset({"ok", "state", "effect", "consulted"})
+"""A step reply's own keys; any other key is what the effect carries."""
 
 
 class Server:
-    def __init__(self, specs: Sequence[Spec]) -> None:
-        self._served: dict[str, _Served] = {}
+    def __init__(self, specs: Sequence[Spec | ResetControl]) -> None:
+        """Serve ``specs``: loaded specs (their generated code found, or generated for this
+        process), or handles of committed generated code (``committed``)."""
+        self._served: dict[str, ResetControl] = {}
         for spec in specs:
             if spec.id in self._served:
-                raise ValueError(f"two specs with the id {spec.id!r} ({spec.path})")
-            self._served[spec.id] = _Served(spec, reset_control(spec))
+                where = f" ({spec.path})" if isinstance(spec, Spec) else ""
+                raise ValueError(f"two specs with the id {spec.id!r}{where}")
+            self._served[spec.id] = spec if isinstance(spec, ResetControl) else _generated(spec)
+
+    @classmethod
+    def committed(cls) -> Server:
+        """Every committed spec, through its committed generated code when that is of the
+        spec's very bytes (no spec is parsed: the server starts at once), else generated
+        for this process from the loaded spec."""
+        handles: list[Spec | ResetControl] = []
+        for spec_id in spec_ids(None):
+            try:
+                handles.append(committed_handle(spec_id))
+            except NotGenerated as stale:  # an edited spec: its code is generated here
+                handles.append(stale.spec)
+        return cls(handles)
 
     @property
     def spec_ids(self) -> list[str]:
@@ -63,27 +76,42 @@ class Server:
     def reply(self, line: bytes) -> bytes:
         """The encoded reply line to one request line; never raises."""
         try:
-            return encode(self.handle(line))
+            message = self.handle(line)
+            if message.get("ok") is True and "state" in message:
+                return encode_step_reply(
+                    message["state"],
+                    message["effect"],
+                    message["consulted"],
+                    {k: v for k, v in message.items() if k not in _STEP_KEYS},
+                )
+            return encode(message)
         except (ValueError, TypeError, RecursionError) as err:
             return encode(error_reply(f"the reply cannot be written as JSON: {err}"))
         except Exception as err:  # a defect here must not stop the server
             return encode(error_reply(f"internal error: {type(err).__name__}: {err}"))
 
     def _step(self, request: Request) -> dict[str, Any]:
-        served = self._served.get(request.spec)
-        if served is None:
+        gen = self._served.get(request.spec)
+        if gen is None:
             known = ", ".join(self._served) or "none"
             return error_reply(f"unknown spec {request.spec!r} (serving: {known})")
         consulted: list[str] = []
         try:
-            next_state, effect, _row = served.gen.wire.step_wire(
-                request.state, request.event, consulted
-            )
+            next_state, effect, row = gen.wire.step_wire(request.state, request.event, consulted)
+            carried_wire = getattr(gen.wire, "carried_wire", None)
+            carried = carried_wire(request.state, row) if carried_wire is not None else {}
         except WireError as err:
             return error_reply(f"{request.spec}: {err}")
         except Exception as err:  # a defect in generated code must not stop the server
             return error_reply(f"{request.spec}: internal error: {type(err).__name__}: {err}")
-        return {"ok": True, "state": next_state, "effect": effect, "consulted": consulted}
+        # what the effect carries (the follow-up prompt) joins the reply, as upstream's result
+        return {
+            "ok": True,
+            "state": next_state,
+            "effect": effect,
+            "consulted": consulted,
+            **carried,
+        }
 
     def serve(self, inp: BinaryIO, out: BinaryIO) -> None:
         """Answer requests until end of input.
@@ -110,6 +138,12 @@ class Server:
         if line is None:
             return encode(error_reply(f"request is longer than {MAX_LINE} bytes (the limit)"))
         return self.reply(line)
+
+
+def _generated(spec: Spec) -> ResetControl:
+    from pi_context.codegen.fresh import reset_control
+
+    return reset_control(spec)
 
 
 def _read_available(inp: BinaryIO) -> bytes:

@@ -7,17 +7,20 @@ close-out pending for the same window"), then its length (mostly the full
 ``steps``), each step's event type from the swarm, and payloads — booleans, enumeration
 values, and window ids that are the abstraction's representatives two times in three and
 arbitrary short strings otherwise. Drawing one value per trace instead of several per step
-keeps hypothesis' per-draw cost (a drawn set costs about a millisecond) out of the run. Each
-trace is run in one pipelined batch (:func:`.traces.replay`) and compared step by step with
-the spec; the first
-failing trace is then shrunk by :mod:`pi_context.checks.conformance.shrink` against the
-implementation, within a time bound (hypothesis' own shrinking and its replay of the failure
-are off: they would replay traces against a live process with a history).
+keeps hypothesis' per-draw cost (a drawn set costs about a millisecond) out of the run. The
+seeds are drawn before any trace runs (a passing trace does not change what hypothesis
+draws next), so the traces go to the implementation in pipelined batches
+(:func:`.traces.replay_many`) instead of one round trip each, and are compared step by step
+with the spec in order; the first failing trace is then shrunk by
+:mod:`pi_context.checks.conformance.shrink` against the implementation, within a time bound
+(hypothesis' own shrinking and its replay of a failure are not used: they would replay traces
+against a live process with a history).
 """
 
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,34 +31,17 @@ from hypothesis import strategies as st
 
 from pi_context.checks.conformance.results import SpecResult
 from pi_context.checks.conformance.shrink import shrink
-from pi_context.checks.conformance.traces import Trace, replay
+from pi_context.checks.conformance.traces import Trace, replay, replay_many
 from pi_context.checks.conformance.transport import Implementation
 from pi_context.spec import interpret
 from pi_context.spec.interpret import Wire
-from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec
+from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec, TextType
 from pi_context.statemachine.reset_control import ResetControl
 
 SOURCE = "random trace (hypothesis, shrunk)"
+BATCH = 25  # traces sent in one pipelined batch
 # arbitrary window ids: printable ASCII and non-ASCII letters (no surrogates: not UTF-8)
 _ID_CHARS = [chr(c) for c in range(33, 127)] + ["é", "ß", "Ж", "漢", "🙂", "\u00a0", "\t"]
-
-
-class Stop(BaseException):
-    """Stop hypothesis at once, without the replay it does of a failing example.
-
-    A BaseException so hypothesis does not treat it as a test failure: replaying a trace
-    against a live process is our job (:mod:`.shrink`), and hypothesis' own replay of a
-    failure that depends on the process's history (a crash after N steps) would end in its
-    "flaky" errors instead of the failure that happened.
-    """
-
-
-class GiveUp(Stop):
-    """The implementation keeps crashing or hanging."""
-
-
-class TraceFailed(Stop):
-    """The first failing trace was found."""
 
 
 @dataclass
@@ -82,65 +68,52 @@ def run_random_traces(
     shrink_seconds: float = 20.0,
     on_example: Callable[[], None] | None = None,
 ) -> Trace | None:
-    """The shrunk failing trace, or None when every trace conformed."""
+    """The shrunk failing trace, or None when every trace conformed.
+
+    Hypothesis draws the traces' seeds first (its draws do not depend on what a passing
+    trace did); the traces then go to the implementation ``BATCH`` at a time, pipelined,
+    and are judged in order, up to the first that fails — the one a trace-by-trace run
+    would stop at."""
     spec = gen.spec
-    holder: dict[str, Trace | None] = {"failed": None}
     initial = interpret.initial_state(spec)
     names = [e.name for e in spec.events]
-
-    @given(st.integers(0, 2**64 - 1))
-    def one_trace(trace_seed: int) -> None:
-        result.stateful_examples += 1
-        if on_example is not None:
-            on_example()
-        rng = random.Random(trace_seed)
-        events = random_events(spec, rng, random_swarm(names, rng), steps)
-        trace = replay(impl, spec, gen, initial, events, SOURCE, "a random trace")
-        result.stateful_steps += len(trace)
-        for step in trace.steps:
-            if step.ok:
-                result.record(step)
-        failing = trace.failing
-        if failing is None:
-            return
-        holder["failed"] = trace
-        if failing.kind in ("crash", "hang") and not budget.spend():
-            raise GiveUp(failing.describe())
-        raise TraceFailed(failing.describe())
-
-    config = settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        derandomize=seed is None,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-        phases=(Phase.explicit, Phase.generate),  # shrinking is ours, bounded in time
-    )
-    test = config(one_trace)
-    if seed is not None:
-        test = hypothesis_seed(seed)(test)
     try:
-        test()
-    except TraceFailed:
-        pass
-    except GiveUp:
-        result.problems.append(
-            "random traces stopped: the implementation keeps crashing or hanging"
-        )
+        seeds = draw_seeds(examples, seed)
     except Exception as err:  # hypothesis itself gave up; say so in our words
         result.problems.append(
             f"random traces stopped early: the trace generator reported {_first_line(str(err))!r}"
         )
-    found = holder["failed"]
+        return None
+    found: Trace | None = None
+    for start in range(0, len(seeds), BATCH):
+        runs = []
+        for trace_seed in seeds[start : start + BATCH]:
+            rng = random.Random(trace_seed)
+            runs.append((initial, random_events(spec, rng, random_swarm(names, rng), steps)))
+        for trace in replay_many(impl, spec, gen, runs, SOURCE, "a random trace"):
+            result.stateful_examples += 1
+            if on_example is not None:
+                on_example()
+            result.stateful_steps += len(trace)
+            for step in trace.steps:
+                if step.ok:
+                    result.record(step)
+            if trace.failing is not None:
+                found = trace
+                break
+        if found is not None:
+            break
     if found is None or found.failing is None:
         return None
-    if budget.left > 0:
-        start = found.initial
+    if found.failing.kind in ("crash", "hang") and not budget.spend():
+        result.problems.append(
+            "random traces stopped: the implementation keeps crashing or hanging"
+        )
+    elif budget.left > 0:
+        start_state = found.initial
 
         def again(events: list[Wire]) -> Trace:
-            return replay(impl, spec, gen, start, events, SOURCE)
+            return replay(impl, spec, gen, start_state, events, SOURCE)
 
         again_trace = again([s.event for s in found.steps])
         if again_trace.failing is None:
@@ -157,6 +130,36 @@ def run_random_traces(
     assert failing is not None
     result.record(failing)
     return found
+
+
+def draw_seeds(examples: int, seed: int | None) -> list[int]:
+    """One seed per trace, drawn by hypothesis (derandomized unless ``seed`` is given)."""
+    seeds: list[int] = []
+
+    @given(st.integers(0, 2**64 - 1))
+    def one_trace(trace_seed: int) -> None:
+        seeds.append(trace_seed)
+
+    config = settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=seed is None,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        phases=(Phase.explicit, Phase.generate),  # shrinking is ours, bounded in time
+    )
+    test = config(one_trace)
+    if seed is not None:
+        test = hypothesis_seed(seed)(test)
+    with _HYPOTHESIS:
+        test()
+    return seeds
+
+
+_HYPOTHESIS = threading.Lock()
+"""One hypothesis run at a time: specs checked at once (``run_lanes``) draw in turn."""
 
 
 def random_swarm(names: list[str], rng: random.Random) -> list[str]:
@@ -184,7 +187,9 @@ def random_events(spec: Spec, rng: random.Random, swarm: list[str], steps: int) 
 def _event(decl: Event, rng: random.Random) -> Wire:
     out: Wire = {"type": decl.name}
     for f in decl.fields:
-        out[f.name] = _value(f, rng)
+        value = _value(f, rng)
+        if value is not None:  # (an absent text is left out)
+            out[f.name] = value
     if decl.facts:
         out["facts"] = {f.name: _value(f, rng) for f in decl.facts}
     return out
@@ -195,6 +200,14 @@ def _value(f: Field, rng: random.Random) -> Any:
         return rng.random() < 0.5
     if isinstance(f.type, EnumType):
         return rng.choice(f.type.values)
+    if isinstance(f.type, TextType):  # absent, the representative, or a padded or blank text
+        roll = rng.random()
+        if roll < 1 / 3:
+            return None
+        if roll < 2 / 3:
+            return f.type.representative
+        word = "".join(rng.choice(_ID_CHARS) for _ in range(rng.randint(0, 4)))
+        return " " * rng.randint(0, 2) + word + " " * rng.randint(0, 2)
     assert isinstance(f.type, IdType)
     if rng.random() < 2 / 3:
         return rng.choice(f.type.abstraction)

@@ -4,16 +4,16 @@ shortest paths used to turn a failing case into a minimal failing trace from the
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.checks.conformance.check import Problem, check_reply
 from pi_context.checks.conformance.protocol import (
     ProtocolError,
-    encode,
+    encode_step_reply,
+    encode_step_request,
     parse_step_reply,
-    step_request,
 )
 from pi_context.checks.conformance.transport import Implementation, ImplementationFailure
 from pi_context.spec import interpret
@@ -116,43 +116,77 @@ def replay(
     source: str,
     what: str = "a replayed trace",
 ) -> Trace:
-    """Run ``events`` from ``initial`` and stop at the first step that does not conform.
+    """Run ``events`` from ``initial`` and stop at the first step that does not conform."""
+    return next(replay_many(impl, spec, gen, [(initial, events)], source, what))
 
-    The steps are pipelined: each request carries the spec's state before that step, which
-    is what the implementation returned for the step before as long as the trace conforms —
-    and the first step where it does not is where the trace stops anyway. Replies still on
-    their way after a failing step are read and dropped, so the stream stays in step.
+
+def replay_many(
+    impl: Implementation,
+    spec: Spec,
+    gen: ResetControl,
+    runs: Sequence[tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]],
+    source: str,
+    what: str = "a replayed trace",
+) -> Iterator[Trace]:
+    """Run each ``(initial, events)`` of ``runs`` in turn, as one pipelined batch: the
+    traces in order, each stopped at its first step that does not conform, and none after
+    the first trace that fails.
+
+    Each request carries the spec's state before that step, which is what the
+    implementation returned for the step before as long as the trace conforms — and the
+    first step where it does not is where the trace stops anyway. Replies still on their way
+    after a failing step are read and dropped, so the stream stays in step.
     """
-    trace = Trace(spec.id, dict(initial), source=source)
-    plan: list[tuple[Wire, Wire, Step]] = []
-    state: Wire = dict(initial)
-    for event in events:
-        want = interpret.step(spec, state, event)
-        plan.append((state, dict(event), want))
-        state = want.state
+    plans: list[list[tuple[Wire, Wire, Step]]] = []
+    for initial, events in runs:
+        plan: list[tuple[Wire, Wire, Step]] = []
+        state: Wire = dict(initial)
+        for event in events:
+            want = interpret.step(spec, state, event)
+            plan.append((state, dict(event), want))
+            state = want.state
+        plans.append(plan)
     try:
-        impl.send(encode(step_request(spec.id, pre, event)) for pre, event, _ in plan)
+        impl.send(
+            encode_step_request(spec.id, pre, event) for plan in plans for pre, event, _ in plan
+        )
     except ImplementationFailure as fail:
-        if plan:
-            pre, event, want = plan[0]
+        trace = Trace(spec.id, dict(runs[0][0]), source=source)
+        if plans[0]:
+            pre, event, want = plans[0][0]
             trace.steps.append(
                 TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
             )
-        return trace
-    for i, (pre, event, want) in enumerate(plan, 1):
-        try:
-            raw = impl.receive(f"step {i} of {what}")
-        except ImplementationFailure as fail:  # the implementation is gone: nothing to drain
-            trace.steps.append(
-                TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
-            )
-            break
-        step = judge(spec, gen, pre, event, want, raw)
-        trace.steps.append(step)
-        if not step.ok:
-            _drop_replies(impl, len(plan) - i)
-            break
-    return trace
+        yield trace
+        return
+    left = sum(len(plan) for plan in plans)
+    for (initial, _), plan in zip(runs, plans, strict=True):
+        trace = Trace(spec.id, dict(initial), source=source)
+        for i, (pre, event, want) in enumerate(plan, 1):
+            try:
+                raw = impl.receive(f"step {i} of {what}")
+            except ImplementationFailure as fail:  # the implementation is gone: nothing to drain
+                trace.steps.append(
+                    TraceStep(pre, event, want, problems=(Problem(fail.kind, fail.message),))
+                )
+                yield trace
+                return
+            left -= 1
+            consulted = list(want.consulted)
+            if (
+                raw
+                == encode_step_reply(want.state, want.effect, consulted, dict(want.carried))[:-1]
+            ):
+                # the spec's answer in the reference encoding: what the judge passes
+                step = TraceStep(pre, event, want, want.state, want.effect, consulted)
+            else:
+                step = judge(spec, gen, pre, event, want, raw)
+            trace.steps.append(step)
+            if not step.ok:
+                _drop_replies(impl, left)
+                yield trace
+                return
+        yield trace
 
 
 def _drop_replies(impl: Implementation, count: int) -> None:

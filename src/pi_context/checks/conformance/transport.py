@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import fcntl
 import os
 import select
 import selectors
@@ -90,6 +91,22 @@ class Implementation:
         self._err = bytearray()  # the tail of stderr
         self._err_open = False
 
+    def start_twin(self) -> Implementation | None:
+        """Another process of the same command with the same settings, started; None when
+        it cannot be started (the caller goes on with this one)."""
+        twin = Implementation(
+            self.args,
+            timeout=self.timeout,
+            startup_timeout=self.startup_timeout,
+            cwd=self._cwd,
+            env=self._env,
+        )
+        try:
+            twin.start()
+        except ImplementationFailure:
+            return None
+        return twin
+
     # ------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
@@ -122,6 +139,8 @@ class Implementation:
         self._err = bytearray()
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             os.set_blocking(stream.fileno(), False)
+        for stream in (proc.stdin, proc.stdout):
+            _widen(stream.fileno())
         self._selector = selectors.DefaultSelector()
         self._selector.register(proc.stdout.fileno(), selectors.EVENT_READ)
         self._selector.register(proc.stderr.fileno(), selectors.EVENT_READ)
@@ -190,7 +209,7 @@ class Implementation:
         if proc is None or proc.stdin is None or not self._out:
             return
         try:
-            written = os.write(proc.stdin.fileno(), self._out[: 1 << 16])
+            written = os.write(proc.stdin.fileno(), self._out[:PIPE_SIZE])
         except BlockingIOError:
             written = 0
         except OSError:
@@ -220,9 +239,28 @@ class Implementation:
 
     def receive(self, what: str) -> bytes:
         """The next reply line, or an ImplementationFailure saying why there is none."""
-        if self._ready:
-            self.replies += 1
-            return self._ready.popleft()
+        if not self._ready:
+            self._await(what)
+        self.replies += 1
+        return self._ready.popleft()
+
+    def receive_ready(self, what: str, limit: int) -> list[bytes]:
+        """The reply lines that have arrived, at least one and at most ``limit`` (the rest
+        stay for the next call): :meth:`receive` for a long pipelined batch, without a call
+        per line. An ImplementationFailure when not even one comes."""
+        ready = self._ready
+        if not ready:
+            self._await(what)
+        if len(ready) <= limit:
+            lines = list(ready)
+            ready.clear()
+        else:
+            lines = [ready.popleft() for _ in range(limit)]
+        self.replies += len(lines)
+        return lines
+
+    def _await(self, what: str) -> None:
+        """Wait until at least one reply line is ready (the timeouts as in :meth:`receive`)."""
         proc, selector = self._proc, self._selector
         if proc is None or selector is None or proc.stdout is None or proc.stderr is None:
             raise ImplementationFailure("crash", f"the implementation is not running ({what})")
@@ -274,8 +312,6 @@ class Implementation:
                             break
                         raise ImplementationFailure("crash", self._exit_message(what))
         self._fresh = False
-        self.replies += 1
-        return self._ready.popleft()
 
     def request(self, line: bytes, what: str) -> bytes:
         self.send([line])
@@ -338,11 +374,23 @@ def _close_quietly(stream: IO[bytes] | None) -> None:
         stream.close()
 
 
+PIPE_SIZE = 1 << 20  # a long pipelined batch wakes each side once per MiB, not per 64 KiB
+
+
+def _widen(fd: int) -> None:
+    """Ask for a larger pipe buffer where the platform lets us (Linux, up to its limit)."""
+    setsize = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setsize is None:
+        return
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, setsize, PIPE_SIZE)
+
+
 def _read_some(fd: int) -> bytes | None:
     """What a non-blocking pipe holds now: None when nothing yet, ``b""`` at its end (a
     read error counts as the end: the process is gone)."""
     try:
-        return os.read(fd, 1 << 16)
+        return os.read(fd, PIPE_SIZE)
     except BlockingIOError:
         return None
     except OSError:

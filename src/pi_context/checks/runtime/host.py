@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pi_context.spec import interpret
-from pi_context.spec.model import HOST_ACTION_MEANINGS, Spec
+from pi_context.spec.model import HOST_ACTION_MEANINGS, Spec, TextType
 
 Wire = dict[str, Any]
 
@@ -68,16 +68,18 @@ class Mirror:
         return self.spec.event(event) is not None
 
     def step(self, event: str, **fields: Any) -> tuple[interpret.Step, str, bool]:
-        """Step ``event``: the interpreter's step, the row's cause and the duplicate flag."""
+        """Step ``event``: the interpreter's step, the row's cause and the duplicate flag
+        (``facts``: by host fact name, as the runtime gathers them)."""
         declared = self.spec.event(event)
         assert declared is not None, event
         wire: Wire = {"type": event}
         facts = fields.pop("facts", None)
         for f in declared.fields:
-            wire[f.name] = fields[f.name]
+            if f.name in fields or not isinstance(f.type, TextType):  # (a text may be absent)
+                wire[f.name] = fields[f.name]
         if declared.facts:
             assert facts is not None
-            wire["facts"] = {f.name: facts[_fact_alias(f.name)] for f in declared.facts}
+            wire["facts"] = {f.name: facts[f.host_fact] for f in declared.facts}
         pre = self.state
         done = interpret.step(self.spec, pre, wire)
         self.state = done.state
@@ -87,14 +89,18 @@ class Mirror:
         duplicate = effect is not None and effect.duplicate
         return done, cause, duplicate
 
+    def host_facts(self, event: str, names: tuple[str, ...]) -> tuple[str, ...]:
+        """The host facts the spec's facts ``names`` of ``event`` read (each fact's
+        ``host_fact``)."""
+        declared = self.spec.event(event)
+        assert declared is not None, event
+        hosts = {f.name: f.host_fact for f in declared.facts}
+        return tuple(hosts[name] for name in names)
+
     def meaning(self, effect: str) -> Any:
         declared = self.spec.effect(effect)
         assert declared is not None and declared.host is not None
         return HOST_ACTION_MEANINGS[declared.host]
-
-
-def _fact_alias(name: str) -> str:
-    return "hardReserveDue" if name == "thresholdDue" else name
 
 
 @dataclass(frozen=True)

@@ -105,10 +105,10 @@ class RuntimeConformance(HostSteps):
             hook = self._mirror(
                 "provider_context",
                 facts={
-                    "windowId": self._window(),
+                    "window_id": self._window(),
                     "queued": queued,
                     "committed": self._boundary_committed(),
-                    "userSinceBoundary": self._user_since_boundary(),
+                    "user_since_boundary": self._user_since_boundary(),
                 },
             )
         request = rt.context(queued=queued)
@@ -153,15 +153,15 @@ class RuntimeConformance(HostSteps):
             self.run_aborted = True
         aborted = self.run_aborted
         overflow = outcome in ("overflow", "silent-overflow") and not aborted
-        facts = {
-            "windowId": window,
+        facts = {  # by host fact name, as the runtime gathers them
+            "window_id": window,
             "aborted": aborted,
             "overflow": overflow,
             "failed": outcome == "error" or overflow,
             "enabled": self.enabled,
             "queued": queued,
-            "automaticResetEnabled": self.automatic,
-            "hardReserveDue": self.automatic and band == "hard",
+            "automatic_reset_enabled": self.automatic,
+            "hard_reserve_due": self.automatic and band == "hard",
         }
         # The reducer steps before the boundary is built, so the mirror does too; an
         # interruption during the build then reaches both as its own events.
@@ -189,10 +189,10 @@ class RuntimeConformance(HostSteps):
         rt = self.rt
         outcome = self._last_outcome()
         facts = {
-            "windowId": self._window(),
+            "window_id": self._window(),
             "queued": queued,
             "enabled": self.enabled,
-            "automaticResetEnabled": self.automatic,
+            "automatic_reset_enabled": self.automatic,
             "aborted": self.run_aborted or outcome == "aborted",
             "failed": not self.run_aborted and outcome == "error",
         }
@@ -226,23 +226,27 @@ class RuntimeConformance(HostSteps):
         nothing, continues nothing, and the reducer's state stays where the spec put it."""
         self.fail_next_build = True
 
-    @rule()
-    def wipe_command(self) -> None:
-        """The user's /wipe-memory: its spec event, then the declared host action."""
+    @rule(prompt=st.sampled_from((None, None, "follow up", "  next task ", " ")))
+    def wipe_command(self, prompt: str | None = None) -> None:
+        """The user's /wipe-memory: its spec event, then the declared host action (with a
+        follow-up prompt, trimmed or blank, where the spec's close-out takes one)."""
         from pi_context.bindings.session.dialect import MANUAL_WIPE, custom_type
 
         rt = self.rt
+        if not rt.control.takes_prompt:
+            prompt = None
         before = self._mark()
         entries = len(rt.session.entries)
         saved = rt.session.persisted
-        command = asyncio.run(rt.wipe_memory_command())
+        command = asyncio.run(rt.wipe_memory_command(prompt=prompt))
         if not self.enabled or not saved:
             why = "while off" if not self.enabled else "in a session not saved yet"
             check(not command.ok and self._mark() == before, f"/wipe-memory ran {why}")
             return
         window = self._window() if not self.mirror.has("manual_reset") else None
         if self.mirror.has("close_out"):
-            expected = self._mirror("close_out", windowId=window, source="manual")
+            given = {} if prompt is None else {"prompt": prompt}
+            expected = self._mirror("close_out", windowId=window, source="manual", **given)
         else:
             expected = self._mirror("manual_reset")
         self._compare(expected, before, "/wipe-memory")
@@ -263,8 +267,8 @@ class RuntimeConformance(HostSteps):
             check(rt.resets[-1].cause == expected.cause, "/wipe-memory's cause is not the spec's")
         elif meaning.acknowledges:
             kinds = [e.get("customType") for e in written]
-            prompt = custom_type(MANUAL_WIPE, rt.config.dialect)  # the extension's kind for it
-            check(kinds == [prompt] and command.start_turn, f"/wipe-memory wrote {kinds}")
+            closing = custom_type(MANUAL_WIPE, rt.config.dialect)  # the extension's kind for it
+            check(kinds == [closing] and command.start_turn, f"/wipe-memory wrote {kinds}")
 
     @rule(
         change=st.sampled_from(

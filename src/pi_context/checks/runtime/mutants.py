@@ -123,20 +123,34 @@ def _shifted_cause(original: Any) -> Any:
 
 
 def _eager_facts(original: Any) -> Any:
-    def facts(self: Any, event: str, **values: Any) -> Any:
-        made = original(self, event, **values)
-        for name in (
-            "enabled",
-            "queued",
-            "automatic_reset_enabled",
-            "hard_reserve_due",
-            "committed",
-            "user_since_boundary",
-        ):
-            getattr(made, name)
-        return made
+    def watch(self: Any, declared: Any) -> None:
+        original(self, declared)
+        for name in self.gathered():  # every fact read before the reducer asks
+            self.read(name)
 
-    return facts
+    return watch
+
+
+def _not(value: Any) -> bool:
+    return not value
+
+
+def _false(value: Any) -> bool:
+    return False
+
+
+def _fact_read(fact: str, change: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """A build of ``EventFacts.read`` that hands the reducer ``change(value)`` for the host
+    fact ``fact`` (whatever event it is gathered for)."""
+
+    def build(original: Any) -> Any:
+        def read(self: Any, host: str) -> Any:
+            value = original(self, host)
+            return change(value) if host == fact else value
+
+        return read
+
+    return build
 
 
 def _announce_early(original: Any) -> Any:
@@ -184,8 +198,9 @@ def _mutants() -> tuple[Mutant, ...]:
         window,
     )
     from pi_context.bindings.session import windows
+    from pi_context.statemachine.lazy_facts import EventFacts
 
-    lc, cf, st_ = lifecycle.Lifecycle, control.Facts, control.Step
+    lc, st_ = lifecycle.Lifecycle, control.Step
     inverted = _property(lambda self, value: not value)
     dropped = _property(lambda self, value: False)
 
@@ -211,11 +226,11 @@ def _mutants() -> tuple[Mutant, ...]:
             "append-check-dropped": (lc, "current", append_unchecked),
             "cause-table-shifted": (ResetControl, "cause", _shifted_cause),
             "enabled-gate-removed": (lc, "refuse_while_off", returning(None)),
-            "enabled-fact-inverted": (cf, "enabled", inverted),
-            "queued-fact-inverted": (cf, "queued", inverted),
-            "aborted-fact-dropped": (cf, "aborted", dropped),
+            "enabled-fact-inverted": (EventFacts, "read", _fact_read("enabled", _not)),
+            "queued-fact-inverted": (EventFacts, "read", _fact_read("queued", _not)),
+            "aborted-fact-dropped": (EventFacts, "read", _fact_read("aborted", _false)),
             "hard-reserve-fold-dropped": (budget.Budget, "hard_reserve_due", unfolded),
-            "lazy-facts-eager": (control.Control, "facts", _eager_facts),
+            "lazy-facts-eager": (EventFacts, "watch", _eager_facts),
             "duplicate-flag-dropped": (ResetControl, "duplicate", returning(False)),
             "continue-inverted": (st_, "continues", inverted),
             "retry-dropped": (st_, "retries", dropped),

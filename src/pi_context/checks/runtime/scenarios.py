@@ -32,6 +32,8 @@ def _change(change: str, at: int = 0) -> Op:
 
 
 _WIPE: Op = ("wipe_command", {})
+# with a follow-up prompt (a generation without one takes the plain command)
+_WIPE_PROMPT: Op = ("wipe_command", {"prompt": "  follow up "})
 _FAIL: Op = ("failing_builder", {})
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -49,6 +51,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     ("overflow while off", (_change("off"), _turn(outcome="overflow"), _settle(), _change("on"))),
     ("a silent overflow without automatic resets",
      (_turn(outcome="silent-overflow"), _change("automatic-off"), _settle())),
+    ("a silent overflow with work queued", (_turn(outcome="silent-overflow"), _settle(queued=True),
+                                            _turn(), _settle())),
     ("a close-out behind a silent overflow",
      (_turn(), _turn(outcome="silent-overflow"), _WIPE, _settle(queued=True),
       _change("automatic-off"), _settle(), _change("automatic-on"), _turn(), _settle())),
@@ -72,6 +76,17 @@ SCENARIOS: tuple[Scenario, ...] = (
      (_turn(), _WIPE, _turn(outcome="overflow"), _settle())),
     ("/wipe-memory over the budget's close-out",
      (_turn(band="warning"), _turn(band="warning"), _WIPE, _turn(), _settle())),
+    ("/clear-memory with a follow-up prompt, then the settle", (_turn(), _WIPE_PROMPT, _settle())),
+    ("/clear-memory with a follow-up prompt under the hard reserve",
+     (_turn(), _WIPE_PROMPT, _turn(band="hard"), _settle())),
+    ("/clear-memory with a follow-up prompt behind an overflow",
+     (_turn(), _WIPE_PROMPT, _turn(outcome="overflow"), _settle())),
+    ("/clear-memory with a follow-up prompt over the budget's close-out",
+     (_turn(band="warning"), _turn(band="warning"), _WIPE_PROMPT, _turn(), _settle())),
+    ("/clear-memory with a follow-up prompt whose boundary fails",
+     (_turn(), _WIPE_PROMPT, _FAIL, _settle())),
+    ("/wipe-memory after an error, then the settle",
+     (_turn(outcome="error", then_settle=False), _WIPE, _settle())),
     ("/wipe-memory while off, then on", (_turn(), _change("off"), _WIPE, _turn(wipes=1),
                                          _change("on"), _WIPE)),
     ("an error and an aborted turn", (_turn(outcome="error"), _settle(), _turn(outcome="aborted"),

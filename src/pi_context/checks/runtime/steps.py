@@ -129,8 +129,6 @@ class HostSteps(ConformanceMachine):
     def _compare(self, expected: Expected, index: int, what: str) -> None:
         """The runtime's step number ``index`` is the one the mirror expected."""
         self.rows.add(expected.done.row)
-        from pi_context.bindings.runtime.control import _snake
-
         history = self.rt.control.history
         check(index < len(history), f"{what}: the runtime took no {expected.event} step")
         step, done = history[index], expected.done
@@ -147,10 +145,15 @@ class HostSteps(ConformanceMachine):
             step.duplicate == expected.duplicate,
             f"{what}: duplicate is {step.duplicate}, the spec says {expected.duplicate}",
         )
-        consulted = tuple(_snake(name) for name in done.consulted)
+        consulted = self.mirror.host_facts(expected.event, done.consulted)
         check(
             step.consulted == consulted,
             f"{what}: the runtime read {step.consulted}; the spec reads {consulted}",
+        )
+        prompt = dict(done.carried).get("prompt")
+        check(
+            step.prompt == prompt,
+            f"{what}: the runtime carries prompt {step.prompt!r}; the spec {prompt!r}",
         )
 
     def _stepped(self, expected: Expected, what: str) -> None:
@@ -188,8 +191,18 @@ class HostSteps(ConformanceMachine):
             + f", but the drafts {'lack' if commits else 'carry'} a boundary",
         )
         if has_boundary:
+            # the user's follow-up prompt (carried by the effect) ends the boundary, displayed
+            prompt = dict(expected.done.carried).get("prompt")
+            drafts = result.drafts
+            if prompt is not None:
+                last = drafts[-1] if drafts else {}
+                check(
+                    kinds[-1:] == ["prompt"] and last.get("content") == prompt,
+                    f"{what}: the boundary does not end with the prompt {prompt!r}",
+                )
+                drafts, kinds = drafts[:-1], kinds[:-1]
             check(
-                [d.get("type") for d in result.drafts[-4:-3]] == ["compaction"]
+                [d.get("type") for d in drafts[-4:-3]] == ["compaction"]
                 and kinds[-3:] == ["marker", "boot", "continuation"]
                 and not any(kinds[:-3]),
                 f"{what}: the boundary is not checkpoint -> marker -> boot -> continuation",

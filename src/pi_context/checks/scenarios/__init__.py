@@ -10,7 +10,8 @@ machine, the interpreter and the TypeScript binding.
 * ``reset_control``       wire builders and the cases several reset-control versions share
 * ``reset_control_0_25``, ``reset_control_0_26``, ``reset_control_0_26_proposal``,
   ``reset_control_0_27``, ``reset_control_0_33``, ``reset_control_0_34``,
-  ``reset_control_a508f68``, ``handoff_0_6``, ``handoff_0_6_auto``   each version's
+  ``reset_control_a508f68``, ``reset_control_6bcd8b5``, ``handoff_0_6``,
+  ``handoff_0_6_auto``   each version's
   scenarios (``SPEC_ID``, ``SCENARIOS``)
 * ``reset_control_stop``  the cases of the generations from 0.34 on, shared by them
 
@@ -32,6 +33,7 @@ _VERSIONS = (
     "reset_control_0_33",
     "reset_control_0_34",
     "reset_control_a508f68",
+    "reset_control_6bcd8b5",
     "handoff_0_6",
     "handoff_0_6_auto",
 )

@@ -1,11 +1,13 @@
 """The cases of the generations from 0.34 on (the run-scoped stop intent, the manual close-out
 across an overflow, the extension's provider-context decision), shared by ``reset-control@0.34``
 and its successors: ``HOOK`` (the provider-context hook), ``OWN`` (what 0.34 first decides) and
-``KEPT`` (0.33's cases as 0.34 keeps them), with the helpers that write them."""
+``KEPT`` (0.33's cases as 0.34 keeps them), ``SINCE_A508F68`` (the settle that drops the
+budget's close-out, from a508f68 on), with the helpers that write them."""
 
 from __future__ import annotations
 
 from pi_context.checks.scenarios.reset_control import (
+    ARM_MANUAL,
     OTHER,
     OVERFLOW_LAZY,
     SETTLE_COMMITS_STOP,
@@ -313,5 +315,51 @@ KEPT: tuple[Scenario, ...] = (
         "The dropped retry of a stop intent ends an armed chain.",
         s26(stop_pending(), "pending"),
         (Expect(settle26(enabled=False), s26(), "none", ("queued", "enabled")),),
+    ),
+)
+
+
+# ---------------------------------------------------------------- from a508f68 on
+
+# What 0.34 decided and a508f68 (and its successors) no longer do: the budget's close-out
+# committing at the settle.
+CHANGED_IN_A508F68 = frozenset({"upstream-fallback-forgets-spent-chain"})
+
+BUDGET = close(source="automatic")
+DROPPED = ("enabled",)  # the switch is read; the queue and the policy are not
+
+SINCE_A508F68: tuple[Scenario, ...] = (
+    Scenario(
+        "upstream-fallback-is-normal-stop-only",
+        "The user's close-out commits at the settle and stops; the budget's close-out the model "
+        "ignored is dropped without a wipe, with automatic resets on or off.",
+        s26(BUDGET),
+        (
+            Expect(settle26(), s26(), "none", DROPPED),
+            Expect(close_out(source="automatic"), s26(BUDGET), "close-out-armed"),
+            Expect(settle26(automaticResetEnabled=False), s26(), "none", DROPPED),
+            ARM_MANUAL,
+            SETTLE_COMMITS_STOP,
+        ),
+    ),
+    Scenario(
+        "budget-close-out-dropped-even-with-queued-work",
+        "Queued work no longer keeps the budget's close-out for a later settle: it is dropped "
+        "and the queue is not probed.",
+        s26(BUDGET),
+        (Expect(settle26(queued=True), s26(), "none", DROPPED),),
+    ),
+    Scenario(
+        "dropped-budget-close-out-keeps-a-spent-chain",
+        "Dropping the budget's close-out starts no fresh window, so a spent chain stays spent "
+        "(0.34's committed fallback reset it to idle).",
+        s26(BUDGET, "spent"),
+        (Expect(settle26(), s26(None, "spent"), "none", DROPPED),),
+    ),
+    Scenario(
+        "disabled-settle-drops-the-budget-close-out-reading-the-switch",
+        "With pi-context off the budget's close-out is dropped as before, reading only the switch.",
+        s26(BUDGET),
+        (Expect(settle26(enabled=False), s26(), "none", DROPPED),),
     ),
 )

@@ -3,7 +3,7 @@
 Do not edit: change the spec and regenerate.
 """
 
-# spec-sha256: 868ea1fb4b0128f24df0f546e3baabfeed58594849c94ce57f6ace88f7a92b0d
+# spec-sha256: 59ed55a6c8addc27c20e6fb39ca07552125bb1892cbdb7f3be6b0d20937051bc
 
 from __future__ import annotations
 

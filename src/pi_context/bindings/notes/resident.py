@@ -1,0 +1,180 @@
+"""A resident notes view: each home's reads kept in memory by a long-lived host (the MCP
+server) and refreshed by change notification, so a listing or a search of 10,000 notes does
+not stat 10,000 files on every call.
+
+A host turns it on (``enable``) and off (``shutdown``: the watcher's thread stops). While it
+is on, ``NoteStore.read_home`` of a whole home asks ``read`` here:
+
+* the home's path is checked first (``os.stat`` of the root, ``lstat`` of each folder below
+  it): a home moved, replaced or linked elsewhere starts a new view;
+* ``Watcher.settle`` makes sure every change finished before this call has been reported
+  (``watch.py``); if it cannot, nothing held is used;
+* a change the watcher reports by folder is read again for exactly those folders and merged
+  into each held read (``NoteStore.read_folders``, the store's own per-file rules); anything
+  coarser (a folder created or removed, a lost watch) drops what the view holds.
+
+Without change notification (another platform, no ``watchdog``) or without ``enable`` every
+call reads the home afresh, as before. A view holds at most ``READS_MAX`` reads per home (a
+listing, and a few recent searches), and at most ``HOMES_MAX`` homes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from .records import HomeRead
+from .watch import Home, Watcher
+
+if TYPE_CHECKING:
+    from .store import NoteStore
+
+READS_MAX = 8
+HOMES_MAX = 16
+MAX_PATCH_DEPTH = 64
+"""A changed folder deeper than this is not read alone: the whole home is read again."""
+
+Key = tuple[bool, tuple[str, ...] | None]
+"""A held read: (bodies, search literals or None for a listing)."""
+
+
+class _View:
+    def __init__(self, chain: tuple[tuple[int, int], ...], home: Home) -> None:
+        self.chain = chain
+        self.home = home
+        self.reads: OrderedDict[Key, HomeRead] = OrderedDict()
+        self.pending: dict[Key, set[str]] = {}  # folders each held read has yet to re-read
+        self.lock = threading.Lock()
+
+
+_lock = threading.Lock()
+_watcher: Watcher | None = None
+_views: OrderedDict[str, _View] = OrderedDict()
+
+
+def enable() -> bool:
+    """Start watching (a long-lived host); False where change notification is unavailable."""
+    global _watcher
+    with _lock:
+        if _watcher is None:
+            _watcher = Watcher.start()
+        return _watcher is not None
+
+
+def shutdown() -> None:
+    """Stop the watcher's thread and drop every view (idempotent)."""
+    global _watcher
+    with _lock:
+        watcher, _watcher = _watcher, None
+        _views.clear()
+    if watcher is not None:
+        watcher.close()
+
+
+def enabled() -> bool:
+    return _watcher is not None
+
+
+def _chain(root: str, parts: Sequence[str]) -> tuple[tuple[int, int], ...] | None:
+    """(device, inode) of the root and of each folder down to the home; None if one is
+    missing or is not a plain folder (the store then decides what that means)."""
+    try:
+        info = os.stat(root)
+        out = [(info.st_dev, info.st_ino)]
+        path = root
+        for part in parts:
+            path = os.path.join(path, part)
+            info = os.stat(path, follow_symlinks=False)
+            if (info.st_mode & 0o170000) != 0o040000:
+                return None
+            out.append((info.st_dev, info.st_ino))
+    except OSError:
+        return None
+    return tuple(out)
+
+
+def read(
+    store: NoteStore,
+    scope: str,
+    bodies: bool,
+    contains: Sequence[str] | None,
+    fresh: Callable[[], HomeRead],
+) -> HomeRead:
+    """The read of the whole home ``scope`` of ``store``: held, patched, or ``fresh()``."""
+    watcher = _watcher
+    if watcher is None:
+        return fresh()
+    try:
+        root, parts = str(store.homes.root), store.homes.parts(scope)
+    except Exception:
+        return fresh()  # the store names what is wrong
+    chain = _chain(root, parts)
+    if chain is None:
+        return fresh()
+    path = os.path.join(root, *parts)
+    with _lock:
+        view = _views.get(path)
+        if view is not None and view.chain != chain:
+            view = None
+    if view is None:
+        home = watcher.home(path)
+        if home is None:
+            return fresh()
+        view = _View(chain, home)
+        with _lock:
+            _views[path] = view
+            while len(_views) > HOMES_MAX:
+                _views.popitem(last=False)
+    with _lock:
+        _views.move_to_end(path)
+    key: Key = (bodies, None if contains is None else tuple(contains))
+    with view.lock:
+        if not watcher.settle():
+            view.reads.clear()
+            return fresh()
+        changed = view.home.take()
+        if changed is None or any(f.count("/") >= MAX_PATCH_DEPTH for f in changed):
+            view.reads.clear()
+            view.pending.clear()
+            watcher.watch(view.home, None)  # new folders and files: watched before the read
+        elif changed:
+            watcher.watch(view.home, changed)
+            for held in view.reads:
+                view.pending.setdefault(held, set()).update(changed)
+        held_read = view.reads.get(key)
+        if held_read is not None:
+            folders = view.pending.pop(key, None)
+            if folders:
+                held_read = _patched(
+                    held_read, store.read_folders(scope, folders, bodies, contains)
+                )
+                view.reads[key] = held_read
+            view.reads.move_to_end(key)
+            return held_read
+        made = fresh()
+        view.reads[key] = made
+        view.pending.pop(key, None)
+        while len(view.reads) > READS_MAX:
+            gone, _ = view.reads.popitem(last=False)
+            view.pending.pop(gone, None)
+        return made
+
+
+def _folder(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _patched(held: HomeRead, update: tuple[set[str], HomeRead]) -> HomeRead:
+    """``held`` with the notes of the re-read folders replaced by what ``update`` found."""
+    folders, found = update
+    return HomeRead(
+        held.scope,
+        [e for e in held.entries if _folder(e[0]) not in folders] + found.entries,
+        held.rows,
+        [r for r in held.rows_served if _folder(r[0]) not in folders],
+        [r for r in held.refused if r.path.endswith("/") or _folder(r.path) not in folders]
+        + found.refused,
+    )
