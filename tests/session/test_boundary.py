@@ -20,6 +20,7 @@ from pi_context.bindings.session.boundary import (
     marker_draft,
     plan_tail_repair,
     reset_drafts,
+    reset_prompt_draft,
     validate_boundary,
     verify_persisted,
 )
@@ -105,6 +106,29 @@ def test_turn_end_orders_incoming_then_budget_then_checkpoint_marker_boot_contin
     assert [m["content"] for m in provider[2:]] == ["boot text", "continue"]
     cut = provider_projection(branch, reopened.projection()["messages"], SID, cut_at_boot=True)
     assert cut == [provider[0], *provider[2:]], "cut_at_boot folds the summary away"
+
+
+def test_a_follow_up_prompt_ends_the_boundary_displayed(tmp_path: Path) -> None:
+    """From 6bcd8b5 on a fifth draft, the user's follow-up prompt, may follow the continuation:
+    displayed, non-empty, in the continuation's dialect; it is written and verified on disk."""
+    session = _file_session(tmp_path)
+    drafts = reset_drafts(session.branch(), SID, "boot", "go", window_id="pcw:0123abcd:00000001")
+    ids = commit_boundary(session, [*drafts, reset_prompt_draft("next task")])
+    written = [session.get(i) for i in ids]
+    assert written[-1]["customType"] == "notesoup/reset-prompt"
+    assert written[-1]["content"] == "next task" and written[-1]["display"] is True
+    bad = [
+        ({**reset_prompt_draft("x"), "display": False}, "displayed"),
+        (reset_prompt_draft("   "), "non-empty"),
+        (reset_prompt_draft("x", "pi-context"), "dialect"),
+    ]
+    for prompt, message in bad:
+        with pytest.raises(BoundaryError, match=message):
+            validate_boundary([*drafts, prompt])
+    with pytest.raises(BoundaryError, match="follow the continuation"):
+        validate_boundary([reset_prompt_draft("x")])  # no boundary before it
+    with pytest.raises(BoundaryError):  # inside the boundary: misordered
+        validate_boundary([*drafts[:-1], reset_prompt_draft("x"), drafts[-1]])
 
 
 def test_two_resets_survive_a_reopen(tmp_path: Path) -> None:

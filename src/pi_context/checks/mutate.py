@@ -111,11 +111,6 @@ def _same_type(a: model.FieldType, b: model.FieldType) -> bool:
     return a == b
 
 
-def _optional(f: model.Field) -> bool:
-    """A field a row may leave out (an optional text, then absent)."""
-    return isinstance(f.type, model.TextType)
-
-
 def _sources(
     spec: Spec, row: Row, axis: model.VariantAxis, ftype: model.FieldType
 ) -> list[ex.Expr]:
@@ -123,7 +118,7 @@ def _sources(
     event = spec.event(row.event)
     assert event is not None
     out: list[ex.Expr] = []
-    text = isinstance(ftype, model.TextType)  # (a text may also be left out: see below)
+    text = isinstance(ftype, model.TextType)
     for f in event.fields:
         if _same_type(f.type, ftype):
             out.append(ex.Ref(("event", f.name), 0, ex.Target("field", name=f.name, text=text)))
@@ -148,15 +143,14 @@ def _alternatives(spec: Spec, row: Row, axis_name: str) -> list[model.NextValue 
         return [None, *(model.NextLiteral(v) for v in axis.type.values)]
     out: list[model.NextValue | None] = [None]
     for variant in axis.variants:
-        choices: list[list[ex.Expr | None]] = [
-            [*_sources(spec, row, axis, f.type), *([None] if _optional(f) else [])]
+        # each field's sources (a text may also be left out: None, absent)
+        choices = [
+            [*_sources(spec, row, axis, f.type), *[None] * isinstance(f.type, model.TextType)]
             for f in variant.fields
         ]
         for combo in itertools.product(*choices):
-            fields = tuple(
-                (f.name, e) for f, e in zip(variant.fields, combo, strict=True) if e is not None
-            )
-            out.append(model.NextVariant(variant.tag, fields))
+            kept = [(f.name, e) for f, e in zip(variant.fields, combo, strict=True) if e]
+            out.append(model.NextVariant(variant.tag, tuple(kept)))
     return out
 
 

@@ -24,6 +24,7 @@ from pi_context.codegen.quint_names import (
     qname,
     set_name,
     type_name,
+    type_values,
     widen,
 )
 from pi_context.spec import expr as ex
@@ -93,9 +94,7 @@ class _Module:
             return "Bool"
         if self.declared.get(t.name) == t:
             return set_name(t.name)
-        if isinstance(t, m.TextType):
-            return _set(("", t.representative))
-        return _set(t.values if isinstance(t, m.EnumType) else t.abstraction)
+        return _set(type_values(t)[1])
 
     @staticmethod
     def default(t: m.FieldType | None) -> str:
@@ -158,12 +157,7 @@ class _Module:
     def types(self) -> None:
         self.emit(_RULE + "types", "")
         for t in self.spec.types:
-            values: tuple[str, ...]
-            if isinstance(t, m.TextType):  # "" is absent, the representative present
-                kind, values = "optional text", ("", t.representative)
-            else:
-                kind = "id" if isinstance(t, m.IdType) else "enum"
-                values = t.abstraction if isinstance(t, m.IdType) else t.values
+            kind, values = type_values(t)
             self.emit(*_comment(t.why, "  ", f"{t.name} ({kind}): "))
             alias = self.take(type_name(t.name), f"type {t.name}")
             self.emit(f"  type {alias} = str")
@@ -172,11 +166,7 @@ class _Module:
         self.emit('  // effect: what the host does after a step ("" before the first step)')
         for effect in self.spec.effects:
             host = f" [host: {effect.host}{', duplicate' if effect.duplicate else ''}]"
-            carries = "".join(
-                f" It carries {f.name} (the state's text the row names, before the step);"
-                " the carried value is not modelled here."
-                for f in effect.carries
-            )
+            carries = "".join(f" It carries {f.name} (not modelled)." for f in effect.carries)
             self.emit(*_comment(effect.meaning + host + carries, "  ", f"{effect.name}: "))
         self.emit(
             f"  pure val {self.take('EFFECTS', 'the effects')}: Set[str] = "
@@ -500,9 +490,8 @@ class _Module:
     # --- expressions
 
     def compiler(self, context: str, *, text_values: bool = False) -> Callable[[ex.Expr], str]:
-        """Compile checked expressions of ``context`` (guard, state, transition, monitor).
-        A text reads as whether it is present (not ""), or with ``text_values`` as itself
-        (a next-state value)."""
+        """Compile checked expressions of ``context`` (guard, state, transition, monitor); a
+        text reads as whether it is present (not ""), with ``text_values`` as itself."""
 
         # Where each name lives: a guard reads its step's `s` and `e`, a state invariant
         # the variables, a transition invariant `pre` and the variables, a monitor step

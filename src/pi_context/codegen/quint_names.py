@@ -171,6 +171,16 @@ def progress_properties(spec: m.Spec) -> tuple[Any, ...]:
     return tuple(found) if isinstance(found, tuple | list) else ()
 
 
+def type_values(t: m.EnumType | m.IdType | m.TextType) -> tuple[str, tuple[str, ...]]:
+    """A named type's kind and the values the abstraction gives it (an optional text: ""
+    for absent, its representative for present)."""
+    if isinstance(t, m.TextType):
+        return "optional text", ("", t.representative)
+    if isinstance(t, m.IdType):
+        return "id", t.abstraction
+    return "enum", t.values
+
+
 def _check_field(f: m.Field, where: str) -> None:
     _check_known(f, f"{where}.{f.name}")
     if not isinstance(f.type, m.BoolType | m.EnumType | m.IdType | m.TextType):

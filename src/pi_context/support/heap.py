@@ -9,8 +9,6 @@ stays at the parse's peak. ``release_freed`` asks glibc's allocator to return it
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import sys
 from typing import Any
 
@@ -24,6 +22,11 @@ def release_freed() -> None:
     if not _looked:
         _looked = True
         if sys.platform.startswith("linux"):
+            # imported here: ctypes.util imports tempfile and random, which a warm
+            # command-line call (that never releases anything) does not need
+            import ctypes
+            import ctypes.util
+
             try:
                 _trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
             except (OSError, AttributeError):
