@@ -256,8 +256,12 @@ BOOT_ADDRESSES = (
     re.compile(r"^- (\S+) \(\d+ lines", re.M),  # pocket lines
     re.compile(r"^Map of the \w+ home \((\S+)\):$", re.M),  # map headings
     re.compile(r"notes_read (\S+?)(?: for the rest\)|\.\))"),  # pointers to a cut map
+    re.compile(r"^  (\S+) · updated ", re.M),  # a shelf's notes
+    re.compile(r"^Map, (\S+):$", re.M),  # a shelf's map
+    re.compile(r"the whole map: (\S+)\)"),  # the pointer of a cut shelf map
 )
-"""Where this project's boot names notes (its own format, not the extension's)."""
+"""Where this project's boot names notes (its own wording, in either layout: the seeds' pocket,
+the first three patterns, or the newest extension's shelves, the last three)."""
 
 
 def boot_addresses(text: str) -> list[str]:

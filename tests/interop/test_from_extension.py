@@ -150,14 +150,17 @@ def _runtime(layout: Layout, session: Session, **options: Any) -> Runtime:
     return Runtime(session, config)
 
 
+@pytest.mark.parametrize("boot_layout", ["shelves", "pocket"])
 @pytest.mark.parametrize("cut", [False, True], ids=["whole maps", "cut maps"])
-def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: bool):
+def test_every_address_the_boot_prints_reads_back_verbatim(
+    layout: Layout, cut: bool, boot_layout: str
+):
     if cut:  # maps too big for the boot: cut with a pointer, or replaced by a stub
         for address in ("@project/MAP.md", "@human/MAP.md"):
             path = ext_resolve(layout.identity, address)
             path.write_text(path.read_text("utf-8") + "\n" + "m" * 30_000, "utf-8")
     session = Session.create(layout.cwd, layout.identity.home.parent / "ours")
-    rt = _runtime(layout, session)
+    rt = _runtime(layout, session, boot_layout=boot_layout)
     assert not rt.call_tool("notes_write", {"path": "plan/mine.md", "content": "x"}).is_error
     rt.session_start("startup")
     (boot,) = [e for e in rt.branch() if e.get("customType") == BOOT_TYPE]
@@ -169,12 +172,16 @@ def test_every_address_the_boot_prints_reads_back_verbatim(layout: Layout, cut: 
     )
     expected_maps = {"@human/MAP.md", "@project/MAP.md"}
     assert expected_maps <= set(printed)
-    assert ("notes_read @human/MAP.md" in text) is cut
-    pocket = BOOT_ADDRESSES[0].findall(text)
-    assert pocket[0] == "plan/mine.md", "a bare address: this session's note"
-    assert {"@self/habits.md", "@model/quirks.md"} <= set(pocket)
-    # A new session's home is its own: the layout's session notes are not in its pocket.
-    assert "checkpoint.md" not in pocket
+    if boot_layout == "pocket":
+        assert ("notes_read @human/MAP.md" in text) is cut
+        listed = BOOT_ADDRESSES[0].findall(text)
+    else:
+        assert ("the whole map: @human/MAP.md)" in text) is cut
+        listed = BOOT_ADDRESSES[3].findall(text)
+    assert listed[0] == "plan/mine.md", "a bare address: this session's note"
+    assert {"@self/habits.md", "@model/quirks.md"} <= set(listed)
+    # A new session's home is its own: the layout's session notes are not in its index.
+    assert "checkpoint.md" not in listed
     for address in printed:
         read = rt.call_tool("notes_read", {"path": address})
         assert not read.is_error, (address, read.text)

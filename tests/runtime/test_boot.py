@@ -15,8 +15,8 @@ from pi_context.bindings.runtime.boot import (
     BOOT_MAX_BYTES,
     BootInput,
     relative_time,
-    render_boot,
 )
+from pi_context.bindings.runtime.boot_shelves import render_boot
 from pi_context.bindings.runtime.protocol import (
     BOOT_TYPE,
     CONTINUATION_TYPE,

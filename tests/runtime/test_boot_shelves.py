@@ -9,10 +9,11 @@ import asyncio
 import re
 
 from pi_context.bindings.runtime import ModelInfo
-from pi_context.bindings.runtime.boot import BootInput, render_boot
+from pi_context.bindings.runtime.boot import BootInput
 from pi_context.bindings.runtime.boot_shelves import (
     FRESH_PER_HOME,
     MAP_MAX_CHARS,
+    render_boot,
     title,
 )
 from pi_context.bindings.runtime.protocol import CONTINUATION_TYPE, PROTOCOL_OPEN_TAG

@@ -21,6 +21,7 @@ from pi_context.bindings.runtime.protocol import (
     WARNING_TEXT,
     WARNING_TYPE,
 )
+from pi_context.bindings.session.dialect import MANUAL_WIPE, custom_type
 from pi_context.bindings.session.windows import is_reset_marker
 from pi_context.bindings.tool_registry import all_tools
 from pi_context.bindings.tools import ToolContext
@@ -352,9 +353,11 @@ def test_manual_wipe_memory_records_the_warning_and_starts_a_turn(
     rt, _ = started(env, kit, spec=spec)
     command = run(rt.wipe_memory_command())
     assert command.ok and command.start_turn
-    (warning,) = [e for e in rt.branch() if e.get("customType") == WARNING_TYPE]
+    # As the extension writes it: the warning's text under <dialect>/manual-wipe.
+    (warning,) = [e for e in rt.branch() if e.get("customType") == custom_type(MANUAL_WIPE)]
     assert (warning["content"], warning["display"]) == (WARNING_TEXT, False)
     assert warning["details"] == {"source": "manual"}
+    assert not [e for e in rt.branch() if e.get("customType") == WARNING_TYPE]
     assert markers(rt) == [], "the reset waits for the model's close-out"
     rt.context()
     assert run(rt.turn_end()).effect == "none", "the note turn keeps the close-out"
@@ -434,7 +437,7 @@ def test_a_second_wipe_memory_command_is_already_pending(env, kit):
     assert run(rt.wipe_memory_command()).start_turn
     again = run(rt.wipe_memory_command())
     assert again.ok and not again.start_turn and "already pending" in again.message
-    assert len([e for e in rt.branch() if e.get("customType") == WARNING_TYPE]) == 1
+    assert len([e for e in rt.branch() if e.get("customType") == custom_type(MANUAL_WIPE)]) == 1
 
 
 # --- off/on, /compact, status --------------------------------------------------------------------

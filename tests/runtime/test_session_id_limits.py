@@ -18,7 +18,8 @@ import pytest
 
 from pi_context.bindings.addresses import ADDRESS_MAX_CHARS, SESSION_ID_MAX_CHARS
 from pi_context.bindings.history.tools import TOOLS as HISTORY_TOOLS
-from pi_context.bindings.runtime.boot import BootInput, render_boot
+from pi_context.bindings.runtime.boot import BootInput
+from pi_context.bindings.runtime.boot_shelves import render_boot
 from pi_context.bindings.session import Session, SessionError
 from pi_context.bindings.session.windows import (
     WindowIdError,

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pi_context.bindings.runtime.protocol import WARNING_TYPE
+from pi_context.bindings.runtime.protocol import MANUAL_WIPE_TYPE, WARNING_TYPE
 from pi_context.bindings.runtime.runtime import Runtime, turn_outcome
 from pi_context.bindings.session import Session
 from pi_context.bindings.tools import ToolResult
@@ -91,7 +91,9 @@ class Host:
                 and window.warning_done
                 and not window.overflowed
             )
-            warned = self.model.sees(messages, WARNING_TYPE)
+            warned = self.model.sees(messages, WARNING_TYPE) or self.model.sees(
+                messages, MANUAL_WIPE_TYPE
+            )
             if kind == "queued" and warned and not self.queued_once:
                 self.queued_once = True
                 loop.queue.append(QUEUED_TEXT)  # the user types while the model works

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, WARNING_TYPE
+from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, MANUAL_WIPE_TYPE, WARNING_TYPE
 from pi_context.bindings.session.context import text_blocks
 from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens
 from pi_context.integrations.loop import assistant_message, usage_block
@@ -256,7 +256,9 @@ class ScriptedModel:
             state.queued_seen = True
             calls = [self._call("notes_write", path="deprecated.md", content="Deprecated APIs:\n")]
             text = "Noted: I will track deprecated API calls in deprecated.md."
-        elif self.sees(request, WARNING_TYPE) and not state.warning_done:
+        elif (
+            self.sees(request, WARNING_TYPE) or self.sees(request, MANUAL_WIPE_TYPE)
+        ) and not state.warning_done:
             state.warning_done = True
             text = "Final warning received: saving my checkpoint."
             if state.kind in ("wipe", "manual", "queued", "finish"):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, WARNING_TYPE
+from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, MANUAL_WIPE_TYPE, WARNING_TYPE
 from pi_context.bindings.runtime.runtime import Runtime
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.jsonl import encode
@@ -66,7 +66,7 @@ def window_rows(session: Session, kinds: Sequence[str], runtime: Runtime) -> lis
         for entry in entries:
             if entry.get("type") == "custom_message":
                 row.reminders += entry.get("customType") == GUIDANCE_TYPE
-                row.warnings += entry.get("customType") == WARNING_TYPE
+                row.warnings += entry.get("customType") in (WARNING_TYPE, MANUAL_WIPE_TYPE)
             message = entry.get("message") if entry.get("type") == "message" else None
             if not isinstance(message, dict):
                 continue

@@ -218,17 +218,9 @@ def notes_sections(data: BootInput, budget: int) -> list[str]:
     return sections
 
 
-BOOT_LAYOUTS = ("shelves", "pocket")
-
-
-def render_boot(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
-    """The boot text for one window (a pure function of ``data``), in ``data.layout``."""
-    if data.layout not in BOOT_LAYOUTS:
-        raise ValueError(f"boot layout must be one of {', '.join(BOOT_LAYOUTS)}: {data.layout!r}")
-    if data.layout == "shelves":
-        from .boot_shelves import render_shelves_boot  # it builds on this module's pieces
-
-        return render_shelves_boot(data, max_bytes)
+def render_pocket(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
+    """The boot text for one window in the seeds' layout (a pure function of ``data``);
+    ``boot_shelves.render_boot`` renders the layout ``data`` names."""
     head = [identity_block(data), notes_homes_text(data)]
     fixed = _utf8("\n\n".join([*head, PROTOCOL_TEXT]))
     notes = notes_sections(data, max_bytes - fixed - 2)

@@ -11,7 +11,8 @@ left out (the snapshot holds no crumpled note). The wording is ours; the layout,
 the order are the extension's (``src/boot/render.ts``, ``src/boot/text.ts``).
 
 The seeds' layout (maps of the durable homes, then a pocket of addresses under per-home quotas)
-stays available as ``RuntimeConfig(boot_layout="pocket")`` (``boot.py``).
+stays available as ``RuntimeConfig(boot_layout="pocket")`` (``boot.py``); ``render_boot`` here
+renders whichever layout a ``BootInput`` names.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from __future__ import annotations
 from pi_context.bindings.notes.snapshot import NotesSnapshot, SnapshotNote
 
 from .boot import (
+    BOOT_MAX_BYTES,
     MAP_PATH,
     BootInput,
     address,
     identity_block,
     notes_homes_text,
     relative_time,
+    render_pocket,
 )
 from .protocol import PROTOCOL_TEXT
 
@@ -116,6 +119,18 @@ def notes_index(data: BootInput, cap: int = MAP_MAX_CHARS, fresh: int = FRESH_PE
     if not shelves:
         return f"{heading}\n\nNo notes yet: start one when there is something worth keeping."
     return "\n\n\n".join([heading, *shelves])
+
+
+BOOT_LAYOUTS = ("shelves", "pocket")
+
+
+def render_boot(data: BootInput, max_bytes: int = BOOT_MAX_BYTES) -> str:
+    """The boot text for one window in ``data.layout`` (a pure function of ``data``)."""
+    if data.layout not in BOOT_LAYOUTS:
+        raise ValueError(f"boot layout must be one of {', '.join(BOOT_LAYOUTS)}: {data.layout!r}")
+    if data.layout == "pocket":
+        return render_pocket(data, max_bytes)
+    return render_shelves_boot(data, max_bytes)
 
 
 def render_shelves_boot(data: BootInput, max_bytes: int) -> str:

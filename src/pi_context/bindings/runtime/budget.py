@@ -24,6 +24,7 @@ from pi_context.bindings.session.dialect import (
     DEFAULT_DIALECT,
     DIALECTS,
     GUIDANCE,
+    MANUAL_WIPE,
     SETTINGS_KEYS,
     WARNING,
     custom_type,
@@ -287,7 +288,7 @@ class Budget:
         if remaining is None:
             return ContextDecision()
         lines = self.thresholds
-        warned = has_window_message(branch, WARNING)
+        warned = has_window_message(branch, WARNING) or has_window_message(branch, MANUAL_WIPE)
         if warned or (self._warning is not None and self._warning.window_id == window_id):
             return ContextDecision()
         if remaining <= lines.warning:

@@ -28,7 +28,8 @@ from pi_context.bindings.session.windows import (
     root_window_id,
 )
 
-from .boot import BootInput, render_boot
+from .boot import BootInput
+from .boot_shelves import render_boot
 from .composer import ResetBuild
 from .config import RuntimeConfig
 from .lifecycle import Lifecycle

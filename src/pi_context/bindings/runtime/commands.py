@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from pi_context.bindings.session.dialect import WARNING, custom_type
+from pi_context.bindings.session.dialect import MANUAL_WIPE, custom_type
 from pi_context.bindings.session.windows import current_reset
 
 from .budget import Budget
@@ -110,10 +110,11 @@ class Commands:
             return CommandResult(True, message, start_turn=step.continues, entry_ids=ids)
         if not step.meaning.acknowledges:
             return CommandResult(True, f"pi-context: {command} changed nothing.")
-        # The same hidden warning as the budget's, marked manual: each /wipe-memory is its own
-        # prompt for the close-out turn, while the budget still warns at most once per window.
+        # The warning's text under the extension's own kind for it (manual-wipe), marked
+        # manual: each command is its own prompt for the close-out turn, while the budget still
+        # warns at most once per window (a manual-wipe counts as its warning, as before).
         entry_id = self.lifecycle.session.append_custom_message(
-            custom_type(WARNING, self.budget.dialect), WARNING_TEXT, False, {"source": "manual"}
+            custom_type(MANUAL_WIPE, self.budget.dialect), WARNING_TEXT, False, {"source": "manual"}
         )
         message = f"pi-context: closing out window {window}; the model checkpoints its notes first."
         self.notices.notify("info", message)

@@ -7,7 +7,7 @@ the sentences are this implementation's own.
 from __future__ import annotations
 
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
-from pi_context.bindings.session.dialect import GUIDANCE, WARNING, custom_type
+from pi_context.bindings.session.dialect import GUIDANCE, MANUAL_WIPE, WARNING, custom_type
 from pi_context.bindings.session.windows import BOOT_TYPE, CONTINUATION_TYPE, RESET_MARKER_TYPE
 
 __all__ = [
@@ -38,6 +38,8 @@ GUIDANCE_TYPE = custom_type(GUIDANCE)
 """The early low-budget reminder (hidden custom message, once per window), default dialect."""
 WARNING_TYPE = custom_type(WARNING)
 """The final close-out warning (hidden custom message, once per window), default dialect."""
+MANUAL_WIPE_TYPE = custom_type(MANUAL_WIPE)
+"""The user's manual reset command's close-out prompt (the warning's text), default dialect."""
 
 CONTEXT_WINDOW_OPEN_TAG = "<context_window>"
 CONTEXT_WINDOW_CLOSE_TAG = "</context_window>"

@@ -29,6 +29,10 @@ RESET_PROMPT: Final = "reset-prompt"
 """The user's follow-up prompt, displayed after the continuation (from 6bcd8b5 on)."""
 GUIDANCE: Final = "guidance"
 WARNING: Final = "warning"
+MANUAL_WIPE: Final = "manual-wipe"
+"""The hidden close-out prompt of the user's manual reset command (``/wipe-memory``,
+``/clear-memory``): the warning's text under its own kind, as the extension writes it from
+0.33 on."""
 NOTE: Final = "note"
 
 SETTINGS_KEYS: Final = {NOTESOUP: "notesoup", PI_CONTEXT: "pi-context"}

@@ -28,7 +28,7 @@ from typing import Any
 
 from pi_context.bindings.runtime.overflow import is_context_overflow
 from pi_context.bindings.session.boundary import artifact_kind
-from pi_context.bindings.session.dialect import GUIDANCE, WARNING, is_kind
+from pi_context.bindings.session.dialect import GUIDANCE, MANUAL_WIPE, WARNING, is_kind
 from pi_context.bindings.session.windows import (
     estimate_tokens,
     is_reset_marker,
@@ -103,7 +103,15 @@ def _status(message: dict[str, Any]) -> str | None:
     return None
 
 
+def _is_warning(custom: object) -> bool:
+    """A close-out warning: the budget's, or the manual command's (``manual-wipe``; this
+    project wrote it as a warning marked manual before)."""
+    return is_kind(custom, WARNING) or is_kind(custom, MANUAL_WIPE)
+
+
 def _warning_source(entry: Entry) -> str:
+    if is_kind(_custom_type(entry), MANUAL_WIPE):
+        return "manual"
     return "manual" if _details(entry).get("source") == "manual" else "budget"
 
 
@@ -174,10 +182,9 @@ def observations(
             k = j  # the turn's drafts: warnings and reminders written with its end
             warned = False
             while k < n and (
-                is_kind(_custom_type(branch[k]), WARNING)
-                or is_kind(_custom_type(branch[k]), GUIDANCE)
+                _is_warning(_custom_type(branch[k])) or is_kind(_custom_type(branch[k]), GUIDANCE)
             ):
-                if is_kind(_custom_type(branch[k]), WARNING):
+                if _is_warning(_custom_type(branch[k])):
                     warned = warned or _warning_source(branch[k]) == "budget"
                 k += 1
             stop = assistant.get("stopReason")
@@ -228,7 +235,7 @@ def observations(
             kind, attrs = "boot", {"window": window, "of_marker": own}
         elif artifact == "continuation":
             kind = "continuation"
-        elif is_kind(custom, WARNING):
+        elif _is_warning(custom):
             kind, attrs = "warning", {"source": _warning_source(entry)}
         elif is_kind(custom, GUIDANCE):
             kind = "reminder"

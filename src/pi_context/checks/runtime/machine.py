@@ -230,7 +230,7 @@ class RuntimeConformance(HostSteps):
     def wipe_command(self, prompt: str | None = None) -> None:
         """The user's /wipe-memory: its spec event, then the declared host action (with a
         follow-up prompt, trimmed or blank, where the spec's close-out takes one)."""
-        from pi_context.bindings.runtime.protocol import WARNING_TYPE
+        from pi_context.bindings.session.dialect import MANUAL_WIPE, custom_type
 
         rt = self.rt
         if not rt.control.takes_prompt:
@@ -267,7 +267,8 @@ class RuntimeConformance(HostSteps):
             check(rt.resets[-1].cause == expected.cause, "/wipe-memory's cause is not the spec's")
         elif meaning.acknowledges:
             kinds = [e.get("customType") for e in written]
-            check(kinds == [WARNING_TYPE] and command.start_turn, f"/wipe-memory wrote {kinds}")
+            closing = custom_type(MANUAL_WIPE, rt.config.dialect)  # the extension's kind for it
+            check(kinds == [closing] and command.start_turn, f"/wipe-memory wrote {kinds}")
 
     @rule(
         change=st.sampled_from(
