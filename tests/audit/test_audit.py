@@ -174,3 +174,36 @@ def test_a_rule_for_an_event_the_spec_lacks_is_skipped() -> None:
     new = Auditor(resolve_spec("reset-control@0.34"), mapping)
     assert "warning" not in old.rules
     assert [p.event for r in new.rules["warning"] for p in r.events] == ["close_out"]
+
+
+SESSIONS = Path(__file__).parent / "sessions"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [s for s in SPECS if s.event("close_out") is not None],
+    ids=[s.id for s in SPECS if s.event("close_out") is not None],
+)
+def test_a_manual_close_out_settled_before_any_turn_is_explained(spec: Spec) -> None:
+    """A runtime-conformance run (kept from a failure): a tree navigation back to the first
+    prompt, then /wipe-memory (its manual-wipe prompt), queued input and the settle that
+    commits the manual close-out, all before the model took any turn on the branch. The
+    run the manual prompt starts may settle before a turn; the audit must not need one."""
+    path = SESSIONS / "manual-close-out-settles-without-a-turn.jsonl"
+    observed = read_observations(path)
+    assert [o.describe() for o in observed][:4] == [
+        "boot(window=pcw:019b6968:root)",
+        "user",
+        "navigation(fork=True)",
+        "warning(source=manual)",
+    ]
+    verdict = audit_observations(spec, observed)
+    assert verdict.explained, (verdict.failed_at, verdict.alternatives)
+    # the checkpoint is the boundary of the settle's commit of the manual close-out
+    checkpoint = next(x for x in verdict.run if x.observation.kind == "checkpoint")
+    commits = {e.name for e in spec.effects if e.commits}
+    assert [
+        (source, event["type"])
+        for source, event, _row, effect in checkpoint.fired
+        if effect in commits
+    ] == [("settle", "before_settle")], checkpoint.fired

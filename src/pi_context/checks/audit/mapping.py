@@ -67,10 +67,10 @@ class Rule:
 @dataclass(frozen=True)
 class Silent:
     """Events that leave no entry: tried where ``before`` names the next observation (and,
-    with ``after``, only once such an observation came since the last time)."""
+    with ``after``, only once an observation of one of its kinds came since the last time)."""
 
     id: str
-    after: str | None
+    after: tuple[str, ...]
     before: tuple[str, ...]
     events: tuple[EventPattern, ...]
     why: str
@@ -170,8 +170,13 @@ def _build(path: str, data: Any) -> Mapping:
         _need(isinstance(node, dict) and isinstance(node.get("id"), str), where, "needs `id`")
         before = node.get("before") or []
         _need(all(b in KINDS for b in before), where, "`before` names observation kinds")
-        after = node.get("after")
-        _need(after is None or after in KINDS, where, "`after` names an observation kind")
+        after = node.get("after") or []
+        after = [after] if isinstance(after, str) else after
+        _need(
+            isinstance(after, list) and all(a in KINDS for a in after),
+            where,
+            "`after` names observation kinds",
+        )
         _need(bool(str(node.get("why", "")).strip()), where, "needs a `why`")
         sets = node.get("sets") or {}
         _need(isinstance(sets, dict), where, "`sets` must be a mapping")
@@ -181,7 +186,7 @@ def _build(path: str, data: Any) -> Mapping:
         silent.append(
             Silent(
                 node["id"],
-                after,
+                tuple(after),
                 tuple(before),
                 events,
                 node["why"],

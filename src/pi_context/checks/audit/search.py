@@ -271,7 +271,7 @@ class Auditor:
                     current = (current[0], "none", *current[2:])
                 elif current[1] != "none":
                     continue
-                if silent.after is not None and silent.id not in current[5]:
+                if silent.after and silent.id not in current[5]:
                     continue
                 if silent.sets:
                     switched = self._set(current, silent.sets)
@@ -356,7 +356,7 @@ def audit(auditor: Auditor, observations: Iterable[Observation]) -> Verdict:
     }
     history: list[tuple[Observation, dict[Node, tuple[Node | None, tuple[Fired, ...]]]]] = []
     last_turn: dict[str, Any] = {"aborted": False, "failed": False}
-    afters = {s.after for s in auditor.silent if s.after is not None}
+    afters = {kind for s in auditor.silent for kind in s.after}
     for obs in observations:
         verdict.observations += 1
         nxt: dict[Node, tuple[Node | None, tuple[Fired, ...]]] = {}
@@ -364,7 +364,7 @@ def audit(auditor: Auditor, observations: Iterable[Observation]) -> Verdict:
             for mid, silent_fired in auditor.silent_options(node, obs, last_turn):
                 for post, fired in auditor.observe(mid, obs):
                     if obs.kind in afters:
-                        ready = post[5] | {s.id for s in auditor.silent if s.after == obs.kind}
+                        ready = post[5] | {s.id for s in auditor.silent if obs.kind in s.after}
                         post = (*post[:5], ready, *post[6:])
                     if post not in nxt:
                         nxt[post] = (node, silent_fired + fired)
