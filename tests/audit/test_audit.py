@@ -207,3 +207,27 @@ def test_a_manual_close_out_settled_before_any_turn_is_explained(spec: Spec) -> 
         for source, event, _row, effect in checkpoint.fired
         if effect in commits
     ] == [("settle", "before_settle")], checkpoint.fired
+
+
+@pytest.mark.parametrize(
+    ("after", "loaded"),
+    [("turn-end", ("turn-end",)), (["turn-end", "warning"], ("turn-end", "warning")), (None, ())],
+)
+def test_a_silent_after_names_one_or_several_kinds(
+    tmp_path: Path, after: object, loaded: tuple[str, ...]
+) -> None:
+    import yaml
+
+    from pi_context.checks.audit.mapping import MappingError, mapping_path
+
+    data = yaml.safe_load(mapping_path("reset-control").read_text())
+    settle = next(s for s in data["silent"] if s["id"] == "settle")
+    settle["after"] = after
+    path = tmp_path / "mapping.yaml"
+    path.write_text(yaml.safe_dump(data))
+    mapping = load_mapping("reset-control", path)
+    assert next(s for s in mapping.silent if s.id == "settle").after == loaded
+    settle["after"] = ["turn-end", "turn-ended"]
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(MappingError, match=r"silent \d+: `after` names observation kinds"):
+        load_mapping("reset-control", path)
