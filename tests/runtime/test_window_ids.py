@@ -109,7 +109,7 @@ def test_the_collision_the_fork_safe_option_avoids(env, kit):
     assert fork_rt.session_start("fork").action == "present", "no boot of its own"
     assert fork_rt.window_id == rt.window_id == f"pcw:{forked.session_id[:8]}:root"
     (boot,) = [m for m in fork_rt.context().messages if m.get("customType") == BOOT_TYPE]
-    assert "- source-plan.md (" in boot["content"], "the source session's index"
+    assert "source-plan.md · updated" in boot["content"], "the source session's index"
     missing = fork_rt.call_tool("notes_read", {"path": "source-plan.md"})
     assert missing.is_error and "not found" in missing.text
 
