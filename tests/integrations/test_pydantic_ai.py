@@ -35,6 +35,7 @@ from pi_context import (  # noqa: E402
     all_tools,
     spec_ids,
 )
+from pi_context.bindings.runtime.tool_host import EARLIER_NAMES
 from pi_context.bindings.session.windows import (  # noqa: E402
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -137,9 +138,13 @@ def run(tmp_path: Path) -> dict[str, Any]:
 
 
 def test_the_agent_gets_the_registry_tools(run: dict[str, Any]) -> None:
-    """Every registry tool, the reset tool under the default generation's name only."""
+    """Every registry tool, the reset tool under the default generation's name only, and
+    notes_update but not its earlier name notes_edit (answered, never offered)."""
     declared = {t.name: (t.description, t.parameters_json_schema) for t in run["model"].tools}
-    offered = {n: t for n, t in all_tools().items() if n != "wipe_memory"}
+    offered = {
+        n: t for n, t in all_tools().items() if n != "wipe_memory" and n not in EARLIER_NAMES
+    }
+    assert "notes_update" in offered and "notes_edit" not in offered
     assert declared == {n: (t.description, dict(t.parameters)) for n, t in offered.items()}
 
 
