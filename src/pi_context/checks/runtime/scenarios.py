@@ -74,6 +74,8 @@ SCENARIOS: tuple[Scenario, ...] = (
      (_turn(), _WIPE, _FAIL, _turn(band="hard"), _turn(queued=True, outcome="error"), _settle())),
     ("/wipe-memory, then an overflow turn and the settle",
      (_turn(), _WIPE, _turn(outcome="overflow"), _settle())),
+    ("wipe_memory during the budget's close-out",
+     (_turn(band="warning"), _turn(band="warning", wipes=1), _settle())),
     ("/wipe-memory over the budget's close-out",
      (_turn(band="warning"), _turn(band="warning"), _WIPE, _turn(), _settle())),
     ("/clear-memory with a follow-up prompt, then the settle", (_turn(), _WIPE_PROMPT, _settle())),
