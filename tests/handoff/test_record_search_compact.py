@@ -105,3 +105,23 @@ def test_a_page_looks_only_as_far_as_it_shows() -> None:
     last = search.search("quick", 9_995, 10)
     assert [r.id for r in last.items] == [f"r{n}" for n in range(9_995, 10_000)]
     assert not last.has_more
+
+
+def test_a_dropped_search_is_freed_without_the_collector() -> None:
+    """The matches kept per query hold the buffers, not the search: a held search that is
+    dropped (the file changed) is freed at once, even with the collector off or frozen."""
+    import gc
+    import weakref
+
+    records = [HistoryRecord(f"r{n}", "user", "t", f"quick {n} \ud83d") for n in range(50)]
+    search = RecordSearch(records)
+    assert search.search("quick", 0, 2).has_more
+    gone = weakref.ref(search)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        del search
+        assert gone() is None
+    finally:
+        if enabled:
+            gc.enable()

@@ -162,3 +162,26 @@ def test_a_role_page_looks_only_as_far_as_it_shows() -> None:
     assert newest.first_at_or_before(29_990) == 3 and len(ascending._tail) == 5
     assert [ascending[i] for i in range(3)] == [1, 4, 7] and len(ascending._head) == 3
     assert list(ascending) == list(range(1, 30_000, 3))
+
+
+def test_a_long_lived_host_freezes_what_a_resident_load_leaves_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After a resident load, a long-lived host collects once and freezes what is alive, so
+    later full collections do not traverse what it holds; a one-off process never does."""
+    import gc
+
+    from pi_context.support import heap
+
+    held_now = [[n] for n in range(1_000)]  # what a load leaves held
+    gc.unfreeze()
+    try:
+        monkeypatch.setattr(heap, "_long_lived", False)
+        heap.settle_after_load()
+        assert gc.get_freeze_count() == 0
+        heap.long_lived_host()
+        heap.settle_after_load()
+        assert gc.get_freeze_count() >= len(held_now)
+        assert not any(o is held_now for o in gc.get_objects()), "frozen: not traversed"
+    finally:
+        gc.unfreeze()

@@ -32,6 +32,7 @@ from pi_context.bindings.session.store import file_dialects
 from pi_context.bindings.tool_registry import all_tools, run_tool
 from pi_context.bindings.tools import Tool, ToolContext, ToolResult, error_result
 from pi_context.mcp.transport import stdio_transport
+from pi_context.support import heap
 from pi_context.support.version import __version__
 
 SERVER_NAME = "pi-context"
@@ -139,6 +140,7 @@ async def serve_stdio(context: ToolContext) -> None:
     # notification (its watcher thread stops with the server).
     notes_resident.enable()
     history_resident.long_lived()  # the first history call loads what the rest use
+    heap.long_lived_host()  # what a load leaves held is frozen, not re-scanned by every full GC
     try:
         async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

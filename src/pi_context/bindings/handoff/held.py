@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pi_context.bindings.history.scan import snapshot, unchanged
-from pi_context.support.heap import release_freed
+from pi_context.support.heap import settle_after_load
 
 from .history import RecordSearch
 
@@ -47,8 +47,9 @@ def held_records(path: Path, leaf_id: str | None, make: Callable[[], RecordSearc
     taken_ns = time.time_ns()
     made = make()
     # The whole session was parsed to make it; only the compact records stay: hand the
-    # parse's freed pages back, so a resident host's size is what it holds, not that peak.
-    release_freed()
+    # parse's freed pages back, so a resident host's size is what it holds, not that peak
+    # (and in a long-lived host, keep what is held out of later full collections).
+    settle_after_load()
     with _lock:
         _held[key] = (identity, snapshot(info, taken_ns), made)
         _held.move_to_end(key)

@@ -210,6 +210,22 @@ class _Matches:
                 found.append(number)
 
 
+def _byte_hits(text: bytes, starts: array[int], needle: bytes) -> Iterator[int]:
+    """Numbers of the records (``starts``: where each begins in ``text``, and the end) whose
+    UTF-8 text holds ``needle``, each once, ascending."""
+    at = text.find(needle)
+    number = 0
+    while at >= 0:
+        if not starts[number] <= at < starts[number + 1]:
+            number = bisect_right(starts, at, number) - 1
+        end = starts[number + 1]
+        if at + len(needle) <= end:
+            yield number
+            at = text.find(needle, end)
+        else:  # straddles two records: look again from inside the next one
+            at = text.find(needle, at + 1)
+
+
 def _merged(first: Iterator[int], second: Iterator[int]) -> Iterator[int]:
     """Two ascending streams of numbers as one, each number once."""
     last = -1
@@ -298,35 +314,23 @@ class RecordSearch:
         # Without surrogates on either side, code points match where UTF-16 units do: a
         # byte search finds those records; a record holding a surrogate is compared in
         # UTF-16 anyway (two lone halves in it are one astral character there).
-        return _merged(self._byte_hits(query), iter(self._oddities))
+        needle = query.encode("utf-8", "surrogatepass")
+        return _merged(_byte_hits(self._text, self._starts, needle), iter(self._oddities))
 
     def _verifier(self, query: str) -> Callable[[int], bool]:
-        """Whether candidate record ``number`` holds ``query`` in UTF-16 code units."""
+        """Whether candidate record ``number`` holds ``query`` in UTF-16 code units. (Kept
+        with the query's matches, it holds the buffers, never the search itself: no cycle,
+        so a dropped search is freed at once, without the collector.)"""
         plain = _SURROGATE.search(query) is None
-        odd = self._odd
+        odd, text, starts = self._odd, self._text, self._starts
 
         def holds(number: int) -> bool:
             if plain and not odd[number]:
                 return True  # a byte hit, exact without surrogates
-            return Utf16Text(self._record(number).text).index_of(query) >= 0
+            data = text[starts[number] : starts[number + 1]].decode("utf-8", "surrogatepass")
+            return Utf16Text(data).index_of(query) >= 0
 
         return holds
-
-    def _byte_hits(self, query: str) -> Iterator[int]:
-        """Records whose UTF-8 text holds the query's UTF-8 bytes (each once, in order)."""
-        needle = query.encode("utf-8", "surrogatepass")
-        text, starts = self._text, self._starts
-        at = text.find(needle)
-        number = 0
-        while at >= 0:
-            if not starts[number] <= at < starts[number + 1]:
-                number = bisect_right(starts, at, number) - 1
-            end = starts[number + 1]
-            if at + len(needle) <= end:
-                yield number
-                at = text.find(needle, end)
-            else:  # straddles two records: look again from inside the next one
-                at = text.find(needle, at + 1)
 
     def search(
         self, query: Any, offset: Any = 0, limit: Any = 10, cancelled: CancelCheck | None = None

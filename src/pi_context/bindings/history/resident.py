@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pi_context.support.heap import release_freed
+from pi_context.support.heap import settle_after_load
 
 from .errors import HistoryError
 from .index import HistoryIndex, cache_dir_for
@@ -58,9 +58,10 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
             raise
         if index.resident and not index.trimmed:
             # The first resident call loaded (or built) the index: what that pass freed goes
-            # back to the OS, so the host's size is what it holds.
+            # back to the OS, so the host's size is what it holds (and in a long-lived
+            # host, what it holds is kept out of later full collections).
             index.trimmed = True
-            release_freed()
+            settle_after_load()
 
 
 def long_lived() -> None:
