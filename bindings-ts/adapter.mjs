@@ -121,40 +121,24 @@ function deepFreeze(value) {
   return value;
 }
 
-// The facts as getters that record each name the first time it is read: the view's own
-// enumerable properties, as a plain facts object has them. The getters read the view's facts
-// and its list of reads through ``this``, so one set of property descriptors per set of fact
-// names serves every step (making closures anew for every step costs more than the step).
-const DESCRIPTORS = new Map();
+// The facts behind a proxy that records each of their names the first time it is read: the
+// proxy has the facts' own properties (keys, descriptors, frozenness) as a plain facts object
+// has them, and only a read of one of them is noted. One handler serves every step (a proxy
+// costs one allocation; defining a getter per fact on every step costs more than the step).
 const READS = new WeakMap();
-const FACTS = new WeakMap();
-
-function descriptors(names) {
-  const key = JSON.stringify(names);
-  let found = DESCRIPTORS.get(key);
-  if (found === undefined) {
-    found = Object.create(null); // a fact named "__proto__" is a property like any other
-    for (const name of names) {
-      found[name] = {
-        enumerable: true,
-        get() {
-          const consulted = READS.get(this);
-          if (!consulted.includes(name)) consulted.push(name);
-          return FACTS.get(this)[name];
-        },
-      };
+const WATCH = Object.freeze({
+  get(facts, name, receiver) {
+    if (typeof name === "string" && Object.hasOwn(facts, name)) {
+      const consulted = READS.get(facts);
+      if (!consulted.includes(name)) consulted.push(name);
     }
-    DESCRIPTORS.set(key, found);
-  }
-  return found;
-}
+    return Reflect.get(facts, name, receiver);
+  },
+});
 
 function watched(facts, consulted) {
-  const view = {};
-  READS.set(view, consulted);
-  FACTS.set(view, facts);
-  Object.defineProperties(view, descriptors(Object.keys(facts)));
-  return Object.freeze(view);
+  READS.set(facts, consulted);
+  return new Proxy(facts, WATCH);
 }
 
 function fail(error) {
