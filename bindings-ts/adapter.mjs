@@ -9,11 +9,12 @@
 //
 // Build the reducers first (`python -m pi_context.codegen.tsbuild` emits dist/),
 // then `pi-context conformance --impl "node adapter.mjs ..."`. The adapter is the only
-// hand-written part: it parses requests, hands the reducer facts wrapped in getters (so
-// `consulted` lists the facts the reducer read, in first-read order), freezes its inputs (so a
-// reducer that mutates them fails loudly) and never stops serving: every request is answered
-// inside one try, with one reply line. Lines end at "\n" only, as `pi-context serve` splits
-// them (a bare "\r" is part of the line); a line over MAX_LINE bytes is refused unread.
+// hand-written part: it parses requests, hands the reducer facts behind a proxy that notes
+// each read (so `consulted` lists the facts the reducer read, in first-read order), freezes
+// its inputs (so a reducer that mutates them fails loudly) and never stops serving: every
+// request is answered inside one try, with one reply line. Lines end at "\n" only, as
+// `pi-context serve` splits them (a bare "\r" is part of the line); a line over MAX_LINE
+// bytes is refused unread.
 import { readdirSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
