@@ -8,7 +8,8 @@ is on, ``NoteStore.read_home`` of a whole home asks ``read`` here:
 * the home's path is checked first (``os.stat`` of the root, ``lstat`` of each folder below
   it): a home moved, replaced or linked elsewhere starts a new view;
 * ``Watcher.settle`` makes sure every change finished before this call has been reported
-  (``watch.py``); if it cannot, nothing held is used;
+  (``watch.py``); if it cannot, nothing held is used. A tool call that reads several homes
+  settles once for all of them (``one_call``);
 * a change the watcher reports by folder is read again for exactly those folders and merged
   into each held read (``NoteStore.read_folders``, the store's own per-file rules); anything
   coarser (a folder created or removed, a lost watch) drops what the view holds.
@@ -23,7 +24,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 from .homes import NotesHomes
@@ -89,6 +91,37 @@ def enabled() -> bool:
     return _watcher is not None
 
 
+class _Call(threading.local):
+    active = False
+    settled: bool | None = None
+
+
+_call = _Call()
+
+
+@contextmanager
+def one_call() -> Iterator[None]:
+    """The reads of several homes by one tool call share one barrier (``Watcher.settle``),
+    taken at the first of them: every change finished before it has been reported, which is
+    what a call promises (a change made while the call runs may or may not be seen)."""
+    if _call.active:
+        yield
+        return
+    _call.active, _call.settled = True, None
+    try:
+        yield
+    finally:
+        _call.active, _call.settled = False, None
+
+
+def _settle(watcher: Watcher) -> bool:
+    if not _call.active:
+        return watcher.settle()
+    if _call.settled is None:
+        _call.settled = watcher.settle()
+    return _call.settled
+
+
 def _chain(root: str, parts: Sequence[str]) -> tuple[tuple[int, int], ...] | None:
     """(device, inode) of the root and of each folder down to the home; None if one is
     missing or is not a plain folder (the store then decides what that means)."""
@@ -143,7 +176,7 @@ def read(
         _views.move_to_end(path)
     key: Key = (bodies, None if contains is None else tuple(contains))
     with view.lock:
-        if not watcher.settle():
+        if not _settle(watcher):
             view.reads.clear()
             return fresh()
         changed = view.home.take()

@@ -15,10 +15,10 @@ A row is ``(updated ms, scope, path)``: the note as the walk found it at its sta
 
 from __future__ import annotations
 
-import json
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Sequence
 from pathlib import Path
 
 import pi_context.support.cache as cache
@@ -30,7 +30,7 @@ HELD = 8
 """Walks this process holds at once (the oldest is dropped first)."""
 SLOTS = 16
 """Snapshot files per notes root in the cache."""
-MAGIC = b"PINOTEW1"
+MAGIC = b"PINOTEW2"
 ROWS_MAX = 1_000_000
 """A recorded snapshot longer than this is not read back (it is not one we wrote)."""
 
@@ -52,14 +52,16 @@ def hold(walk: str, selection: str, rows: list[Row]) -> None:
             _held.popitem(last=False)
 
 
-def record(root: Path, walk: str, selection: str, rows: list[Row]) -> None:
+def record(
+    root: Path, walk: str, selection: str, rows: list[Row], texts: Sequence[str] | None = None
+) -> None:
     """Record walk ``walk``'s order in the cache too (a fresh process resumes from it). Never
-    raises: a snapshot that cannot be recorded only costs the exactness of a later resume."""
+    raises: a snapshot that cannot be recorded only costs the exactness of a later resume.
+    ``texts``, when given, are ``rows`` already encoded one by one (see ``_joined``)."""
     file = _file(root, walk)
     if file is None:
         return
-    body = json.dumps([walk, selection, rows], ensure_ascii=False, separators=(",", ":"))
-    data = body.encode("utf-8", "surrogatepass")
+    data = _encode(walk, selection, rows) if texts is None else _joined(walk, selection, texts)
     head = MAGIC + zlib.crc32(data).to_bytes(4, "little")
     try:
         cache.private_dir(file.parent)
@@ -67,6 +69,23 @@ def record(root: Path, walk: str, selection: str, rows: list[Row]) -> None:
         cache.write_private(file, head, data)
     except OSError:
         return
+
+
+def _joined(walk: str, selection: str, texts: Sequence[str]) -> bytes:
+    """As ``_encode``, from each row already encoded (``updated NUL scope NUL path``)."""
+    return "\0".join([walk, selection, *texts]).encode("utf-8", "surrogatepass")
+
+
+def _encode(walk: str, selection: str, rows: list[Row]) -> bytes:
+    """``walk``, ``selection`` and each row's three fields, NUL-separated (no path, scope,
+    walk name or JSON selection holds a NUL): built by slices, not a loop per row."""
+    flat: list[str] = [""] * (3 * len(rows))
+    if rows:
+        updated, scopes, paths = zip(*rows, strict=True)
+        flat[0::3] = map(str, updated)
+        flat[1::3] = scopes
+        flat[2::3] = paths
+    return "\0".join([walk, selection, *flat]).encode("utf-8", "surrogatepass")
 
 
 def find(root: Path | None, walk: str, selection: str) -> list[Row] | None:
@@ -99,25 +118,17 @@ def _read(root: Path, walk: str, selection: str) -> list[Row] | None:
     ):
         return None
     try:
-        found, chosen, rows = json.loads(data.decode("utf-8", "surrogatepass"))
-    except (ValueError, TypeError, UnicodeDecodeError, RecursionError):
+        fields = data.decode("utf-8", "surrogatepass").split("\0")
+    except UnicodeDecodeError:
         return None
-    if found != walk or chosen != selection or not isinstance(rows, list):
+    if len(fields) < 2 or (len(fields) - 2) % 3 or fields[0] != walk or fields[1] != selection:
         return None
-    if len(rows) > ROWS_MAX:
+    if (len(fields) - 2) // 3 > ROWS_MAX:
         return None
-    checked: list[Row] = []
-    for row in rows:
-        if not (
-            isinstance(row, list)
-            and len(row) == 3
-            and isinstance(row[0], int)
-            and isinstance(row[1], str)
-            and isinstance(row[2], str)
-        ):
-            return None
-        checked.append((row[0], row[1], row[2]))
-    return checked
+    stamps = fields[2::3]
+    if not all(stamp.isdigit() and stamp.isascii() and len(stamp) < 20 for stamp in stamps):
+        return None
+    return list(zip(map(int, stamps), fields[3::3], fields[4::3], strict=True))
 
 
 def forget() -> None:
