@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import compress
+from operator import eq
 from typing import TypeVar
 
 from pi_context.bindings.notes.frontmatter import crumpled_at
@@ -79,6 +81,27 @@ class ListColumns:
             pairs = zip(self.updated, self.paths, strict=True)
             self._texts = [f"{updated}{head}{path}" for updated, path in pairs]
         return self._texts
+
+
+def merge_runs(
+    order: list[int], updated: Sequence[int], paths: Sequence[str], scopes: Sequence[str]
+) -> None:
+    """Sort ``order`` (in place) into the published list order: newest first, then by path,
+    then by scope (ties beyond that keep their order). Given a concatenation of runs already
+    in that order (each home's notes, ``ListColumns.live``), the one sort by time merges the
+    runs; only the notes that share a time with another are then ordered by (path, scope)."""
+    order.sort(key=updated.__getitem__, reverse=True)
+    times = list(map(updated.__getitem__, order))
+    tied = list(compress(range(len(times) - 1), map(eq, times, times[1:])))
+    at = 0
+    while at < len(tied):
+        start = end = tied[at]
+        while at < len(tied) and tied[at] == end:  # one group of equal times
+            end += 1
+            at += 1
+        group = order[start : end + 1]
+        group.sort(key=lambda index: (paths[index], scopes[index]))
+        order[start : end + 1] = group
 
 
 def list_columns(read: HomeRead) -> ListColumns:

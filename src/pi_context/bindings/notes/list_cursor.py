@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pi_context.bindings.notes import walks
-from pi_context.bindings.notes.walks import Row
+from pi_context.bindings.notes.walks import Row, Rows
 
 PREFIX = "n1:"
 
@@ -56,19 +56,16 @@ class Listing:
         self.texts = texts
         """The rows of ``order`` as ``walks`` records them, when the caller has them."""
 
-    def rows(self) -> list[Row]:
+    def rows(self) -> Rows:
         """The row of every note in ``order`` (built by columns, not a call per note)."""
         order = self.order
         scopes = self.scopes
         if scopes is None:
             scopes = [self.scope_of(index) for index in range(len(self.paths))]
-        return list(
-            zip(
-                map(self.updated.__getitem__, order),
-                map(scopes.__getitem__, order),
-                map(self.paths.__getitem__, order),
-                strict=True,
-            )
+        return Rows(
+            list(map(self.updated.__getitem__, order)),
+            list(map(scopes.__getitem__, order)),
+            list(map(self.paths.__getitem__, order)),
         )
 
     def row(self, index: int) -> Row:
@@ -133,7 +130,7 @@ class Walk:
         self,
         indices: list[int],
         cursor_of: Callable[[int], str],
-        started: tuple[str, list[Row]] | None = None,
+        started: tuple[str, Rows] | None = None,
     ) -> None:
         self.indices = indices
         self.cursor_of = cursor_of
@@ -170,21 +167,22 @@ def resume(
 
 
 def _held_walk(
-    listing: Listing, rows: list[Row], start: int, name: str, offset: int, limit: int | None
+    listing: Listing, rows: Rows, start: int, name: str, offset: int, limit: int | None
 ) -> Walk:
     order = listing.order
     scopes = listing.scopes
     if scopes is None:
         where = {(listing.scope_of(i), listing.paths[i]): i for i in order}
     else:
-        scoped = map(scopes.__getitem__, order)
-        keys = zip(scoped, map(listing.paths.__getitem__, order), strict=True)
+        in_order = map(scopes.__getitem__, order)
+        keys = zip(in_order, map(listing.paths.__getitem__, order), strict=True)
         where = dict(zip(keys, order, strict=True))
     wanted = len(rows) if limit is None else limit + 1
     indices: list[int] = []
     offsets: list[int] = []
+    held_scopes, held_paths = rows.scopes, rows.paths
     for at in range(offset, len(rows)):
-        index = where.get((rows[at][1], rows[at][2]))
+        index = where.get((held_scopes[at], held_paths[at]))
         if index is not None:  # deleted since the walk began: nothing to list
             indices.append(index)
             offsets.append(at)

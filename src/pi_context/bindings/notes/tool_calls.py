@@ -327,13 +327,8 @@ def _listing(
                 excluded += sum(1 for index in other if accept(home.paths[index]))
         elif not wastebasket:
             excluded += len(other)
-        order.extend([index + start for index in run] if start else run)
-    # Stable sorts with C key functions; each home's run is already newest first, then by
-    # path, so one sort by time merges them, exact unless two homes share a time.
-    order.sort(key=updated.__getitem__, reverse=True)
-    if len(reads) > 1 and len(set(map(updated.__getitem__, order))) < len(order):
-        order.sort(key=paths.__getitem__)  # ties: path, then scope (concatenation order)
-        order.sort(key=updated.__getitem__, reverse=True)
+        order.extend(map(start.__add__, run))
+    columns.merge_runs(order, updated, paths, scopes)
 
     def created_of(index: int) -> int:
         home = bisect_right(starts, index) - 1

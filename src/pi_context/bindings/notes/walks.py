@@ -15,6 +15,8 @@ A row is ``(updated ms, scope, path)``: the note as the walk found it at its sta
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
 import zlib
 from collections import OrderedDict
@@ -26,6 +28,37 @@ from pi_context.bindings.notes.diskcache import cache_file
 
 Row = tuple[int, str, str]
 
+
+class Rows:
+    """A walk's rows held as three columns: a held walk of 10,000 notes is three lists, not
+    10,000 tuples that a long-lived host's garbage collector scans again and again."""
+
+    __slots__ = ("paths", "scopes", "updated")
+
+    def __init__(self, updated: list[int], scopes: list[str], paths: list[str]) -> None:
+        self.updated, self.scopes, self.paths = updated, scopes, paths
+
+    @staticmethod
+    def of(rows: Sequence[Row]) -> Rows:
+        if not rows:
+            return Rows([], [], [])
+        updated, scopes, paths = zip(*rows, strict=True)
+        return Rows(list(updated), list(scopes), list(paths))
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, index: int) -> Row:
+        return self.updated[index], self.scopes[index], self.paths[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Rows):
+            return NotImplemented
+        return (self.paths, self.scopes, self.updated) == (other.paths, other.scopes, other.updated)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
 HELD = 8
 """Walks this process holds at once (the oldest is dropped first)."""
 SLOTS = 16
@@ -34,8 +67,12 @@ MAGIC = b"PINOTEW2"
 ROWS_MAX = 1_000_000
 """A recorded snapshot longer than this is not read back (it is not one we wrote)."""
 
-_held: OrderedDict[str, tuple[str, list[Row]]] = OrderedDict()
+_held: OrderedDict[str, tuple[str, Rows]] = OrderedDict()
 _lock = threading.Lock()
+Identity = tuple[int, int, int, int]
+_recorded: OrderedDict[str, tuple[Path, str, Rows, Identity | None]] = OrderedDict()
+"""What this process last recorded for each walk (a search walk of an unchanged result is not
+written again while its file is the one written)."""
 
 
 def _file(root: Path, walk: str) -> Path | None:
@@ -43,7 +80,7 @@ def _file(root: Path, walk: str) -> Path | None:
     return cache_file(root, f"{root}\0walk\0{slot}")
 
 
-def hold(walk: str, selection: str, rows: list[Row]) -> None:
+def hold(walk: str, selection: str, rows: Rows) -> None:
     """Keep ``rows`` as walk ``walk``'s order in this process."""
     with _lock:
         _held[walk] = (selection, rows)
@@ -53,7 +90,7 @@ def hold(walk: str, selection: str, rows: list[Row]) -> None:
 
 
 def record(
-    root: Path, walk: str, selection: str, rows: list[Row], texts: Sequence[str] | None = None
+    root: Path, walk: str, selection: str, rows: Rows, texts: Sequence[str] | None = None
 ) -> None:
     """Record walk ``walk``'s order in the cache too (a fresh process resumes from it). Never
     raises: a snapshot that cannot be recorded only costs the exactness of a later resume.
@@ -61,14 +98,42 @@ def record(
     file = _file(root, walk)
     if file is None:
         return
+    with _lock:
+        done = _recorded.get(walk)
+    if (
+        done is not None
+        and done[3] is not None
+        and done[:3] == (file, selection, rows)
+        and done[3] == _identity(file)
+    ):
+        return  # this very order is recorded there, and the file is still the one written
     data = _encode(walk, selection, rows) if texts is None else _joined(walk, selection, texts)
     head = MAGIC + zlib.crc32(data).to_bytes(4, "little")
     try:
         cache.private_dir(file.parent)
         cache.record("notes", file, [cache.source_of(root)])
+        # The slot's earlier walk goes first: renaming over it would make the filesystem
+        # (ext4's replace-by-rename rule) flush the new file's data before the rename.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(file)
         cache.write_private(file, head, data)
     except OSError:
         return
+    written = _identity(file)
+    with _lock:
+        _recorded[walk] = (file, selection, rows, written)
+        _recorded.move_to_end(walk)
+        while len(_recorded) > HELD:
+            _recorded.popitem(last=False)
+
+
+def _identity(file: Path) -> Identity | None:
+    """(device, inode, size, mtime) of ``file``: another write there changes it."""
+    try:
+        info = os.stat(file, follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
 
 
 def _joined(walk: str, selection: str, texts: Sequence[str]) -> bytes:
@@ -76,19 +141,17 @@ def _joined(walk: str, selection: str, texts: Sequence[str]) -> bytes:
     return "\0".join([walk, selection, *texts]).encode("utf-8", "surrogatepass")
 
 
-def _encode(walk: str, selection: str, rows: list[Row]) -> bytes:
+def _encode(walk: str, selection: str, rows: Rows) -> bytes:
     """``walk``, ``selection`` and each row's three fields, NUL-separated (no path, scope,
     walk name or JSON selection holds a NUL): built by slices, not a loop per row."""
     flat: list[str] = [""] * (3 * len(rows))
-    if rows:
-        updated, scopes, paths = zip(*rows, strict=True)
-        flat[0::3] = map(str, updated)
-        flat[1::3] = scopes
-        flat[2::3] = paths
+    flat[0::3] = map(str, rows.updated)
+    flat[1::3] = rows.scopes
+    flat[2::3] = rows.paths
     return "\0".join([walk, selection, *flat]).encode("utf-8", "surrogatepass")
 
 
-def find(root: Path | None, walk: str, selection: str) -> list[Row] | None:
+def find(root: Path | None, walk: str, selection: str) -> Rows | None:
     """Walk ``walk``'s order over ``selection``: held here, else recorded in the cache of
     notes root ``root`` (``None``: held here only)."""
     with _lock:
@@ -103,7 +166,7 @@ def find(root: Path | None, walk: str, selection: str) -> list[Row] | None:
     return rows
 
 
-def _read(root: Path, walk: str, selection: str) -> list[Row] | None:
+def _read(root: Path, walk: str, selection: str) -> Rows | None:
     file = _file(root, walk)
     if file is None:
         return None
@@ -128,10 +191,11 @@ def _read(root: Path, walk: str, selection: str) -> list[Row] | None:
     stamps = fields[2::3]
     if not all(stamp.isdigit() and stamp.isascii() and len(stamp) < 20 for stamp in stamps):
         return None
-    return list(zip(map(int, stamps), fields[3::3], fields[4::3], strict=True))
+    return Rows(list(map(int, stamps)), fields[3::3], fields[4::3])
 
 
 def forget() -> None:
     """Drop every walk this process holds (what a fresh process would see; the cache stays)."""
     with _lock:
         _held.clear()
+        _recorded.clear()
