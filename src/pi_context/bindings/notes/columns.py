@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import compress
 from operator import eq
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pi_context.bindings.notes.frontmatter import crumpled_at
 from pi_context.bindings.notes.records import HomeRead
@@ -53,6 +53,39 @@ def forget() -> None:
     """Drop every memoized column (tests: what a fresh process would hold)."""
     with _lock:
         _memo.clear()
+        _merged.clear()
+
+
+MERGED = 4
+"""Whole listings memoized at once (``merged``)."""
+
+_merged: OrderedDict[tuple[object, ...], tuple[list[HomeRead], Any]] = OrderedDict()
+
+
+def _same(held: HomeRead, read: HomeRead) -> bool:
+    """The very read held, or both hold nothing (a home that does not exist is read afresh
+    by every call, as an empty read)."""
+    if held is read:
+        return True
+    empty = not (len(held) or len(read) or held.refused or read.refused)
+    return empty and held.scope == read.scope
+
+
+def merged(key: tuple[object, ...], reads: list[HomeRead], make: Callable[[], T]) -> T:
+    """``make()`` for these very ``reads`` (held, so their identities are not reused), and
+    ``key`` (what else the result depends on): a listing of homes none of which changed is
+    the one made last time."""
+    with _lock:
+        held = _merged.get(key)
+        if held is not None and all(map(_same, held[0], reads)):
+            _merged.move_to_end(key)
+            return held[1]  # type: ignore[no-any-return]
+    made = make()
+    with _lock:
+        _merged[key] = (list(reads), made)
+        while len(_merged) > MERGED:
+            _merged.popitem(last=False)
+    return made
 
 
 class ListColumns:

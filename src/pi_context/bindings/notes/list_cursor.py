@@ -55,6 +55,8 @@ class Listing:
         """Each note's scope by index, when the caller has the column (else ``scope_of``)."""
         self.texts = texts
         """The rows of ``order`` as ``walks`` records them, when the caller has them."""
+        self.walk: tuple[str, Rows] | None = None
+        """The walk last started from this very listing (its name and rows)."""
 
     def rows(self) -> Rows:
         """The row of every note in ``order`` (built by columns, not a call per note)."""
@@ -150,9 +152,16 @@ def resume(
     ``limit`` (the page size), a resumed walk names at most ``limit + 1`` rows: enough for
     the page and to know whether another follows."""
     if isinstance(cursor, int):  # the walk starts (0), or a published offset
-        rows = listing.rows()
-        name = secrets.token_hex(8)
-        walks.hold(name, selection, rows)
+        # The same listing as an earlier walk's start (nothing changed): the same order,
+        # held under the same name (each cursor carries its own walk's start).
+        earlier = listing.walk
+        if earlier is not None and walks.find(None, earlier[0], selection) is earlier[1]:
+            name, rows = earlier
+        else:
+            rows = listing.rows()
+            name = secrets.token_hex(8)
+            walks.hold(name, selection, rows)
+            listing.walk = (name, rows)
         # The walk's order is the listing's own: row ``at`` is ``listing.order[at]``.
         offset = min(cursor, len(rows))
         indices = listing.order[offset:]

@@ -387,7 +387,13 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     clock = selection[0][0].clock if selection else now_ms
     root = selection[0][0].homes.root if selection else None
     with gc_paused():
-        reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
+        if accept is None:  # the same reads (a resident host, nothing changed): as last time
+            key = (chosen, *(id(read) if len(read) else read.scope for _store, read in reads))
+            held = [read for _store, read in reads]
+            made = columns.merged(key, held, lambda: _listing(reads, None, wastebasket))
+            reads, listing, starts, excluded = made
+        else:
+            reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
         try:
             walk = list_cursor.resume(listing, cursor, chosen, clock(), root, limit)
         except list_cursor.CursorError as exc:
@@ -408,7 +414,7 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     )
     if walk.started is not None and result["next_cursor"] is not None and root is not None:
         name, order = walk.started
-        walks.record(root, name, chosen, order, None if listing.texts is None else listing.texts())
+        walks.record(root, name, chosen, order, listing.texts)
     return ToolResult(text=encode_json(result), details={"total": len(listing.order)})
 
 

@@ -20,7 +20,7 @@ import os
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pi_context.support.cache as cache
@@ -90,11 +90,15 @@ def hold(walk: str, selection: str, rows: Rows) -> None:
 
 
 def record(
-    root: Path, walk: str, selection: str, rows: Rows, texts: Sequence[str] | None = None
+    root: Path,
+    walk: str,
+    selection: str,
+    rows: Rows,
+    texts: Callable[[], Sequence[str]] | None = None,
 ) -> None:
     """Record walk ``walk``'s order in the cache too (a fresh process resumes from it). Never
     raises: a snapshot that cannot be recorded only costs the exactness of a later resume.
-    ``texts``, when given, are ``rows`` already encoded one by one (see ``_joined``)."""
+    ``texts``, when given, makes ``rows`` already encoded one by one (see ``_joined``)."""
     file = _file(root, walk)
     if file is None:
         return
@@ -107,7 +111,7 @@ def record(
         and done[3] == _identity(file)
     ):
         return  # this very order is recorded there, and the file is still the one written
-    data = _encode(walk, selection, rows) if texts is None else _joined(walk, selection, texts)
+    data = _encode(walk, selection, rows) if texts is None else _joined(walk, selection, texts())
     head = MAGIC + zlib.crc32(data).to_bytes(4, "little")
     try:
         cache.private_dir(file.parent)
