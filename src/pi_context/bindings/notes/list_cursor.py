@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pi_context.bindings.notes import walks
-from pi_context.bindings.notes.walks import Row, Rows
+from pi_context.bindings.notes.walks import Row, Rows, Through
 
 PREFIX = "n1:"
 
@@ -59,16 +59,14 @@ class Listing:
         """The walk last started from this very listing (its name and rows)."""
 
     def rows(self) -> Rows:
-        """The row of every note in ``order`` (built by columns, not a call per note)."""
+        """The row of every note in ``order``: views of the listing's columns (a listing is
+        never changed once made)."""
         order = self.order
         scopes = self.scopes
         if scopes is None:
             scopes = [self.scope_of(index) for index in range(len(self.paths))]
-        return Rows(
-            list(map(self.updated.__getitem__, order)),
-            list(map(scopes.__getitem__, order)),
-            list(map(self.paths.__getitem__, order)),
-        )
+        updated, paths = Through(self.updated, order), Through(self.paths, order)
+        return Rows(updated, Through(scopes, order), paths)
 
     def row(self, index: int) -> Row:
         return self.updated[index], self.scope_of(index), self.paths[index]

@@ -20,22 +20,50 @@ import os
 import threading
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar, overload
 
 import pi_context.support.cache as cache
 from pi_context.bindings.notes.diskcache import cache_file
 
 Row = tuple[int, str, str]
+T = TypeVar("T")
+
+
+class Through(Sequence[T]):
+    """``column`` read through ``order``: item ``i`` is ``column[order[i]]`` (a walk's rows
+    over a listing's columns without copying them)."""
+
+    __slots__ = ("column", "order")
+
+    def __init__(self, column: Sequence[T], order: Sequence[int]) -> None:
+        self.column, self.order = column, order
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Sequence[T]:
+        if isinstance(index, slice):
+            return [self.column[at] for at in self.order[index]]
+        return self.column[self.order[index]]
+
+    def __iter__(self) -> Iterator[T]:
+        return map(self.column.__getitem__, self.order)
 
 
 class Rows:
-    """A walk's rows held as three columns: a held walk of 10,000 notes is three lists, not
-    10,000 tuples that a long-lived host's garbage collector scans again and again."""
+    """A walk's rows held as three columns: a held walk of 10,000 notes is three lists (or
+    three views of a listing's lists), not 10,000 tuples that a long-lived host's garbage
+    collector scans again and again."""
 
     __slots__ = ("paths", "scopes", "updated")
 
-    def __init__(self, updated: list[int], scopes: list[str], paths: list[str]) -> None:
+    def __init__(self, updated: Sequence[int], scopes: Sequence[str], paths: Sequence[str]) -> None:
         self.updated, self.scopes, self.paths = updated, scopes, paths
 
     @staticmethod
@@ -54,7 +82,8 @@ class Rows:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Rows):
             return NotImplemented
-        return (self.paths, self.scopes, self.updated) == (other.paths, other.scopes, other.updated)
+        mine = (list(self.paths), list(self.scopes), list(self.updated))
+        return mine == (list(other.paths), list(other.scopes), list(other.updated))
 
     __hash__ = None  # type: ignore[assignment]
 
