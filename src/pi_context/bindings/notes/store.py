@@ -360,6 +360,7 @@ class NoteStore(_Writes):
                     bodies,
                     contains,
                     lambda: self._read_home(scope, None, bodies, contains),
+                    lambda: self._read_home(scope, None, True, None),
                 )
             return self._read_home(scope, accept, bodies, contains)
 

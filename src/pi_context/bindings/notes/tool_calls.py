@@ -391,7 +391,8 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
             key = (chosen, *(id(read) if len(read) else read.scope for _store, read in reads))
             held = [read for _store, read in reads]
             made = columns.merged(key, held, lambda: _listing(reads, None, wastebasket))
-            reads, listing, starts, excluded = made
+            _made_from, listing, starts, excluded = made
+            reads = sorted(reads, key=lambda pair: pair[1].scope)  # this call's stores
         else:
             reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
         try:
