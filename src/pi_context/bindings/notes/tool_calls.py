@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pi_context.bindings.notes import columns, list_cursor, resident, search_cursor, walks
 from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso
 from pi_context.bindings.notes.list_cursor import Listing
-from pi_context.bindings.notes.note_address import NoteAddress
+from pi_context.bindings.notes.note_address import NoteAddress, format_address
 from pi_context.bindings.notes.query import LineMatch, match_lines
 from pi_context.bindings.notes.records import HomeRead, Note, Refused, WriteOutcome, note_of
 from pi_context.bindings.notes.store import (
@@ -278,6 +278,7 @@ class _LazyRows(Sequence["JSONValue"]):
         self._reads = reads
         self._order = order
         self._starts = starts
+        self._slugs: dict[int, tuple[str | None, str | None]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
@@ -287,7 +288,11 @@ class _LazyRows(Sequence["JSONValue"]):
         home = bisect_right(self._starts, index) - 1
         store, read = self._reads[home]
         record = read.record(index - self._starts[home])
-        return _record_json(record, address_in(store, record.scope, record.path))
+        slugs = self._slugs.get(home)
+        if slugs is None:  # as ``address_in``, once per home and page
+            homes = store.homes
+            slugs = self._slugs[home] = (homes.slug(read.scope), homes.running_slug(read.scope))
+        return _record_json(record, format_address(record.scope, record.path, *slugs))
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
