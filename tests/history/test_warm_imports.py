@@ -1,9 +1,9 @@
 """What a warm ``pi-context tool history_search`` imports (the start-up budget of
 ``benchmarks/cli_start.py``, held here as behaviour, not timing): with the index built, the
 call reads no session line, so neither the fast line decoder (``msgspec``, with the
-``inspect``/``ast``/``uuid``/``decimal`` it imports) nor ``dataclasses``, ``random`` or
-``tempfile`` is loaded. The cold call that builds the index does load the decoder. (On a
-session this small the index re-digests the whole file on every call, which imports
+``inspect``/``ast``/``uuid``/``decimal`` it imports) nor ``dataclasses``, ``random``,
+``tempfile`` or ``threading`` is loaded. The cold call that builds the index does load the
+decoder. (On a session this small the index re-digests the whole file on every call, which imports
 ``hashlib``; the benchmark, on 100k entries, checks that it stays off too.)"""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ OFF_THE_WARM_PATH = (
     "uuid",
     "random",
     "tempfile",
+    "threading",
 )
 
 CALL = """

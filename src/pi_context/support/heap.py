@@ -52,11 +52,13 @@ def settle_after_load() -> None:
     in a long-lived host, collect once and freeze (``gc.freeze``) what is alive.
 
     Without the freeze, every full collection later in the host's life traverses everything
-    held (200-350 ms each at 400k entries, about once per 80 calls of a mixed workload), and
-    a call that triggers one pays for it. Frozen objects are still freed by reference
-    counting when dropped; what is held this way is acyclic (a dropped held search is freed
-    at once, ``tests/handoff/test_record_search_compact.py``), so nothing frozen waits on
-    the collector. A one-off command never freezes here (``gc_pause.one_shot`` has its own)."""
+    held (200-350 ms each at 400k entries, about once per 80 calls of the MCP soak's mix, on
+    a loaded 2-core machine), and the call it falls in pays for it. Frozen objects are still
+    freed by reference counting when dropped; what is held this way is acyclic (a dropped
+    held search is freed at once, ``tests/handoff/test_record_search_compact.py``), so
+    nothing frozen waits on the collector (what else was alive at that moment, such as the
+    call in flight, is frozen too: a cycle among it is never collected, a bounded cost paid
+    once per load). A one-off command never freezes here (``gc_pause.one_shot`` does)."""
     release_freed()
     if _long_lived:
         gc.collect()

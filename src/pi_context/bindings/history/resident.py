@@ -12,8 +12,8 @@ call, otherwise from the second call in the process.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,7 +28,7 @@ HELD_MAX = 4
 
 _host = False  # this process is a long-lived host (``long_lived``)
 _held: OrderedDict[tuple[str, str], HistoryIndex] = OrderedDict()
-_lock = threading.RLock()
+_lock = _thread.RLock()  # threading's own (``threading`` is not needed to start)
 
 
 @contextmanager
