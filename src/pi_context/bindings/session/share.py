@@ -13,15 +13,16 @@ from __future__ import annotations
 from typing import Any
 
 
-def share_values(entry: dict[str, Any], shared: dict[str, str]) -> None:
-    """Replace known repeated string values in ``entry`` by the equal copy held in ``shared``.
+def share_values(entry: dict[str, Any], shared: dict[str, str]) -> Any:
+    """Replace known repeated string values in ``entry`` by the equal copy held in ``shared``;
+    return its ``type`` (None when absent), which the load looks at next.
 
     Written out key by key: this runs once per line of a load, and a loop over key names costs
     half as much again as the decoding itself."""
     keep = shared.setdefault
-    value = entry.get("type")
-    if type(value) is str:
-        entry["type"] = keep(value, value)
+    kind = entry.get("type")
+    if type(kind) is str:
+        entry["type"] = kind = keep(kind, kind)
     message = entry.get("message")
     if type(message) is dict:
         value = message.get("role")
@@ -39,11 +40,12 @@ def share_values(entry: dict[str, Any], shared: dict[str, str]) -> None:
                     value = block.get("type")
                     if type(value) is str:
                         block["type"] = keep(value, value)
-        return
+        return kind
     for key in ("customType", "thinkingLevel", "provider", "modelId"):
         value = entry.get(key)
         if type(value) is str:
             entry[key] = keep(value, value)
+    return kind
 
 
 def share_keys(entry: dict[str, Any], shared: dict[str, str]) -> dict[str, Any]:
