@@ -3,8 +3,8 @@
 A parsed line is a fresh tree of dicts and strings: every entry's ``"message"``, every block's
 ``"text"``, every ``"assistant"`` and model name is its own string object. V8 shares such values;
 CPython's decoders do not, and at 400k entries the copies cost about 100 MiB. This pass swaps
-the values of a few known enum-like keys (entry/message/block kinds, roles, model and provider
-names) for one shared object per distinct value. Only equal strings are swapped, so the data and
+the values of a few known enum-like keys (entry/message/block kinds, roles, model, provider
+and tool names) for one shared object per distinct value. Only equal strings are swapped, so the data and
 its encoding are unchanged; the table lives for one load.
 """
 
@@ -27,7 +27,11 @@ def share_values(entry: dict[str, Any], shared: dict[str, str]) -> Any:
     if type(message) is dict:
         value = message.get("role")
         if type(value) is str:
-            message["role"] = keep(value, value)
+            message["role"] = role = keep(value, value)
+            if role == "toolResult":
+                value = message.get("toolName")
+                if type(value) is str:
+                    message["toolName"] = keep(value, value)
         if "model" in message:  # assistant messages
             for key in ("api", "provider", "model", "stopReason"):
                 value = message.get(key)
@@ -39,7 +43,11 @@ def share_values(entry: dict[str, Any], shared: dict[str, str]) -> Any:
                 if type(block) is dict:
                     value = block.get("type")
                     if type(value) is str:
-                        block["type"] = keep(value, value)
+                        block["type"] = value = keep(value, value)
+                        if value == "toolCall":  # the tool's name: a handful of values
+                            value = block.get("name")
+                            if type(value) is str:
+                                block["name"] = keep(value, value)
         return kind
     for key in ("customType", "thinkingLevel", "provider", "modelId"):
         value = entry.get(key)
