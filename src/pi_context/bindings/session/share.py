@@ -4,8 +4,8 @@ A parsed line is a fresh tree of dicts and strings: every entry's ``"message"``,
 ``"text"``, every ``"assistant"`` and model name is its own string object. V8 shares such values;
 CPython's decoders do not, and at 400k entries the copies cost about 100 MiB. This pass swaps
 the values of a few known enum-like keys (entry/message/block kinds, roles, model, provider
-and tool names) for one shared object per distinct value. Only equal strings are swapped, so the data and
-its encoding are unchanged; the table lives for one load.
+and tool names) for one shared object per distinct value. Only equal strings are swapped, so
+the data and its encoding are unchanged; the table lives for one load.
 """
 
 from __future__ import annotations
