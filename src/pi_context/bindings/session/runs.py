@@ -40,12 +40,12 @@ class Runs:
 class Clean:
     """What the parse loop gathers about the entries (the values after the header) while each
     is at hand, for as long as they stay clean: ``by_id`` (the last entry of each id wins, as
-    in the loop), the label entries, every id in order, and the index and ``parentId`` of
+    in the loop), the label entries, their number, and the index and ``parentId`` of
     each entry that does not continue the run of the entry before it."""
 
     by_id: dict[str, Any] = field(default_factory=dict)
     labels: list[Any] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)
+    size: int = 0  # the number of entries gathered
     heads: list[int] = field(default_factory=list)
     head_parents: list[Any] = field(default_factory=list)
 
@@ -53,10 +53,10 @@ class Clean:
 def runs_of(clean: Clean) -> Runs | None:
     """The runs of a clean load, or None where the loop must decide after all: a repeated id
     (the loop reports it) or a parent after its child (the loop looks for cycles)."""
-    ids, by_id = clean.ids, clean.by_id
-    size = len(ids)
+    by_id, size = clean.by_id, clean.size
     if len(by_id) != size:
         return None
+    ids = list(by_id)  # every id once, so in the entries' order
     wanted = {parent for parent in clean.head_parents if type(parent) is str}
     wanted.intersection_update(by_id)
     where = {ids[i]: i for i in compress(range(size), map(wanted.__contains__, ids))}

@@ -91,7 +91,7 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
     # While the entries stay clean (see runs.py), what Session._load needs is gathered here,
     # while each entry is at hand: a second pass over 100k entries costs ~80 ms of cache misses.
     gathered = Clean()
-    by_id, ids, heads = gathered.by_id, gathered.ids, gathered.heads
+    by_id, heads = gathered.by_id, gathered.heads
     head_parents, labels = gathered.head_parents, gathered.labels
     clean: Clean | None = gathered
     count = 0  # values kept so far (value 0 is the header)
@@ -142,7 +142,6 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
                     if not chained or count == 1:  # the first entry's line before is the header
                         heads.append(count - 1)
                         head_parents.append(parent)
-                    ids.append(previous_id)
         elif not js_truthy(value):
             text = _text(line.rstrip(b"\n")).strip()
             problems.append(Problem("not-an-object", number, f"skipped JSON {text!r}"))
@@ -152,6 +151,8 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
         add_value(value)
         add_number(number)
         count += 1
+    if clean is not None:
+        clean.size = max(count - 1, 0)
     raw.clean = clean
     raw.size = size
     raw.unterminated = number > 0 and not line.endswith(b"\n")
