@@ -21,7 +21,6 @@ from .items import (
     ROLE_CODES,
     ROLES,
     _str_or_empty,
-    _text_of,
     arguments_json,
     bash_text,
     custom_role,
@@ -34,11 +33,28 @@ Row = tuple[int, str, str, str | None]
 """One item as the index stores it: role code (index into ROLES), item id, content, tool name."""
 
 
+class Block(msgspec.Struct):
+    """The fields of a content block that items are made of (any JSON value each): the rest
+    of a block (a thinking text, its signature, an image's data) is skipped, never built."""
+
+    type: Any = None
+    text: Any = None
+    name: Any = None
+    arguments: Any = None
+
+
+Content = str | list[Block] | None
+"""A message content as the typed decoder takes it; any other shape (a number, an object, a
+list holding anything but objects) sends the line to the careful path, which builds the
+same ``Block`` of each object in the list and keeps anything else as it is (never an item)."""
+
+
 class Message(msgspec.Struct):
-    """The fields of an entry's ``message`` that items are made of (any JSON value each)."""
+    """The fields of an entry's ``message`` that items are made of (any JSON value each, but
+    ``content``: see ``Content``)."""
 
     role: Any = None
-    content: Any = None
+    content: Content = None
     toolName: Any = None  # noqa: N815 - the session format's field names
     command: Any = None
     output: Any = None
@@ -53,7 +69,7 @@ class EntryLine(msgspec.Struct):
     parentId: Any = None  # noqa: N815
     timestamp: Any = None
     customType: Any = None  # noqa: N815
-    content: Any = None
+    content: Content = None
     summary: Any = None
     details: Any = None
     message: Message | None = None  # None too when the loader's value is not an object
@@ -77,13 +93,13 @@ def entry_line(value: dict[str, Any]) -> EntryLine:
         parentId=get("parentId"),
         timestamp=get("timestamp"),
         customType=get("customType"),
-        content=get("content"),
+        content=_blocks(get("content")),
         summary=get("summary"),
         details=get("details"),
         message=(
             Message(
                 role=message.get("role"),
-                content=message.get("content"),
+                content=_blocks(message.get("content")),
                 toolName=message.get("toolName"),
                 command=message.get("command"),
                 output=message.get("output"),
@@ -93,6 +109,46 @@ def entry_line(value: dict[str, Any]) -> EntryLine:
             else None  # items of a message that is not an object: none, as for a missing one
         ),
     )
+
+
+def _blocks(content: Any) -> Any:
+    """A parsed content as ``Content`` holds it: each object of a list as a ``Block``."""
+    if type(content) is not list:
+        return content
+    return [
+        Block(
+            type=block.get("type"),
+            text=block.get("text"),
+            name=block.get("name"),
+            arguments=block.get("arguments"),
+        )
+        if type(block) is dict
+        else block
+        for block in content
+    ]
+
+
+def _text(content: object) -> str:
+    """``items._text_of`` of a ``Content``: a string, or its non-empty text blocks, a line each."""
+    if type(content) is str:
+        return content
+    if type(content) is list:
+        if len(content) == 1:  # the usual shape, one text block: no list to build and join
+            block = content[0]
+            if type(block) is Block and block.type == "text":
+                text = block.text
+                return text if type(text) is str else ""
+        return "\n".join(
+            [
+                text
+                for block in content
+                if type(block) is Block
+                and block.type == "text"
+                and type(text := block.text) is str
+                and text
+            ]
+        )
+    return ""
 
 
 def entry_rows(entry: EntryLine) -> list[Row]:
@@ -107,10 +163,10 @@ def entry_rows(entry: EntryLine) -> list[Row]:
             return []
         role = message.role
         if role == "user":
-            return [(_USER, entry_id, _text_of(message.content), None)]
+            return [(_USER, entry_id, _text(message.content), None)]
         if role == "toolResult":
             name = message.toolName
-            text = _text_of(message.content)
+            text = _text(message.content)
             return [(_TOOL, entry_id, text, name if isinstance(name, str) else "")]
         if role == "assistant":
             return _assistant_rows(entry_id, message.content)
@@ -118,11 +174,11 @@ def entry_rows(entry: EntryLine) -> list[Row]:
             return [(_TOOL, entry_id, bash_text(message.command, message.output), "bash")]
         if role == "custom":
             code = ROLE_CODES[custom_role(message.customType)]
-            return [(code, entry_id, _text_of(message.content), None)]
+            return [(code, entry_id, _text(message.content), None)]
         return []
     if entry_type == "custom_message":
         code = ROLE_CODES[custom_role(entry.customType)]
-        return [(code, entry_id, _text_of(entry.content), None)]
+        return [(code, entry_id, _text(entry.content), None)]
     if entry_type == "compaction":
         # The checkpoint before a reset marker is flipped to developer later (index._FLIP).
         code = _DEVELOPER if has_extension_details(entry.details) else _SYSTEM
@@ -134,28 +190,28 @@ def entry_rows(entry: EntryLine) -> list[Row]:
 
 def _assistant_rows(entry_id: str, content: object) -> list[Row]:
     if not isinstance(content, list):
-        return [(_ASSISTANT, entry_id, _text_of(content), None)]
+        return [(_ASSISTANT, entry_id, _text(content), None)]
     # One pass over the blocks: the visible text, whether any text block is set, the calls.
     texts: list[str] = []
     rows: list[Row] = []
     has_text = False
     for block in content:
-        if type(block) is not dict:
+        if type(block) is not Block:
             continue
-        kind = block.get("type")
+        kind = block.type
         if kind == "text":
-            text = block.get("text")
+            text = block.text
             if text:
                 has_text = True
                 if isinstance(text, str):
                     texts.append(text)
         elif kind == "toolCall":
-            name = block.get("name")
+            name = block.name
             rows.append(
                 (
                     _TOOL_CALL,
                     f"{entry_id}#{len(rows)}",
-                    arguments_json(block.get("arguments")),
+                    arguments_json(block.arguments),
                     name if isinstance(name, str) else "",
                 )
             )

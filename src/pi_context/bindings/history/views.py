@@ -7,6 +7,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import Any
 
 from pi_context.bindings.session.windows import root_id_in_format
@@ -183,29 +184,22 @@ class _Views(_Stored):
         if isinstance(path, range):
             _extend_run(view, table, path, before)
             return
+        # The path as runs of consecutive seqs (a branch is mostly lines in file order):
+        # each run is one span of items, and the entry before a run is the run before's last.
         previous = before
-        roles, base = table.roles, table.item_base
-        positions, view_roles = view.positions, view.roles
-        for seq in path:
-            at = seq - first
-            marker = table.markers[at]
-            if marker:
-                if previous is not None and previous[0] & _FLIP:
-                    _flip_last(view, previous[2] - previous[1])
-                stamp = table.stamps[at] if flags[at] & _STAMP else None
-                view.windows.append((marker, stamp, table.ids[at], len(positions)))
-            lo, hi = item0[at], item0[at + 1]
-            if hi > lo:
-                if positions and positions[-1] >= lo:
-                    view.ascending = False
-                positions.extend(range(lo, hi))
-                view_roles += roles[lo - base : hi - base]
-            previous = (flags[at], lo, hi)
+        for run in _runs(path):
+            _extend_run(view, table, run, previous)
+            at = run[-1] - first
+            previous = (flags[at], item0[at], item0[at + 1])
 
 
-def _flip_last(view: View, count: int) -> None:
-    """The compaction right before a reset marker is the reset's checkpoint: a developer item."""
-    _flip(view, len(view.positions) - count, len(view.positions))
+def _runs(path: Sequence[int]) -> list[range]:
+    """``path`` as maximal runs of consecutive seqs, in order."""
+    if not path:
+        return []
+    cuts = [at for at in range(1, len(path)) if path[at] != path[at - 1] + 1]
+    bounds = [0, *cuts, len(path)]
+    return [range(path[a], path[b - 1] + 1) for a, b in pairwise(bounds)]
 
 
 def _flip(view: View, start: int, stop: int) -> None:
@@ -231,7 +225,7 @@ def _walk(leaf_seq: int, table: _Entries) -> list[int]:
     first = table.first
     ids, parents = table.ids, table.parents
     last = first + len(ids) - 1
-    winners = {entry_id: seq for seq, entry_id in enumerate(ids, first)}  # a later one wins
+    winners = dict(zip(ids, range(first, last + 1), strict=True))  # a later one wins
     branch: list[int] = []
     seen: set[int] = set()
     current: int | None = leaf_seq if first <= leaf_seq <= last else None
