@@ -12,8 +12,13 @@ Each size gets its own tree (the five homes, a few folder levels). Figures, side
 
 Baselines (named, same tree): list and snapshot vs ``grep -rF updatedAt: ROOT`` (every file
 read once, as a listing must), search vs ``grep -rF NEEDLE ROOT``. Runs are interleaved (ours,
-baseline, ours, baseline…) and the minimum of each is reported. Ratio = ours / baseline; the
-target is at most 2.0x. The disk cache goes to a temporary ``PI_CONTEXT_CACHE_DIR``.
+baseline, ours, baseline…) and the minimum of each is reported. Ratio = ours / baseline.
+Targets: a warm in-process ``notes_list`` or ``notes_search`` over 10,000 notes (what a
+resident host pays per tool call) at most 10 ms (issue 36; the MCP server's p99 over many
+calls is ``mcp_soak.py``'s); every other row at most 2.0x its baseline; the fresh process
+without the disk cache has no target. The disk cache goes to a temporary
+``PI_CONTEXT_CACHE_DIR``; the rows go to ``benchmarks/results/notes_store.json``
+(``results.py``).
 Usage: ``python benchmarks/notes_store.py [--sizes 10000 50000] [--repeat 5] [--keep DIR]``
 (``--keep`` builds each tree once under DIR and reuses it).
 """
@@ -31,6 +36,9 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from results import row, write
 
 from pi_context.bindings.notes.frontmatter import NoteMeta, render_note
 from pi_context.bindings.notes.homes import SCOPES
@@ -101,7 +109,20 @@ def interleaved(
 
 
 TARGET = 2.0
+RESIDENT_MS = 10.0  # a warm in-process call over 10,000 notes (issue 36)
+RESIDENT_AT = 10_000
 INFO_ONLY = {"notes_list, fresh CLI, no disk cache"}  # rows shown without a target
+RESIDENT = {"notes_list, warm in-process", "notes_search, warm in-process"}  # the tool calls
+
+
+def verdict(label: str, count: int, mine: float, base: float) -> tuple[str, bool | None]:
+    """The target of a row and whether it is met."""
+    if label in INFO_ONLY:  # no target: shown so the cache's worth is visible
+        return "", None
+    if label in RESIDENT and count == RESIDENT_AT:
+        return f"≤ {RESIDENT_MS:g} ms", mine * 1000 <= RESIDENT_MS
+    return f"≤ {TARGET:.1f}× grep", mine / base <= TARGET
+
 
 SNAPSHOT_SCRIPT = """
 import sys
@@ -248,18 +269,29 @@ def main() -> int:
     if shutil.which("grep") is None:
         print("grep is needed for the baseline", file=sys.stderr)
         return 2
+    results: list[dict[str, Any]] = []
     for count in args.sizes:
         rows = measure(count, args.repeat, args.keep)
         print(f"\n{count} notes across {len(SCOPES)} homes, min of {args.repeat} interleaved runs")
-        print(f"{'operation':<38} {'ours':>9} {'baseline':>9}  ratio  target  met  baseline")
+        print(f"{'operation':<38} {'ours':>9} {'baseline':>9}  ratio  target      met  baseline")
         for label, mine, base, name in rows:
             ratio = mine / base
+            target, met = verdict(label, count, mine, base)
             figures = f"{mine * 1000:>7.1f}ms {base * 1000:>7.1f}ms {ratio:>6.2f}x"
-            if label in INFO_ONLY:  # no target: shown so the cache's worth is visible
-                print(f"{label:<38} {figures}  (info)  -    {name}")
-                continue
-            met = "yes" if ratio <= TARGET else "no"
-            print(f"{label:<38} {figures}  <={TARGET:.1f}x  {met:<4} {name}")
+            shown = {True: "yes", False: "no", None: "-"}[met]
+            print(f"{label:<38} {figures}  {target or '(info)':<10}  {shown:<4} {name}")
+            results.append(
+                row(
+                    f"{label}, {count}",
+                    f"{count:,} notes: {label}",
+                    f"{mine * 1000:.1f} ms",
+                    baseline=f"{name}: {base * 1000:.1f} ms",
+                    ratio=f"{ratio:.2f}×",
+                    target=target,
+                    met=met,
+                )
+            )
+    write(__file__, results, note=f"min of {args.repeat} interleaved runs, {len(SCOPES)} homes")
     return 0
 
 

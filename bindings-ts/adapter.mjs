@@ -9,11 +9,12 @@
 //
 // Build the reducers first (`python -m pi_context.codegen.tsbuild` emits dist/),
 // then `pi-context conformance --impl "node adapter.mjs ..."`. The adapter is the only
-// hand-written part: it parses requests, hands the reducer facts wrapped in getters (so
-// `consulted` lists the facts the reducer read, in first-read order), freezes its inputs (so a
-// reducer that mutates them fails loudly) and never stops serving: every request is answered
-// inside one try, with one reply line. Lines end at "\n" only, as `pi-context serve` splits
-// them (a bare "\r" is part of the line); a line over MAX_LINE bytes is refused unread.
+// hand-written part: it parses requests, hands the reducer facts behind a proxy that notes
+// each read (so `consulted` lists the facts the reducer read, in first-read order), freezes
+// its inputs (so a reducer that mutates them fails loudly) and never stops serving: every
+// request is answered inside one try, with one reply line. Lines end at "\n" only, as
+// `pi-context serve` splits them (a bare "\r" is part of the line); a line over MAX_LINE
+// bytes is refused unread.
 import { readdirSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
@@ -121,40 +122,24 @@ function deepFreeze(value) {
   return value;
 }
 
-// The facts as getters that record each name the first time it is read: the view's own
-// enumerable properties, as a plain facts object has them. The getters read the view's facts
-// and its list of reads through ``this``, so one set of property descriptors per set of fact
-// names serves every step (making closures anew for every step costs more than the step).
-const DESCRIPTORS = new Map();
+// The facts behind a proxy that records each of their names the first time it is read: the
+// proxy has the facts' own properties (keys, descriptors, frozenness) as a plain facts object
+// has them, and only a read of one of them is noted. One handler serves every step (a proxy
+// costs one allocation; defining a getter per fact on every step costs more than the step).
 const READS = new WeakMap();
-const FACTS = new WeakMap();
-
-function descriptors(names) {
-  const key = JSON.stringify(names);
-  let found = DESCRIPTORS.get(key);
-  if (found === undefined) {
-    found = Object.create(null); // a fact named "__proto__" is a property like any other
-    for (const name of names) {
-      found[name] = {
-        enumerable: true,
-        get() {
-          const consulted = READS.get(this);
-          if (!consulted.includes(name)) consulted.push(name);
-          return FACTS.get(this)[name];
-        },
-      };
+const WATCH = Object.freeze({
+  get(facts, name, receiver) {
+    if (typeof name === "string" && Object.hasOwn(facts, name)) {
+      const consulted = READS.get(facts);
+      if (!consulted.includes(name)) consulted.push(name);
     }
-    DESCRIPTORS.set(key, found);
-  }
-  return found;
-}
+    return Reflect.get(facts, name, receiver);
+  },
+});
 
 function watched(facts, consulted) {
-  const view = {};
-  READS.set(view, consulted);
-  FACTS.set(view, facts);
-  Object.defineProperties(view, descriptors(Object.keys(facts)));
-  return Object.freeze(view);
+  READS.set(facts, consulted);
+  return new Proxy(facts, WATCH);
 }
 
 function fail(error) {

@@ -165,3 +165,42 @@ def test_attack_unhashable_values_are_named_errors_not_type_errors() -> None:
         gen.wire.step_wire({"request": {"phase": "none"}, "overflow": {}}, {"type": "clear"})
     with pytest.raises(WireError, match=r"event.type"):
         gen.wire.step_wire(gen.spec.initial, {"type": ["clear"]})
+
+
+TEXTS: list[Any] = ["  padded  ", "   ", "", "follow up", "\u00a0x\n", None, 5, ["x"]]
+ABSENT, KEEP = object(), object()  # the key left out; the record as the abstraction has it
+
+
+def with_prompt(value: Any, prompt: Any) -> Any:
+    """``value`` (a wire record) with its optional ``prompt`` set to ``prompt``."""
+    if prompt is KEEP:
+        return value
+    out = dict(value)
+    out.pop("prompt", None)
+    if prompt is not ABSENT:
+        out["prompt"] = prompt
+    return out
+
+
+@pytest.mark.parametrize("gen", [g for g in GENS if g.spec.id == "reset-control@6bcd8b5"])
+def test_optional_texts_of_any_spelling_give_the_typed_answer(gen: Any) -> None:
+    """The follow-up prompt (an optional text) in the close-out request and in the close_out
+    event: padded, blank, empty, absent, null or not a string, decided directly exactly as the
+    typed path decides (trimmed, blank as absent) or refused with its error."""
+    states, events = CASES[gen.spec.id]
+    prompts = [KEEP, ABSENT, *TEXTS]
+    closing = [s for s in states if s["request"]["phase"] == "close-out"]
+    others = [s for s in states if s["request"]["phase"] != "close-out"][:6]
+    assert closing and any(e["type"] == "close_out" for e in events)
+    outcomes = set()
+    for state in [*closing, *others]:
+        for sp in prompts if state in closing else [KEEP]:
+            s = {**state, "request": with_prompt(state["request"], sp)}
+            for event in events:
+                for ep in prompts if event["type"] == "close_out" else [KEEP]:
+                    e = with_prompt(event, ep)
+                    want = typed(gen, s, e)
+                    assert direct(gen, s, e) == want, (s, e)
+                    assert reduced(gen, s, e) == want[:3]
+                    outcomes.add(want[0])
+    assert outcomes == {"ok", "error"}

@@ -72,3 +72,36 @@ def test_every_page_is_the_plain_scans(
     assert search.search(query, offset, limit) == want, "asked again: from the held matches"
     for record in {r.id: r for r in records}.values():
         assert search.get(record.id) == record
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    texts=st.lists(texts, max_size=12),
+    query=queries,
+    pages=st.lists(st.tuples(st.integers(0, 12), st.integers(1, 4)), min_size=1, max_size=6),
+)
+def test_pages_asked_in_any_order_are_the_plain_scans(
+    texts: list[str], query: str, pages: list[tuple[int, int]]
+) -> None:
+    """Matches are found lazily and kept per query: any later page, deeper or shallower,
+    still equals the plain scan."""
+    records = [HistoryRecord(f"r{n}", "user", f"t{n}", text) for n, text in enumerate(texts)]
+    search = RecordSearch(records)
+    for offset, limit in pages:
+        assert search.search(query, offset, limit) == plain_scan(records, query, offset, limit)
+
+
+def test_a_page_looks_only_as_far_as_it_shows() -> None:
+    """A query that every record holds finds the page and one more match, not all of them;
+    the next page goes on from there."""
+    records = [HistoryRecord(f"r{n}", "user", "t", f"quick {n}") for n in range(10_000)]
+    search = RecordSearch(records)
+    first = search.search("quick", 0, 10)
+    assert [r.id for r in first.items] == [f"r{n}" for n in range(10)] and first.has_more
+    assert len(search._memo["quick"].found) == 11
+    second = search.search("quick", 10, 10)
+    assert [r.id for r in second.items] == [f"r{n}" for n in range(10, 20)]
+    assert len(search._memo["quick"].found) == 21
+    last = search.search("quick", 9_995, 10)
+    assert [r.id for r in last.items] == [f"r{n}" for n in range(9_995, 10_000)]
+    assert not last.has_more

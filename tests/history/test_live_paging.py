@@ -1,6 +1,8 @@
 """Paging a live session: items are appended between page calls (as every history call appends
 its own call and result). A walk of all pages lists every row present at its start exactly
-once, in order, and ends; on both the indexed and the unindexed path, for every paged tool.
+once, in order, and ends; on both the indexed and the unindexed path, for every paged tool:
+the history tools and the handoff's ``context_history_search`` (which pages by offset in
+branch order, as published: appends land after its last page, so they never shift one).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pi_context.bindings.handoff.history import extract_records
+from pi_context.bindings.handoff.tools import CONTEXT_HISTORY_SEARCH
 from pi_context.bindings.history.index import DISABLE_ENV
 from pi_context.bindings.history.items import project_history
 from pi_context.bindings.session import Session
@@ -248,3 +252,67 @@ def test_integer_and_malformed_cursors(indexed: bool, tmp_path: Path) -> None:
             {"cursor": page["next_cursor"], "recent_first": False},
         )
         assert mixed.is_error and "came from a newest-first page" in mixed.text
+
+
+def context_search_ids(live: Live, query: str) -> list[str]:
+    """The ids of the records holding ``query`` now, in branch order (the last record with an
+    id wins, in the first one's place, as ``RecordSearch`` keeps them)."""
+    reopened = Session.open(live.path, readonly=True)
+    by_id = {record.id: record for record in extract_records(reopened.branch())}
+    return [record_id for record_id, record in by_id.items() if query in record.text]
+
+
+def context_walk(
+    live: Live, query: str, limit: int, appends: list[list[tuple[str, str]]]
+) -> list[str]:
+    """Follow ``nextOffset`` while ``hasMore``, appending ``appends[i]`` after page ``i``."""
+    rows: list[str] = []
+    offset = 0
+    pages = 0
+    while True:
+        result = CONTEXT_HISTORY_SEARCH.run(
+            ToolContext(session_path=live.path), {"query": query, "offset": offset, "limit": limit}
+        )
+        assert not result.is_error, result.text
+        page = json.loads(result.text)
+        assert page["items"] or offset == 0, "a page before the end is never empty"
+        rows.extend(item["id"] for item in page["items"])
+        assert page["nextOffset"] == offset + len(page["items"])
+        if not page["hasMore"]:
+            return rows
+        offset = page["nextOffset"]
+        for op in appends[pages] if pages < len(appends) else []:
+            live.append(op)
+        pages += 1
+        assert pages < 500, "the walk ends"
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    query=st.sampled_from(["alpha", "result", "said"]),
+    limit=st.integers(1, 4),
+    start=st.lists(append_op, min_size=1, max_size=12),
+    appends=st.lists(st.lists(append_op, max_size=3), max_size=12),
+)
+def test_a_context_history_search_walk_during_appends_lists_every_match_once(
+    query: str,
+    limit: int,
+    start: list[tuple[str, str]],
+    appends: list[list[tuple[str, str]]],
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        live = Live(Path(tmp))
+        live.session.append_message({"role": "user", "content": "start", "timestamp": 0})
+        for op in start:
+            live.append(op)
+        present = context_search_ids(live, query)
+        rows = context_walk(live, query, limit, appends)
+        assert rows[: len(present)] == present, "every match present at the start, in order"
+        assert rows == context_search_ids(live, query)[: len(rows)], "then only later matches"
+        assert len(set(rows)) == len(rows), "no record twice"
+        again = context_walk(live, query, 20, [])
+        assert again == context_search_ids(live, query), "a new walk sees every append"

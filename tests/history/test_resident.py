@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pi_context.bindings.history import resident
 from pi_context.bindings.history.index import HistoryIndex, cache_dir_for
+from pi_context.bindings.session.jsonl import encode_line
 
 from .conftest import Harness
 
@@ -96,3 +100,65 @@ def test_an_error_answer_keeps_what_was_loaded(tmp_path: Path) -> None:
     assert result.is_error and "unknown item_id" in result.text
     assert held(harness) is index and index.db is not None
     assert all(index._columns[name] is column for name, column in columns.items())
+
+
+_ID = st.sampled_from(["a", "b", "x\ny", "é", "a\n", "\nz", "0123abcd"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(ids=st.lists(_ID, min_size=1, max_size=12), asked=_ID)
+def test_a_resident_id_lookup_finds_what_the_column_scan_finds(ids: list[str], asked: str) -> None:
+    """Held open, ids are looked up in a table of their hashes made once; it names the same
+    items as the byte search of the id column a one-shot call makes, repeated ids (a
+    hand-edited file) and ids holding newlines included."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "s.jsonl"
+        header = {"type": "session", "version": 3, "id": "s-1", "timestamp": "t", "cwd": "/"}
+        lines = [encode_line(header)]
+        for n, entry_id in enumerate(ids):
+            message = {"role": "user", "content": f"m{n}", "timestamp": 1}
+            entry = {"type": "message", "id": entry_id, "parentId": None, "timestamp": "t"}
+            lines.append(encode_line({**entry, "message": message}))
+        path.write_bytes(b"".join(lines))
+        with HistoryIndex(path, Path(tmp) / "cache") as index:
+            index.open_view(None)
+            strings = index._strings("i_id")
+            for item_id in {*strings.all(), asked}:
+                scanned = index.find_ids(item_id)
+                assert scanned == strings.positions(item_id)
+                index.resident = True
+                assert index.find_ids(item_id) == scanned
+                index.resident = False
+
+
+def test_a_long_lived_host_holds_an_index_as_resident_from_its_first_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server says it is long-lived: its first history call (the open) loads what
+    later calls use, rather than the second call paying for it."""
+    harness = Harness(tmp_path)
+    harness.text("user", "alpha")
+    assert texts(harness) == ["alpha"]
+    assert not held(harness)._columns, "a one-shot process reads values in place"
+    resident.close_all()
+    monkeypatch.setattr(resident, "_host", False)
+    resident.long_lived()
+    assert texts(harness) == ["alpha"]
+    index = held(harness)
+    assert index.resident and index._columns and index._id_table is not None
+
+
+def test_a_role_page_looks_only_as_far_as_it_shows() -> None:
+    """A role filter's positions are found from the nearer end as pages ask (a newest-first
+    page reads from the end), and a cursor resumes by counting, not by probing them."""
+    from pi_context.bindings.history.indexed import _Reversed, _RolePositions
+
+    roles = bytearray(b"\x01\x02\x03" * 10_000)
+    ascending = _RolePositions(roles, 2)
+    assert len(ascending) == 10_000
+    newest = _Reversed(ascending)
+    assert [newest[i] for i in range(5)] == [29_998, 29_995, 29_992, 29_989, 29_986]
+    assert len(ascending._tail) == 5 and not ascending._head
+    assert newest.first_at_or_before(29_990) == 3 and len(ascending._tail) == 5
+    assert [ascending[i] for i in range(3)] == [1, 4, 7] and len(ascending._head) == 3
+    assert list(ascending) == list(range(1, 30_000, 3))

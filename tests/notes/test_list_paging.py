@@ -28,6 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pi_context.bindings.notes import list_cursor
+from pi_context.bindings.notes import walks as walks_module
 from pi_context.bindings.tools import ToolContext
 
 from .conftest import Notes
@@ -243,9 +244,8 @@ def test_a_recorded_walk_that_is_damaged_or_foreign_is_never_trusted(
     for number in range(6):
         apply(notes, ("write", number, "session"))
     first = notes.json("notes_list", max_results=2)
-    walks = [
-        p for p in (own_cache_dir / "notes").glob("*.bin") if p.read_bytes()[:8] == b"PINOTEW1"
-    ]
+    magic = walks_module.MAGIC
+    walks = [p for p in (own_cache_dir / "notes").glob("*.bin") if p.read_bytes()[:8] == magic]
     assert len(walks) == 1, "a walk with a second page is recorded"
     walks[0].write_bytes(walks[0].read_bytes()[:-3] + b"]]]")  # damaged: its CRC fails
     list_cursor.forget_snapshots()

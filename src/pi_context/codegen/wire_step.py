@@ -41,11 +41,20 @@ def step_functions(spec: m.Spec) -> list[str]:
         "# ---------------------------------------------------------------- direct wire reducer",
         "",
     ]
-    if any(isinstance(t, m.TextType) for t in spec.types):
-        # an optional text changes a record's size: every step takes the typed path
-        return out + sections(spec, _lazy_table, _typed_steps, _typed_fallback)
-    parts = (_tables, _helpers, _step_wire, _event_functions, _event_table, _typed_fallback)
+    if any(_is_text(f.type) for e in spec.events for f in e.facts):
+        # a text among the facts: every step takes the typed path
+        return out + sections(spec, _lazy_table, _typed_steps, _carried_wire, _typed_fallback)
+    parts = [_tables, _helpers, _step_wire, _event_functions, _event_table, _typed_fallback]
+    if any(_is_text(t) for t in spec.types):
+        # an optional text (a follow-up prompt) is decided on directly too: a record holds it
+        # only when present, so its size is checked with the texts it holds; what an effect
+        # carries is asked of the typed path, for the few rows that carry it
+        parts.append(_carried_wire)
     return out + sections(spec, *parts)
+
+
+def _is_text(t: m.FieldType) -> bool:
+    return isinstance(t, m.TextType)
 
 
 def _lazy_table(spec: m.Spec) -> list[str]:
@@ -84,6 +93,11 @@ def _typed_steps(spec: m.Spec) -> list[str]:
         "    next_state, effect, _row = _step_typed(state, event, None)",
         "    return next_state, effect",
         "",
+    ]
+
+
+def _carried_wire(spec: m.Spec) -> list[str]:
+    return [
         "",
         "def carried_wire(state: object, row: str) -> dict[str, str]:",
         '    """The values the effect of ``row`` carries when it fires in the wire ``state``',
@@ -138,12 +152,21 @@ def _tables(spec: m.Spec) -> list[str]:
         values = ", ".join(repr(v) for v in t.values)
         out.append(f"{_set_name(t)} = frozenset(({values},))")
     for axis in variant_axes(spec):
-        sizes = ", ".join(f"{v.tag!r}: {len(v.fields) + 1}" for v in axis.variants)
-        out.append(f"_{ex.snake(axis.name).upper()}_SIZES = {{{sizes}}}  # tag -> keys on the wire")
+        upper = ex.snake(axis.name).upper()
+        sizes = ", ".join(
+            f"{v.tag!r}: {len(v.fields) + 1}" for v in axis.variants if not _textual(v)
+        )
+        out.append(f"_{upper}_SIZES = {{{sizes}}}  # tag -> keys on the wire")
+        textual = [v.tag for v in axis.variants if _textual(v)]
+        if textual:  # their size depends on the texts they hold: checked with the fields
+            items = ", ".join(repr(tag) for tag in textual)
+            out.append(f"_{upper}_TEXTUAL = frozenset(({items},))")
         bare = [v.tag for v in axis.variants if not v.fields]
         if bare:
             items = ", ".join(repr(tag) for tag in bare)
-            out.append(f"_{ex.snake(axis.name).upper()}_BARE = frozenset(({items},))")
+            out.append(f"_{upper}_BARE = frozenset(({items},))")
+    if any(_is_text(t) for t in spec.types):
+        out.append("_text = _reducer._text  # a text as the table reads it: trimmed, or None")
     # the reducer's case maps (one global lookup per use, as for a map of this module's own)
     out += [f"{name} = _reducer.{name}" for name in dict.fromkeys(case_maps(spec).values())]
     lazy = {
@@ -153,6 +176,19 @@ def _tables(spec: m.Spec) -> list[str]:
     }
     out.append(f"_LAZY: dict[str, dict[str, str]] = {lazy!r}  # event -> attribute -> fact")
     return out
+
+
+def _textual(variant: m.Variant) -> bool:
+    return any(_is_text(f.type) for f in variant.fields)
+
+
+def _record(items: list[str], texts: list[tuple[str, str]]) -> str:
+    """A wire record: its items in order, then each optional text (name, value code) added
+    only when present, as ``state_to_wire`` writes it."""
+    code = "{" + ", ".join(items) + "}"
+    for name, value in texts:
+        code = f"with_text({code}, {name!r}, {value})"
+    return code
 
 
 def _helpers(spec: m.Spec) -> list[str]:
@@ -174,11 +210,12 @@ def _helpers(spec: m.Spec) -> list[str]:
         )
         for n, variant in enumerate(axis.variants):
             items = [f"{axis.tag!r}: {variant.tag!r}"] + [
-                f"{f.name!r}: value[{f.name!r}]" for f in variant.fields
+                f"{f.name!r}: value[{f.name!r}]" for f in variant.fields if not _is_text(f.type)
             ]
+            texts = [(f.name, f"value.get({f.name!r})") for f in variant.fields if _is_text(f.type)]
             out += [
                 f"    {'if' if n == 0 else 'elif'} tag == {variant.tag!r}:",
-                "        return {" + ", ".join(items) + "}",
+                f"        return {_record(items, texts)}",
             ]
         out += ["    raise AssertionError(tag)", ""]
     return out
@@ -192,6 +229,10 @@ def _check(t: m.FieldType, value: str, var: str) -> str:
     ``var`` names a fresh local when the value is needed twice."""
     if t == m.BOOL:
         return f"{value}.__class__ is bool"
+    if _is_text(t):  # an optional text: absent, or a string
+        if value.isidentifier():
+            return f"({value} is None or {value}.__class__ is str)"
+        return f"(({var} := {value}) is None or {var}.__class__ is str)"
     if isinstance(t, m.EnumType):
         if value.isidentifier():  # already a local: no need for another
             return f"{value}.__class__ is str and {value} in {_set_name(t)}"
@@ -209,7 +250,10 @@ def _state_checks(spec: m.Spec) -> list[str]:
             continue
         tag = _tag_var(axis.name)
         upper = ex.snake(axis.name).upper()
-        conds.append(f"{tag}.__class__ is str and _{upper}_SIZES.get({tag}) == len({var})")
+        size = f"_{upper}_SIZES.get({tag}) == len({var})"
+        if any(_textual(v) for v in axis.variants):
+            size = f"({size} or {tag} in _{upper}_TEXTUAL)"
+        conds.append(f"{tag}.__class__ is str and {size}")
         options: list[str] = []
         if any(not v.fields for v in axis.variants):
             options.append(f"{tag} in _{upper}_BARE")
@@ -217,6 +261,14 @@ def _state_checks(spec: m.Spec) -> list[str]:
             if not variant.fields:
                 continue
             parts = [f"{tag} == {variant.tag!r}"]
+            if _textual(variant):
+                plain = 1 + sum(not _is_text(f.type) for f in variant.fields)
+                present = "".join(
+                    f" + ({var}.get({f.name!r}) is not None)"
+                    for f in variant.fields
+                    if _is_text(f.type)
+                )
+                parts.append(f"len({var}) == {plain}{present}")
             for f in variant.fields:
                 local = f"x_{ex.snake(axis.name)}_{ex.snake(f.name)}"
                 parts.append(_check(f.type, f"{var}.get({f.name!r})", local))
@@ -313,7 +365,11 @@ def _dispatch(spec: m.Spec, returned: str, consulted: str) -> list[str]:
 
 
 def _field_var(f: m.Field) -> str:
-    return f"e_{ex.snake(f.name)}"
+    return _field_var_named(f.name)
+
+
+def _field_var_named(name: str) -> str:
+    return f"e_{ex.snake(name)}"
 
 
 def _fact_var(f: m.Field) -> str:
@@ -335,7 +391,10 @@ def _event_function(spec: m.Spec, event: m.Event) -> list[str]:
         f'    """{event.name} on a checked wire state; None when the event is not canonical."""',
     ]
     reads = [f"{_field_var(f)} = e.get({f.name!r})" for f in event.fields]
-    checks = [f"len(e) == {size}"]
+    texts = [f for f in event.fields if _is_text(f.type)]
+    size -= len(texts)  # each optional text is a key only when present
+    present = "".join(f" + ({_field_var(f)} is not None)" for f in texts)
+    checks = [f"len(e) == {size}{present}"]
     checks += [_check(f.type, _field_var(f), f"x_{ex.snake(f.name)}") for f in event.fields]
     if event.facts:
         reads.append("facts = e.get('facts')")
@@ -373,10 +432,19 @@ def _negated(conds: list[str]) -> str:
     return "not (" + " and ".join(conds) + ")"
 
 
-def _python(expr: ex.Expr, spec: m.Spec) -> str:
-    """A guard or value compiled over the locals of an event function."""
+def _python(expr: ex.Expr, spec: m.Spec, value: bool = False) -> str:
+    """A guard or (``value``) a next-state value compiled over the locals of an event
+    function."""
 
     def ref(target: ex.Target, parent: int) -> str:
+        if target.text:
+            # a text is read trimmed (None when empty); a condition asks whether it is present
+            if target.kind == "field":
+                raw = _field_var_named(target.name)
+            else:
+                raw = f"{_state_var(target.name)}.get({target.member!r})"
+            read = f"_text({raw})"
+            return read if value else ex.parenthesised(f"{read} is not None", parent)
         if target.kind == "axis":
             axis = next(a for a in spec.axes if a.name == target.name)
             if target.member is None:
@@ -418,7 +486,11 @@ def _next_state(spec: m.Spec, row: m.Row) -> str:
         else:
             assert isinstance(nv, m.NextVariant) and isinstance(axis, m.VariantAxis)
             parts = [f"{axis.tag!r}: {nv.tag!r}"]
+            texts: list[tuple[str, str]] = []
             for name, ref in variant_fields(axis, nv):
+                if isinstance(ref, ex.Ref) and ref.target is not None and ref.target.text:
+                    texts.append((name, _python(ref, spec, value=True)))  # trimmed, or absent
+                    continue
                 code = _python(ref, spec)
                 if (
                     isinstance(ref, ex.Ref)
@@ -429,7 +501,7 @@ def _next_state(spec: m.Spec, row: m.Row) -> str:
                     # copied from the current variant: the table analysis proved it present
                     code = f"{_state_var(ref.target.name)}[{ref.target.member!r}]"
                 parts.append(f"{name!r}: {code}")
-            value = "{" + ", ".join(parts) + "}"
+            value = _record(parts, texts)
         items.append(f"{axis.name!r}: {value}")
     return "{" + ", ".join(items) + "}"
 

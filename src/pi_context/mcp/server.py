@@ -23,6 +23,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from pi_context.bindings.error_format import error_text
+from pi_context.bindings.history import resident as history_resident
 from pi_context.bindings.notes import resident as notes_resident
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
@@ -137,6 +138,7 @@ async def serve_stdio(context: ToolContext) -> None:
     # A long-lived host: notes homes are held in memory and kept fresh by change
     # notification (its watcher thread stops with the server).
     notes_resident.enable()
+    history_resident.long_lived()  # the first history call loads what the rest use
     try:
         async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

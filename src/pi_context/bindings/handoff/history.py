@@ -9,8 +9,10 @@ instructions. The limits (query of at most 256 characters, 1–20 results, a 60-
 
 from __future__ import annotations
 
+import heapq
 import re
 import sys
+import threading
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -183,6 +185,40 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 """A UTF-16 surrogate code point (a lone half of an astral character)."""
 
 
+class _Matches:
+    """The matches of one query, found oldest first as far as a page needs them: the record
+    numbers found so far and the scan that finds the rest."""
+
+    def __init__(self, candidates: Iterator[int], holds: Callable[[int], bool]) -> None:
+        self.found: array[int] = array("q")
+        self._candidates: Iterator[int] | None = candidates
+        self._holds = holds
+
+    def find(self, count: int, cancelled: CancelCheck | None) -> None:
+        """Scan on until ``count`` matches are found or the records run out."""
+        candidates, found, holds = self._candidates, self.found, self._holds
+        checked = 0
+        while candidates is not None and len(found) < count:
+            checked += 1
+            if cancelled is not None and checked % 64 == 0:
+                cancelled()  # the scan stays where it was: the next call goes on from there
+            number = next(candidates, None)
+            if number is None:
+                self._candidates = candidates = None
+                break
+            if holds(number):
+                found.append(number)
+
+
+def _merged(first: Iterator[int], second: Iterator[int]) -> Iterator[int]:
+    """Two ascending streams of numbers as one, each number once."""
+    last = -1
+    for number in heapq.merge(first, second):
+        if number != last:
+            yield number
+            last = number
+
+
 class RecordSearch:
     """The handoff's in-memory record search: the records of one branch by id (the last
     record with an id wins, as in a Map), searched and read by ``context_history_*``. Not to
@@ -191,8 +227,10 @@ class RecordSearch:
 
     Held by a resident host between calls (``held.py``), so it is stored compactly: every
     record's text back to back as UTF-8 in one buffer (a record is decoded only when a page
-    or a read delivers it), and the matches of each recent query as an array of record
-    numbers, found once by a byte search over the buffer (``MEMO_MAX`` queries)."""
+    or a read delivers it). A search finds matches by a byte search over the buffer, oldest
+    first, and stops once its page and one more match are found; the matches found so far
+    and where the scan stopped are kept per recent query (``MEMO_MAX`` queries), so the
+    next page goes on from there: a call costs what it returns, not the whole session."""
 
     MEMO_MAX = 16
 
@@ -222,7 +260,8 @@ class RecordSearch:
         self._text = b"".join(parts)
         del parts
         self._oddities = array("q", (n for n, odd in enumerate(self._odd) if odd))
-        self._memo: dict[str, array[int]] = {}
+        self._memo: dict[str, _Matches] = {}
+        self._lock = threading.Lock()  # a resident host may search from several threads
 
     def __len__(self) -> int:
         return len(self._ids)
@@ -241,50 +280,50 @@ class RecordSearch:
         number = self._index.get(record_id)
         return None if number is None else self._record(number)
 
-    def _matching(self, query: str, cancelled: CancelCheck | None) -> array[int]:
-        """The numbers of the records whose text holds ``query`` in UTF-16 code units, in
-        branch order (found once per query while held)."""
-        if cancelled is not None and self._ids:
-            cancelled()
+    def _matching(self, query: str) -> _Matches:
+        """The (lazily found) matches of ``query``, kept for the next page while held."""
         found = self._memo.get(query)
         if found is not None:
             return found
-        if _SURROGATE.search(query) is not None:
-            # A lone half in the query: every record is compared in UTF-16 (rare).
-            candidates: Iterable[int] = range(len(self._ids))
-        else:
-            # Without surrogates on either side, code points match where UTF-16 units do: a
-            # byte search finds those records; a record holding a surrogate is compared in
-            # UTF-16 anyway (two lone halves in it are one astral character there).
-            candidates = sorted({*self._byte_hits(query, cancelled), *self._oddities})
-        found = array("q")
-        for count, number in enumerate(candidates):
-            if cancelled is not None and count % 64 == 0:
-                cancelled()
-            if not self._odd[number] and _SURROGATE.search(query) is None:
-                found.append(number)  # a byte hit, exact without surrogates
-            elif Utf16Text(self._record(number).text).index_of(query) >= 0:
-                found.append(number)
         if len(self._memo) >= self.MEMO_MAX:
             self._memo.pop(next(iter(self._memo)))
-        self._memo[query] = found
+        found = self._memo[query] = _Matches(self._candidates(query), self._verifier(query))
         return found
 
-    def _byte_hits(self, query: str, cancelled: CancelCheck | None) -> Iterator[int]:
+    def _candidates(self, query: str) -> Iterator[int]:
+        """Record numbers that may hold ``query``, ascending, each once."""
+        if _SURROGATE.search(query) is not None:
+            # A lone half in the query: every record is compared in UTF-16 (rare).
+            return iter(range(len(self._ids)))
+        # Without surrogates on either side, code points match where UTF-16 units do: a
+        # byte search finds those records; a record holding a surrogate is compared in
+        # UTF-16 anyway (two lone halves in it are one astral character there).
+        return _merged(self._byte_hits(query), iter(self._oddities))
+
+    def _verifier(self, query: str) -> Callable[[int], bool]:
+        """Whether candidate record ``number`` holds ``query`` in UTF-16 code units."""
+        plain = _SURROGATE.search(query) is None
+        odd = self._odd
+
+        def holds(number: int) -> bool:
+            if plain and not odd[number]:
+                return True  # a byte hit, exact without surrogates
+            return Utf16Text(self._record(number).text).index_of(query) >= 0
+
+        return holds
+
+    def _byte_hits(self, query: str) -> Iterator[int]:
         """Records whose UTF-8 text holds the query's UTF-8 bytes (each once, in order)."""
         needle = query.encode("utf-8", "surrogatepass")
         text, starts = self._text, self._starts
         at = text.find(needle)
         number = 0
-        hits = 0
         while at >= 0:
-            number = bisect_right(starts, at, number) - 1
+            if not starts[number] <= at < starts[number + 1]:
+                number = bisect_right(starts, at, number) - 1
             end = starts[number + 1]
             if at + len(needle) <= end:
                 yield number
-                hits += 1
-                if cancelled is not None and hits % 4096 == 0:
-                    cancelled()
                 at = text.find(needle, end)
             else:  # straddles two records: look again from inside the next one
                 at = text.find(needle, at + 1)
@@ -307,9 +346,16 @@ class RecordSearch:
                 "use a non-empty literal query of at most 256 characters, an offset >= 0 "
                 "and a limit from 1 to 20",
             )
-        matched = self._matching(query, cancelled)
+        with self._lock:
+            if cancelled is not None and self._ids:
+                cancelled()
+            matched = self._matching(query)
+            # Only as far as this page and one more (``hasMore``): a page costs what it shows.
+            matched.find(offset + limit + 1, cancelled)
+            numbers = matched.found[offset : offset + limit]
+            more = len(matched.found) > offset + limit
         items: list[HistoryRecord] = []
-        for number in matched[offset : offset + limit]:
+        for number in numbers:
             record = self._record(number)
             text = Utf16Text(record.text)
             position = text.index_of(query)
@@ -318,7 +364,7 @@ class RecordSearch:
                 start -= 1
             excerpt = fit_text(text.slice(start), EXCERPT_BYTES)
             items.append(replace(record, text=excerpt, start_offset=start))
-        return SearchPage(items, offset + len(items), len(matched) > offset + limit)
+        return SearchPage(items, offset + len(items), more)
 
     def read(self, record_id: Any, offset: Any, budget: int) -> ReadPage:
         record = self.get(record_id) if isinstance(record_id, str) else None

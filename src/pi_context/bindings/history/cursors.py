@@ -66,6 +66,10 @@ def resume_index(
             "changed); start again without a cursor",
             cursor=_echo(cursor),
         )
+    locate = getattr(order, "first_at_or_before", None)
+    if locate is not None:  # an order that can answer without probing its entries
+        found: int = locate(position)
+        return found
     lo, hi = 0, len(order)  # order descends: find the first entry <= position
     while lo < hi:
         mid = (lo + hi) // 2

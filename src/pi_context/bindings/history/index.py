@@ -43,9 +43,9 @@ import time
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import pi_context.support.cache as cache
 from pi_context.support.cache_dir import cache_root
@@ -53,7 +53,7 @@ from pi_context.support.locking import LockTimeout, flock_within
 from pi_context.support.regular import NotRegularFile, open_regular, special_entry
 
 from .build import _Build, _parse
-from .columns import CorruptIndex
+from .columns import CorruptIndex, Strings
 from .format import SCHEMA, Unindexable, View, _content_file, _meta, _state
 from .items import ROLES, Item, entry_items
 from .scan import Digest, snapshot, unchanged
@@ -99,7 +99,7 @@ class HistoryIndex(_Build):
         self.resident = False
         """Held open across calls (``resident``): worth loading whole columns once."""
         self.trimmed = False  # the pages its first resident call freed went back to the OS
-        self._id_table: tuple[array[int], array[int]] | None = None  # see ``find_ids``
+        self._id_table: array[int] | None = None  # see ``find_ids``
 
     # -- lifecycle
 
@@ -370,20 +370,22 @@ class HistoryIndex(_Build):
         """Item numbers whose id is ``item_id`` (ascending): a column scan for a one-shot
         call; held open (``resident``), a lookup in a table of id hashes built once."""
         strings = self._strings("i_id")
-        if not self.resident:
+        if not self.resident or len(strings) >= 1 << 32:
             return strings.positions(item_id)
-        if self._id_table is None:
-            self._id_table = _hash_table(strings.all())
-        hashes, numbers = self._id_table
+        table = self._id_table
+        if table is None:
+            self._load_resident()
+            table = self._id_table
+            assert table is not None
         key = zlib.crc32(item_id.encode("utf-8", "surrogatepass"))
-        at = bisect_left(hashes, key)
+        at = bisect_left(table, key << 32)
         found = []
-        while at < len(hashes) and hashes[at] == key:
-            if strings[numbers[at]] == item_id:  # a hash names candidates; the text decides
-                found.append(numbers[at])
+        while at < len(table) and table[at] >> 32 == key:
+            num = table[at] & 0xFFFFFFFF
+            if strings[num] == item_id:  # a hash names candidates; the text decides
+                found.append(num)
             at += 1
-        found.sort()
-        return found
+        return found  # ascending: equal hashes sort by item number
 
     def matches(self, queries: tuple[str, ...]) -> set[int]:
         """Item numbers whose content holds any query (every branch; the caller scopes)."""
@@ -425,8 +427,17 @@ class HistoryIndex(_Build):
         content = self._content
         if content is None or last < 0:
             return
-        starts = self._array("i_start")
-        self._expect("i_start", self.meta["items"] + 1)
+        starts: Sequence[int]
+        if self.resident or "i_start" in self._columns:
+            starts = self._array("i_start")
+            self._expect("i_start", self.meta["items"] + 1)
+        else:
+            # A one-shot call: the few offsets a page's hits need, read in place (a bisect
+            # per hit), not the whole column loaded and checksummed. These offsets are
+            # trusted as the content file they point into is (by its stamp, not a checksum
+            # per call); every delivered item is still re-read from the session file and
+            # must hold the query (``indexed.search_page``).
+            starts = _InPlace(self, "i_start", self.meta["items"] + 1)
         if starts[-1] != self.meta["committed"] or last >= len(starts) - 1:
             raise CorruptIndex("content length disagrees")
         needle = query.encode("utf-8", "surrogatepass")
@@ -442,6 +453,15 @@ class HistoryIndex(_Build):
             else:  # straddles two items: look for a match starting earlier
                 at = content.rfind(needle, 0, at + size - 1)
 
+    def _load_resident(self) -> None:
+        """Held across calls: load (and check) the columns a delivered item needs and make
+        the id table, once per loaded state, rather than seek into the columns in place on
+        every call (a seek walks SQLite's overflow pages) or scan the ids per lookup."""
+        for name in ("i_seq", "e_item0", "i_nchars", "e_off", "e_len"):
+            self._array(name)
+        self._strings("e_id")
+        self._id_table = _hash_table(self._strings("i_id"))
+
     def item(self, num: int, window_id: str, role_code: int) -> Item:
         """Item ``num`` re-read from the session file and re-projected (never the cache's copy)."""
         # Every value read here is confirmed by the session file below, so none needs a
@@ -449,12 +469,7 @@ class HistoryIndex(_Build):
         if not 0 <= num < self.meta["items"]:
             raise CorruptIndex(f"item {num} missing")
         if self.resident and "i_seq" not in self._columns:
-            # Held across calls: load (and check) the columns once, rather than seek into
-            # them in place on every call (a seek walks SQLite's overflow pages).
-            for name in ("i_seq", "e_item0", "i_nchars", "e_off", "e_len"):
-                self._array(name)
-            self._strings("i_id")
-            self._strings("e_id")
+            self._load_resident()
         seq = self._value("i_seq", num)
         if not 0 <= seq < self.meta["entries"]:
             raise CorruptIndex(f"item {num} names no entry")
@@ -484,9 +499,35 @@ class HistoryIndex(_Build):
         return result
 
 
-def _hash_table(ids: list[str]) -> tuple[array[int], array[int]]:
-    """(CRC-32 of each id, sorted; the item number of each): 8 bytes per item."""
-    crc = zlib.crc32
-    hashes = [crc(text.encode("utf-8", "surrogatepass")) for text in ids]
-    order = sorted(range(len(hashes)), key=hashes.__getitem__)
-    return array("I", [hashes[n] for n in order]), array("q", order)
+class _InPlace(Sequence[int]):
+    """An array column's values read in place, one at a time (``_Stored._value``)."""
+
+    def __init__(self, index: HistoryIndex, name: str, count: int) -> None:
+        self._index, self._name, self._count = index, name, count
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, at: int) -> int: ...
+    @overload
+    def __getitem__(self, at: slice) -> Sequence[int]: ...
+    def __getitem__(self, at: int | slice) -> Any:
+        if isinstance(at, slice):
+            return [self[i] for i in range(*at.indices(self._count))]
+        if at < 0:
+            at += self._count
+        if not 0 <= at < self._count:
+            raise IndexError(at)
+        return self._index._value(self._name, at)
+
+
+def _hash_table(strings: Strings) -> array[int]:
+    """The CRC-32 of each id shifted left 32 bits, plus its item number, sorted: 8 bytes per
+    item, made in a few C-level passes (split, CRC, one sort of plain integers)."""
+    pieces: list[bytes] = strings.data.split(b"\n")[1:-1]
+    if len(pieces) != len(strings):  # some id holds a newline: encode one by one
+        pieces = [text.encode("utf-8", "surrogatepass") for text in strings.all()]
+    keys = [crc << 32 | num for num, crc in enumerate(map(zlib.crc32, pieces))]
+    keys.sort()
+    return array("Q", keys)

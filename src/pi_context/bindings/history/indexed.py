@@ -115,6 +115,69 @@ class _Reversed(Sequence[int]):
             raise IndexError(index)
         return self._ascending[self._last - index % (self._last + 1)]
 
+    def first_at_or_before(self, position: int) -> int:
+        """Where a newest-first cursor at ``position`` resumes: the index of the first entry
+        at or before it (``cursors.resume_index``), found without probing the entries."""
+        ascending = self._ascending
+        if isinstance(ascending, _RolePositions):
+            before = ascending.at_or_before(position)
+        else:
+            before = bisect_right(ascending, position)
+        return len(ascending) - before
+
+
+class _RolePositions(Sequence[int]):
+    """The ascending branch positions whose role is ``code``, found as pages ask for them: a
+    byte search of the role codes from whichever end of the branch is nearer (newest-first
+    pages read from the end), the positions found kept for the next page. Its length, and
+    where a cursor resumes, are counts of the role code (C speed, nothing kept)."""
+
+    def __init__(self, roles: bytes | bytearray, code: int) -> None:
+        self._roles = roles
+        self._code = bytes([code])
+        self._total = roles.count(self._code)
+        self._head: list[int] = []  # the first positions, ascending
+        self._tail: list[int] = []  # the last positions, descending
+
+    def __len__(self) -> int:
+        return self._total
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[int]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self._total))]
+        total = self._total
+        if index < 0:
+            index += total
+        if not 0 <= index < total:
+            raise IndexError(index)
+        head, tail = self._head, self._tail
+        back = total - 1 - index
+        if index < len(head):
+            return head[index]
+        if back < len(tail):
+            return tail[back]
+        roles, code = self._roles, self._code
+        if index - len(head) <= back - len(tail):
+            at = head[-1] + 1 if head else 0
+            while len(head) <= index:
+                at = roles.find(code, at)
+                head.append(at)
+                at += 1
+            return head[index]
+        end = tail[-1] if tail else len(roles)
+        while len(tail) <= back:
+            end = roles.rfind(code, 0, end)
+            tail.append(end)
+        return tail[back]
+
+    def at_or_before(self, position: int) -> int:
+        """How many of the positions are ``position`` or before it."""
+        return self._roles.count(self._code, 0, max(0, position + 1))
+
 
 def _select(
     history: IndexedHistory,
@@ -129,6 +192,9 @@ def _select(
     view = history.view
     if candidates is None and filters == Filters():
         ascending: Sequence[int] = range(len(view.positions))
+    elif candidates is None and filters == Filters(role=filters.role):
+        code = ROLE_CODES[filters.role] if filters.role is not None else -1
+        ascending = view.memoized(("role", code), lambda: _RolePositions(view.roles, code))
     elif candidates is not None and candidates_key is None:
         ascending = _ascending(history, filters, candidates)
     else:

@@ -5,7 +5,9 @@ An index opened here stays open after the call: its database connection, the col
 loaded and checked, the branch view and the content map. The next call still checks it
 against the file first (``HistoryIndex.open_view``: identity, ``stat``, digest), and loads
 again only what an append or a rebuild changed. At most ``HELD_MAX`` session files are held;
-the least recently used is closed first. A one-shot CLI call opens and closes as before.
+the least recently used is closed first. A one-shot CLI call opens and closes as before; a
+host that says it is long-lived (``long_lived``) holds an index as resident from its first
+call, otherwise from the second call in the process.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .index import HistoryIndex, cache_dir_for
 
 HELD_MAX = 4
 
+_host = False  # this process is a long-lived host (``long_lived``)
 _held: OrderedDict[tuple[str, str], HistoryIndex] = OrderedDict()
 _lock = threading.RLock()
 
@@ -37,6 +40,7 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
         index = _held.pop(key, None)
         if index is None:
             index = HistoryIndex(Path(real), Path(key[1]))
+            index.resident = _host
         else:
             # Asked again in this process: a resident host, where loading whole columns once
             # pays (a one-shot command reads the few values it needs in place).
@@ -57,6 +61,14 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
             # back to the OS, so the host's size is what it holds.
             index.trimmed = True
             release_freed()
+
+
+def long_lived() -> None:
+    """This process serves many calls (the MCP server): an index is held as resident from
+    its first call, so that call (the open) loads what later calls use, rather than the
+    second call paying for it."""
+    global _host
+    _host = True
 
 
 def close_all() -> None:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from pi_context.bindings.notes import walks
-from pi_context.bindings.notes.walks import Row
+from pi_context.bindings.notes.walks import Row, Rows, Through
 
 PREFIX = "n1:"
 
@@ -43,12 +43,30 @@ class Listing:
         updated: Sequence[int],
         scope_of: Callable[[int], str],
         created_of: Callable[[int], int],
+        scopes: Sequence[str] | None = None,
+        texts: Callable[[], list[str]] | None = None,
     ) -> None:
         self.order = order
         self.paths = paths
         self.updated = updated
         self.scope_of = scope_of
         self.created_of = created_of
+        self.scopes = scopes
+        """Each note's scope by index, when the caller has the column (else ``scope_of``)."""
+        self.texts = texts
+        """The rows of ``order`` as ``walks`` records them, when the caller has them."""
+        self.walk: tuple[str, Rows] | None = None
+        """The walk last started from this very listing (its name and rows)."""
+
+    def rows(self) -> Rows:
+        """The row of every note in ``order``: views of the listing's columns (a listing is
+        never changed once made)."""
+        order = self.order
+        scopes = self.scopes
+        if scopes is None:
+            scopes = [self.scope_of(index) for index in range(len(self.paths))]
+        updated, paths = Through(self.updated, order), Through(self.paths, order)
+        return Rows(updated, Through(scopes, order), paths)
 
     def row(self, index: int) -> Row:
         return self.updated[index], self.scope_of(index), self.paths[index]
@@ -112,7 +130,7 @@ class Walk:
         self,
         indices: list[int],
         cursor_of: Callable[[int], str],
-        started: tuple[str, list[Row]] | None = None,
+        started: tuple[str, Rows] | None = None,
     ) -> None:
         self.indices = indices
         self.cursor_of = cursor_of
@@ -120,33 +138,63 @@ class Walk:
 
 
 def resume(
-    listing: Listing, cursor: int | str, selection: str, now_ms: int, root: Path | None = None
+    listing: Listing,
+    cursor: int | str,
+    selection: str,
+    now_ms: int,
+    root: Path | None = None,
+    limit: int | None = None,
 ) -> Walk:
     """Where a ``notes_list`` page starts, and how its ``next_cursor`` is named. ``root`` is
-    the notes root whose recorded walk orders (``walks``) a fresh process resumes from."""
+    the notes root whose recorded walk orders (``walks``) a fresh process resumes from. With
+    ``limit`` (the page size), a resumed walk names at most ``limit + 1`` rows: enough for
+    the page and to know whether another follows."""
     if isinstance(cursor, int):  # the walk starts (0), or a published offset
-        rows = [listing.row(i) for i in listing.order]
-        name = secrets.token_hex(8)
-        walks.hold(name, selection, rows)
-        walk = _held_walk(listing, rows, now_ms, name, cursor)
+        # The same listing as an earlier walk's start (nothing changed): the same order,
+        # held under the same name (each cursor carries its own walk's start).
+        earlier = listing.walk
+        if earlier is not None and walks.find(None, earlier[0], selection) is earlier[1]:
+            name, rows = earlier
+        else:
+            rows = listing.rows()
+            name = secrets.token_hex(8)
+            walks.hold(name, selection, rows)
+            listing.walk = (name, rows)
+        # The walk's order is the listing's own: row ``at`` is ``listing.order[at]``.
+        offset = min(cursor, len(rows))
+        indices = listing.order[offset:]
+        walk = Walk(indices, lambda i: _encode(now_ms, name, offset + i, rows[offset + i]))
         walk.started = (name, rows)
         return walk
     parsed = _decode(cursor)
     held = walks.find(root, parsed.name, selection)
     if held is not None:
-        return _held_walk(listing, held, parsed.start, parsed.name, parsed.offset)
+        return _held_walk(listing, held, parsed.start, parsed.name, parsed.offset, limit)
     return _keyset_walk(listing, parsed)
 
 
-def _held_walk(listing: Listing, rows: list[Row], start: int, name: str, offset: int) -> Walk:
-    where = {(listing.scope_of(i), listing.paths[i]): i for i in listing.order}
+def _held_walk(
+    listing: Listing, rows: Rows, start: int, name: str, offset: int, limit: int | None
+) -> Walk:
+    order = listing.order
+    scopes = listing.scopes
+    if scopes is None:
+        where = {(listing.scope_of(i), listing.paths[i]): i for i in order}
+    else:
+        in_order = map(scopes.__getitem__, order)
+        keys = zip(in_order, map(listing.paths.__getitem__, order), strict=True)
+        where = dict(zip(keys, order, strict=True))
+    wanted = len(rows) if limit is None else limit + 1
     indices: list[int] = []
     offsets: list[int] = []
+    held_scopes, held_paths = rows.scopes, rows.paths
     for at in range(offset, len(rows)):
-        index = where.get((rows[at][1], rows[at][2]))
+        index = where.get((held_scopes[at], held_paths[at]))
         if index is not None:  # deleted since the walk began: nothing to list
             indices.append(index)
             offsets.append(at)
+            if len(indices) >= wanted:
+                break
     # The keyset part names the row as it stood at the start (for a process without it).
     return Walk(indices, lambda i: _encode(start, name, offsets[i], rows[offsets[i]]))
 

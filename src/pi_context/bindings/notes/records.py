@@ -133,6 +133,16 @@ class HomeRead:
         return NoteRecord(self.scope, path, rows.meta(row), rows.size_bytes(row), crumpled)
 
 
+def note_of(scope: str, path: str, entry: Entry) -> Note:
+    """The note an entry (with its body) holds at ``path`` of ``scope``, built once."""
+    key = ("note", scope)
+    note: Note | None = entry.memo.get(key)
+    if note is None or note.path != path:
+        note = Note(scope, path, entry.text(), entry.parsed())
+        entry.memo[key] = note
+    return note
+
+
 @frozen
 class HomeLoad:
     scope: str

@@ -8,10 +8,13 @@ is on, ``NoteStore.read_home`` of a whole home asks ``read`` here:
 * the home's path is checked first (``os.stat`` of the root, ``lstat`` of each folder below
   it): a home moved, replaced or linked elsewhere starts a new view;
 * ``Watcher.settle`` makes sure every change finished before this call has been reported
-  (``watch.py``); if it cannot, nothing held is used;
+  (``watch.py``); if it cannot, nothing held is used. A tool call that reads several homes
+  settles once for all of them (``one_call``);
 * a change the watcher reports by folder is read again for exactly those folders and merged
   into each held read (``NoteStore.read_folders``, the store's own per-file rules); anything
-  coarser (a folder created or removed, a lost watch) drops what the view holds.
+  coarser (a folder created or removed, a lost watch) drops what the view holds;
+* a search not held yet is the held whole read (bodies included, made once) filtered by its
+  literals, unless that read refused a file (then the search reads the home itself).
 
 Without change notification (another platform, no ``watchdog``) or without ``enable`` every
 call reads the home afresh, as before. A view holds at most ``READS_MAX`` reads per home (a
@@ -23,7 +26,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Protocol
 
 from .homes import NotesHomes
@@ -89,6 +93,37 @@ def enabled() -> bool:
     return _watcher is not None
 
 
+class _Call(threading.local):
+    active = False
+    settled: bool | None = None
+
+
+_call = _Call()
+
+
+@contextmanager
+def one_call() -> Iterator[None]:
+    """The reads of several homes by one tool call share one barrier (``Watcher.settle``),
+    taken at the first of them: every change finished before it has been reported, which is
+    what a call promises (a change made while the call runs may or may not be seen)."""
+    if _call.active:
+        yield
+        return
+    _call.active, _call.settled = True, None
+    try:
+        yield
+    finally:
+        _call.active, _call.settled = False, None
+
+
+def _settle(watcher: Watcher) -> bool:
+    if not _call.active:
+        return watcher.settle()
+    if _call.settled is None:
+        _call.settled = watcher.settle()
+    return _call.settled
+
+
 def _chain(root: str, parts: Sequence[str]) -> tuple[tuple[int, int], ...] | None:
     """(device, inode) of the root and of each folder down to the home; None if one is
     missing or is not a plain folder (the store then decides what that means)."""
@@ -113,8 +148,11 @@ def read(
     bodies: bool,
     contains: Sequence[str] | None,
     fresh: Callable[[], HomeRead],
+    whole: Callable[[], HomeRead] | None = None,
 ) -> HomeRead:
-    """The read of the whole home ``scope`` of ``store``: held, patched, or ``fresh()``."""
+    """The read of the whole home ``scope`` of ``store``: held, patched, or ``fresh()``.
+    ``whole`` reads the whole home with bodies afresh: a search not held yet is filtered
+    from that read, held (``WHOLE``), instead of reading every note again."""
     watcher = _watcher
     if watcher is None:
         return fresh()
@@ -143,7 +181,7 @@ def read(
         _views.move_to_end(path)
     key: Key = (bodies, None if contains is None else tuple(contains))
     with view.lock:
-        if not watcher.settle():
+        if not _settle(watcher):
             view.reads.clear()
             return fresh()
         changed = view.home.take()
@@ -155,23 +193,69 @@ def read(
             watcher.watch(view.home, changed)
             for held in view.reads:
                 view.pending.setdefault(held, set()).update(changed)
-        held_read = view.reads.get(key)
+        held_read = _held(view, store, scope, key)
         if held_read is not None:
-            folders = view.pending.pop(key, None)
-            if folders:
-                held_read = _patched(
-                    held_read, store.read_folders(scope, folders, bodies, contains)
-                )
-                view.reads[key] = held_read
-            view.reads.move_to_end(key)
             return held_read
-        made = fresh()
-        view.reads[key] = made
-        view.pending.pop(key, None)
-        while len(view.reads) > READS_MAX:
-            gone, _ = view.reads.popitem(last=False)
-            view.pending.pop(gone, None)
-        return made
+        made: HomeRead | None = None
+        if contains is not None and bodies and whole is not None:
+            # A new search: the notes of the held whole read (made once) that hold a literal.
+            base = _held(view, store, scope, WHOLE)
+            if base is None:
+                base = _keep(view, WHOLE, _entries_only(whole()))
+            if not base.refused and not base.rows_served:
+                made = _filtered(base, contains)
+        return _keep(view, key, fresh() if made is None else made)
+
+
+WHOLE: Key = (True, None)
+"""The whole home with bodies: what a new search is filtered from."""
+
+
+def _held(view: _View, store: FolderReader, scope: str, key: Key) -> HomeRead | None:
+    """The read ``key`` held by ``view``, patched with the folders changed since (or None)."""
+    held_read = view.reads.get(key)
+    if held_read is None:
+        return None
+    folders = view.pending.pop(key, None)
+    if folders:
+        bodies, contains = key
+        held_read = _patched(held_read, store.read_folders(scope, folders, bodies, contains))
+        view.reads[key] = held_read
+    view.reads.move_to_end(key)
+    return held_read
+
+
+def _keep(view: _View, key: Key, made: HomeRead) -> HomeRead:
+    view.reads[key] = made
+    view.pending.pop(key, None)
+    while len(view.reads) > READS_MAX:
+        gone, _ = view.reads.popitem(last=False)
+        view.pending.pop(gone, None)
+    return made
+
+
+def _entries_only(read: HomeRead) -> HomeRead:
+    """``read`` with its notes served from disk-cache rows built into entries (their bodies
+    included), or ``read`` itself if a row cannot be built."""
+    rows = read.rows
+    if rows is None or not read.rows_served:
+        return read
+    built = [(path, rows.entry(row)) for path, row in read.rows_served]
+    entries = [(path, entry) for path, entry in built if entry is not None]
+    if len(entries) < len(built):
+        return read
+    return HomeRead(read.scope, read.entries + entries, None, [], read.refused)
+
+
+def _filtered(whole: HomeRead, contains: Sequence[str]) -> HomeRead:
+    """The notes of ``whole`` (usable notes with bodies, nothing refused) whose body holds
+    one of ``contains``: what a fresh read with ``contains`` finds."""
+    found = [
+        (path, entry)
+        for path, entry in whole.entries
+        if any(literal in (entry.body or "") for literal in contains)
+    ]
+    return HomeRead(whole.scope, found, None, [], [])
 
 
 def _folder(path: str) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pi_context.bindings.notes import walks
-from pi_context.bindings.notes.walks import Row
+from pi_context.bindings.notes.walks import Rows
 
 
 class SearchWalk:
@@ -31,7 +31,7 @@ class SearchWalk:
         indices: list[int],
         positions: list[int],
         length: int,
-        started: tuple[str, list[Row]] | None,
+        started: tuple[str, Rows] | None,
     ) -> None:
         self.indices, self.positions, self.length, self.started = (
             indices,
@@ -53,7 +53,7 @@ def resume(
     ``(scope, path)`` in path order."""
     name = name_of(request)
     if cursor == 0:
-        rows: list[Row] = [(0, scope, path) for scope, path in keys]
+        rows = Rows([0] * len(keys), [scope for scope, _path in keys], [p for _s, p in keys])
         walks.hold(name, request, rows)
         everything = list(range(len(keys)))
         return SearchWalk(everything, everything, len(keys), (name, rows))
@@ -65,7 +65,7 @@ def resume(
     indices: list[int] = []
     positions: list[int] = []
     for position in range(cursor, len(order)):
-        index = where.get((order[position][1], order[position][2]))
+        index = where.get((order.scopes[position], order.paths[position]))
         if index is not None:
             indices.append(index)
             positions.append(position)

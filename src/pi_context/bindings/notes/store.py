@@ -73,6 +73,7 @@ from pi_context.bindings.notes.records import (
     _legacy_reason,
     _mtime_ms,
     _path_problem,
+    note_of,
 )
 from pi_context.bindings.notes.writes import _Writes
 from pi_context.support.gc_pause import gc_paused
@@ -359,6 +360,7 @@ class NoteStore(_Writes):
                     bodies,
                     contains,
                     lambda: self._read_home(scope, None, bodies, contains),
+                    lambda: self._read_home(scope, None, True, None),
                 )
             return self._read_home(scope, accept, bodies, contains)
 
@@ -532,14 +534,7 @@ class NoteStore(_Writes):
             rows = read.rows
             built = ((path, rows.entry(row)) for path, row in read.rows_served)
             found = found + [(path, entry) for path, entry in built if entry is not None]
-        key = ("note", scope)
-        notes: list[Note] = []
-        for path, entry in found:
-            note = entry.memo.get(key)
-            if note is None or note.path != path:
-                note = Note(scope, path, entry.text(), entry.parsed())
-                entry.memo[key] = note
-            notes.append(note)
+        notes = [note_of(scope, path, entry) for path, entry in found]
         return HomeLoad(scope, tuple(notes), tuple(refused))
 
     # --- maintenance --------------------------------------------------------------------

@@ -8,12 +8,12 @@ import json
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
-from pi_context.bindings.notes import list_cursor, search_cursor, walks
+from pi_context.bindings.notes import columns, list_cursor, resident, search_cursor, walks
 from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso
 from pi_context.bindings.notes.list_cursor import Listing
-from pi_context.bindings.notes.note_address import NoteAddress
+from pi_context.bindings.notes.note_address import NoteAddress, format_address
 from pi_context.bindings.notes.query import LineMatch, match_lines
-from pi_context.bindings.notes.records import HomeRead, Note, Refused, WriteOutcome
+from pi_context.bindings.notes.records import HomeRead, Note, Refused, WriteOutcome, note_of
 from pi_context.bindings.notes.store import (
     HomeReadError,
     NoteError,
@@ -278,6 +278,7 @@ class _LazyRows(Sequence["JSONValue"]):
         self._reads = reads
         self._order = order
         self._starts = starts
+        self._slugs: dict[int, tuple[str | None, str | None]] = {}
 
     def __len__(self) -> int:
         return len(self._order)
@@ -287,7 +288,11 @@ class _LazyRows(Sequence["JSONValue"]):
         home = bisect_right(self._starts, index) - 1
         store, read = self._reads[home]
         record = read.record(index - self._starts[home])
-        return _record_json(record, address_in(store, record.scope, record.path))
+        slugs = self._slugs.get(home)
+        if slugs is None:  # as ``address_in``, once per home and page
+            homes = store.homes
+            slugs = self._slugs[home] = (homes.slug(read.scope), homes.running_slug(read.scope))
+        return _record_json(record, format_address(record.scope, record.path, *slugs))
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
@@ -301,39 +306,47 @@ def _listing(
     wastebasket: bool = False,
 ) -> tuple[list[tuple[NoteStore, HomeRead]], Listing, list[int], int]:
     """Every note of ``reads`` in ``list_order``: newest first, then path, then scope; live
-    notes, or with ``wastebasket`` only crumpled ones. Also how many the other side left out."""
+    notes, or with ``wastebasket`` only crumpled ones. Also how many the other side left out.
+
+    Each home's notes come already sorted (``columns``, once per read): the sort here merges
+    those runs."""
     reads = sorted(reads, key=lambda pair: pair[1].scope)  # concatenated in scope order
     paths: list[str] = []
     updated: list[int] = []
-    crumpled: list[bool] = []
+    scopes: list[str] = []
     starts: list[int] = []
+    order: list[int] = []
+    excluded = 0
     for _store, read in reads:
-        starts.append(len(paths))
-        paths.extend(read.paths())
-        updated.extend(read.updated_at())
-        crumpled.extend(read.crumpled())
-    order = list(range(len(paths)))
-    if accept is not None:
-        order = [index for index in order if accept(paths[index])]
-    shown = [index for index in order if crumpled[index] == wastebasket]
-    excluded = 0 if wastebasket else len(order) - len(shown)
-    order = shown
-    # Stable sorts with C key functions, least significant key first (scope: concatenation).
-    order.sort(key=paths.__getitem__)
-    order.sort(key=updated.__getitem__, reverse=True)
-
-    def home_of(index: int) -> tuple[HomeRead, int]:
-        home = bisect_right(starts, index) - 1
-        return reads[home][1], index - starts[home]
-
-    def scope_of(index: int) -> str:
-        return home_of(index)[0].scope
+        start = len(paths)
+        starts.append(start)
+        home = columns.list_columns(read)
+        paths.extend(home.paths)
+        updated.extend(home.updated)
+        scopes.extend([read.scope] * len(home.paths))
+        run = home.crumpled_order if wastebasket else home.live
+        other = home.live if wastebasket else home.crumpled_order
+        if accept is not None:
+            run = [index for index in run if accept(home.paths[index])]
+            if not wastebasket:
+                excluded += sum(1 for index in other if accept(home.paths[index]))
+        elif not wastebasket:
+            excluded += len(other)
+        order.extend(map(start.__add__, run))
+    columns.merge_runs(order, updated, paths, scopes)
 
     def created_of(index: int) -> int:
-        read, at = home_of(index)
-        return read.record(at).meta.created_at
+        home = bisect_right(starts, index) - 1
+        return reads[home][1].record(index - starts[home]).meta.created_at
 
-    return reads, Listing(order, paths, updated, scope_of, created_of), starts, excluded
+    def texts() -> list[str]:
+        every: list[str] = []
+        for _store, read in reads:
+            every.extend(columns.list_columns(read).row_texts(read.scope))
+        return list(map(every.__getitem__, order))
+
+    listing = Listing(order, paths, updated, scopes.__getitem__, created_of, scopes, texts)
+    return reads, listing, starts, excluded
 
 
 def _page_size(args: Args, name: str, default: int, maximum: int) -> int:
@@ -357,15 +370,16 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     reads: list[tuple[NoteStore, HomeRead]] = []
     failures: list[HomeReadError] = _unavailable(ctx, args, target)
     refused: list[Refused] = []
-    for store, scope in selection:
-        try:
-            read = store.read_home(scope, bodies=False)
-        except HomeReadError as exc:
-            failures.append(exc)
-            continue
-        reads.append((store, read))
-        home_refused = sorted(read.refused, key=lambda r: r.path)
-        refused.extend(r for r in home_refused if accept is None or accept(r.path))
+    with resident.one_call():  # one barrier for every home this call reads
+        for store, scope in selection:
+            try:
+                read = store.read_home(scope, bodies=False)
+            except HomeReadError as exc:
+                failures.append(exc)
+                continue
+            reads.append((store, read))
+            home_refused = sorted(read.refused, key=lambda r: r.path)
+            refused.extend(r for r in home_refused if accept is None or accept(r.path))
     chosen = json.dumps(
         [
             args.get("pattern"),
@@ -378,9 +392,16 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     clock = selection[0][0].clock if selection else now_ms
     root = selection[0][0].homes.root if selection else None
     with gc_paused():
-        reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
+        if accept is None:  # the same reads (a resident host, nothing changed): as last time
+            key = (chosen, *(id(read) if len(read) else read.scope for _store, read in reads))
+            held = [read for _store, read in reads]
+            made = columns.merged(key, held, lambda: _listing(reads, None, wastebasket))
+            _made_from, listing, starts, excluded = made
+            reads = sorted(reads, key=lambda pair: pair[1].scope)  # this call's stores
+        else:
+            reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
         try:
-            walk = list_cursor.resume(listing, cursor, chosen, clock(), root)
+            walk = list_cursor.resume(listing, cursor, chosen, clock(), root, limit)
         except list_cursor.CursorError as exc:
             raise _fail(str(exc), cursor=cursor) from None
     rows = _LazyRows(reads, walk.indices, starts)
@@ -399,7 +420,7 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     )
     if walk.started is not None and result["next_cursor"] is not None and root is not None:
         name, order = walk.started
-        walks.record(root, name, chosen, order)
+        walks.record(root, name, chosen, order, listing.texts)
     return ToolResult(text=encode_json(result), details={"total": len(listing.order)})
 
 
@@ -472,6 +493,36 @@ def _file_row(
     return build(lo, 0)
 
 
+def _search_order(
+    homes: list[tuple[NoteStore, str, columns.SearchHits]], wastebasket: bool
+) -> tuple[list[tuple[int, int]], int]:
+    """Every live hit (or, with ``wastebasket``, every crumpled one) as (home, position), by
+    path, then scope, then address; and how many the other side left out."""
+    found: list[tuple[int, int]] = []
+    paths: list[str] = []
+    scopes: list[str] = []
+    excluded = 0
+    for home, (_store, scope, hits) in enumerate(homes):
+        kept = [at for at, mark in enumerate(hits.crumpled) if mark == wastebasket]
+        excluded += 0 if wastebasket else len(hits.crumpled) - len(kept)
+        found.extend(zip([home] * len(kept), kept, strict=True))
+        paths.extend(map(hits.paths.__getitem__, kept))
+        scopes.extend([scope] * len(kept))
+    order = list(range(len(found)))
+    if len({scope for _store, scope, _hits in homes}) < len(homes):
+        # Several homes of one scope (named agents' homes): the address tells them apart.
+        addresses = [
+            address_in(homes[home][0], homes[home][1], paths[at])
+            for at, (home, _position) in enumerate(found)
+        ]
+        order.sort(key=addresses.__getitem__)
+    # Stable sorts with C key functions, least significant key first; each home's hits are
+    # already in path order, so the sorts merge runs.
+    order.sort(key=scopes.__getitem__)
+    order.sort(key=paths.__getitem__)
+    return [found[index] for index in order], excluded
+
+
 def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     queries = _queries(args)
     target, accept = _pattern(args)
@@ -483,22 +534,19 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     cursor = _int(args, "cursor", 0, 0, None)
     failures: list[HomeReadError] = _unavailable(ctx, args, target)
     refused: list[Refused] = []
-    found: list[tuple[Note, str, list[LineMatch]]] = []
-    excluded = 0
-    for store, scope in selection:
-        try:
-            loaded = store.load(scope, accept, contains=queries)
-        except HomeReadError as exc:
-            failures.append(exc)
-            continue
-        refused.extend(loaded.refused)
-        kept = [note for note in loaded.notes if (note.crumpled_at is not None) == wastebasket]
-        excluded += 0 if wastebasket else len(loaded.notes) - len(kept)
-        found.extend(
-            (note, address_in(store, scope, note.path), match_lines(note.body, queries))
-            for note in kept
-        )
-    found.sort(key=lambda row: (row[0].path, row[0].scope, row[1]))
+    homes: list[tuple[NoteStore, str, columns.SearchHits]] = []
+    with resident.one_call():  # one barrier for every home this call reads
+        for store, scope in selection:
+            try:
+                read = store.read_home(scope, accept, bodies=True, contains=queries)
+            except HomeReadError as exc:
+                failures.append(exc)
+                continue
+            refused.extend(read.refused)
+            homes.append((store, scope, columns.search_hits(read)))
+    # Every hit by (home, position in its path order); only a page's rows are built below.
+    with gc_paused():
+        found, excluded = _search_order(homes, wastebasket)
     extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
     request = json.dumps(
         [
@@ -510,7 +558,7 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
         ensure_ascii=False,
     )
     root = selection[0][0].homes.root if selection else None
-    keys = [(note.scope, note.path) for note, _address, _matches in found]
+    keys = [(homes[home][1], homes[home][2].paths[at]) for home, at in found]
     walk = search_cursor.resume(keys, cursor, request, root)
     widest_cursor = len(str(max(walk.length, len(found))))
 
@@ -521,7 +569,12 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     # Only the rows a page can reach are rendered; each is cut to fit a page on its own.
     rows: list[JSONValue] = [None] * len(walk.indices)
     for at, index in enumerate(walk.indices[:max_files]):
-        note, address, matches = found[index]
+        home, position = found[index]
+        store, scope, hits = homes[home]
+        path, entry = hits.entries[position]
+        note = note_of(scope, path, entry)
+        matches = match_lines(note.body, queries)
+        address = address_in(store, scope, path)
         rows[at] = _file_row(note, address, matches, per_file, max_chars, fits)
     result = page(
         rows,

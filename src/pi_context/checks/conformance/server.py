@@ -34,6 +34,7 @@ from pi_context.statemachine.wirecheck import WireError
 
 _STEP_KEYS = frozenset({"ok", "state", "effect", "consulted"})
 """A step reply's own keys; any other key is what the effect carries."""
+_UNKNOWN = object()  # a spec whose carried_wire was not looked up yet
 
 
 class Server:
@@ -42,6 +43,7 @@ class Server:
         process), or handles of committed generated code (``committed``)."""
         self._served: dict[str, ResetControl] = {}
         self._carrying: dict[str, frozenset[str]] = {}  # spec id -> the rows that carry
+        self._carriers: dict[str, Any] = {}  # spec id -> its carried_wire (None: it has none)
         self._specs = {spec.id: spec for spec in specs if isinstance(spec, Spec)}
         for spec in specs:
             if spec.id in self._served:
@@ -81,11 +83,13 @@ class Server:
         try:
             message = self.handle(line)
             if message.get("ok") is True and "state" in message:
+                carried = (
+                    {k: v for k, v in message.items() if k not in _STEP_KEYS}
+                    if len(message) > len(_STEP_KEYS)
+                    else None
+                )
                 return encode_step_reply(
-                    message["state"],
-                    message["effect"],
-                    message["consulted"],
-                    {k: v for k, v in message.items() if k not in _STEP_KEYS},
+                    message["state"], message["effect"], message["consulted"], carried
                 )
             return encode(message)
         except (ValueError, TypeError, RecursionError) as err:
@@ -119,7 +123,9 @@ class Server:
         """What the effect of ``row`` carries in ``state`` (the follow-up prompt), asked of
         the generated code only for the rows of the spec that carry something (asking
         parses the state again)."""
-        carried_wire = getattr(gen.wire, "carried_wire", None)
+        carried_wire = self._carriers.get(gen.id, _UNKNOWN)
+        if carried_wire is _UNKNOWN:
+            carried_wire = self._carriers[gen.id] = getattr(gen.wire, "carried_wire", None)
         if carried_wire is None:
             return {}
         rows = self._carrying.get(gen.id)

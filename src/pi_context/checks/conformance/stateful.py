@@ -34,7 +34,7 @@ from pi_context.checks.conformance.shrink import shrink
 from pi_context.checks.conformance.traces import Trace, replay, replay_many
 from pi_context.checks.conformance.transport import Implementation
 from pi_context.spec import interpret
-from pi_context.spec.interpret import Wire
+from pi_context.spec.interpret import Step, Wire
 from pi_context.spec.model import BOOL, EnumType, Event, Field, IdType, Spec, TextType
 from pi_context.statemachine.reset_control import ResetControl
 
@@ -85,12 +85,13 @@ def run_random_traces(
         )
         return None
     found: Trace | None = None
+    memo: dict[bytes, tuple[Step, bytes]] = {}  # the spec's answers, per request line
     for start in range(0, len(seeds), BATCH):
         runs = []
         for trace_seed in seeds[start : start + BATCH]:
             rng = random.Random(trace_seed)
             runs.append((initial, random_events(spec, rng, random_swarm(names, rng), steps)))
-        for trace in replay_many(impl, spec, gen, runs, SOURCE, "a random trace"):
+        for trace in replay_many(impl, spec, gen, runs, SOURCE, "a random trace", memo):
             result.stateful_examples += 1
             if on_example is not None:
                 on_example()

@@ -8,6 +8,7 @@ Do not edit: change the spec and regenerate.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from pi_context.statemachine.wirecheck import (
@@ -340,6 +341,32 @@ def effect_from_wire(obj: object, path: str = "effect") -> t.Effect:
 
 # ---------------------------------------------------------------- direct wire reducer
 
+_SOURCE_VALUES = frozenset(
+    (
+        "manual",
+        "automatic",
+    )
+)
+_TOOL_SOURCE_VALUES = frozenset(
+    (
+        "automatic",
+        "tool",
+    )
+)
+_OVERFLOW_VALUES = frozenset(
+    (
+        "idle",
+        "pending",
+        "pending-spent",
+        "spent",
+    )
+)
+_REQUEST_SIZES = {"none": 1, "stop-pending": 2, "tool-requested": 3}  # tag -> keys on the wire
+_REQUEST_TEXTUAL = frozenset(("close-out",))
+_REQUEST_BARE = frozenset(("none",))
+_text = _reducer._text  # a text as the table reads it: trimmed, or None
+_OVERFLOW_CASE_1 = _reducer._OVERFLOW_CASE_1
+_OVERFLOW_CASE_2 = _reducer._OVERFLOW_CASE_2
 _LAZY: dict[str, dict[str, str]] = {
     "turn_end": {
         "queued": "queued",
@@ -360,31 +387,749 @@ _LAZY: dict[str, dict[str, str]] = {
 
 
 def _note(consulted: list[str], fact: str) -> bool:
-    """Record the first read of a lazy fact."""
+    """Record the first read of a lazy fact; always true, so it can sit in a guard."""
     if fact not in consulted:
         consulted.append(fact)
     return True
 
 
+def _request_copy(value: dict[str, Any], tag: str) -> dict[str, Any]:
+    """An unchanged request value, rebuilt in canonical key order."""
+    if tag == "none":
+        return {"phase": "none"}
+    elif tag == "stop-pending":
+        return {"phase": "stop-pending", "windowId": value["windowId"]}
+    elif tag == "close-out":
+        return with_text(
+            {"phase": "close-out", "windowId": value["windowId"], "source": value["source"]},
+            "prompt",
+            value.get("prompt"),
+        )
+    elif tag == "tool-requested":
+        return {"phase": "tool-requested", "windowId": value["windowId"], "source": value["source"]}
+    raise AssertionError(tag)
+
+
 def step_wire(
     state: object, event: object, consulted: list[str] | None = None
 ) -> tuple[dict[str, Any], t.Effect, str]:
-    """One transition on wire values: the next wire state, the effect and the row id
-    (parsed, reduced and converted back; a wrong shape raises the WireError naming the
-    path). ``consulted`` (when given) receives the lazy facts read, in order."""
+    """One transition on wire values: the next wire state, the effect and the row id.
+
+    Decides from the JSON values directly; input the fast checks do not accept exactly
+    goes through the typed path, which answers the same or raises the WireError naming
+    the path. ``consulted`` (when given) receives the lazy facts read, in order.
+    """
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 2:
+        v_request: Any = s.get("request")
+        t_request: Any = v_request.get("phase") if v_request.__class__ is dict else None
+        v_overflow: Any = s.get("overflow")
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (
+                t_request.__class__ is str
+                and (
+                    _REQUEST_SIZES.get(t_request) == len(v_request) or t_request in _REQUEST_TEXTUAL
+                )
+            )
+            and (
+                t_request in _REQUEST_BARE
+                or (t_request == "stop-pending" and v_request.get("windowId").__class__ is str)
+                or (
+                    t_request == "close-out"
+                    and len(v_request) == 3 + (v_request.get("prompt") is not None)
+                    and v_request.get("windowId").__class__ is str
+                    and (x_request_source := v_request.get("source")).__class__ is str
+                    and x_request_source in _SOURCE_VALUES
+                    and (
+                        (x_request_prompt := v_request.get("prompt")) is None
+                        or x_request_prompt.__class__ is str
+                    )
+                )
+                or (
+                    t_request == "tool-requested"
+                    and v_request.get("windowId").__class__ is str
+                    and (x_request_source := v_request.get("source")).__class__ is str
+                    and x_request_source in _TOOL_SOURCE_VALUES
+                )
+            )
+            and (v_overflow.__class__ is str and v_overflow in _OVERFLOW_VALUES)
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_request, t_request, v_overflow, e, consulted)
+                if found is not None:
+                    return found
     return _step_typed(state, event, consulted)
 
 
 def reduce_wire(state: object, event: object) -> tuple[dict[str, Any], t.Effect]:
-    """The pure reducer on wire values: the next wire state and the effect."""
+    """The pure reducer on wire values: the next wire state and the effect (the same
+    decision as ``step_wire``, kept separate to spare a call per step)."""
+    s: Any = state
+    e: Any = event
+    if s.__class__ is dict and e.__class__ is dict and len(s) == 2:
+        v_request: Any = s.get("request")
+        t_request: Any = v_request.get("phase") if v_request.__class__ is dict else None
+        v_overflow: Any = s.get("overflow")
+        kind = e.get("type")
+        if kind.__class__ is str and (
+            (
+                t_request.__class__ is str
+                and (
+                    _REQUEST_SIZES.get(t_request) == len(v_request) or t_request in _REQUEST_TEXTUAL
+                )
+            )
+            and (
+                t_request in _REQUEST_BARE
+                or (t_request == "stop-pending" and v_request.get("windowId").__class__ is str)
+                or (
+                    t_request == "close-out"
+                    and len(v_request) == 3 + (v_request.get("prompt") is not None)
+                    and v_request.get("windowId").__class__ is str
+                    and (x_request_source := v_request.get("source")).__class__ is str
+                    and x_request_source in _SOURCE_VALUES
+                    and (
+                        (x_request_prompt := v_request.get("prompt")) is None
+                        or x_request_prompt.__class__ is str
+                    )
+                )
+                or (
+                    t_request == "tool-requested"
+                    and v_request.get("windowId").__class__ is str
+                    and (x_request_source := v_request.get("source")).__class__ is str
+                    and x_request_source in _TOOL_SOURCE_VALUES
+                )
+            )
+            and (v_overflow.__class__ is str and v_overflow in _OVERFLOW_VALUES)
+        ):
+            decide = _EVENT_WIRE.get(kind)
+            if decide is not None:
+                found = decide(v_request, t_request, v_overflow, e, None)
+                if found is not None:
+                    return found[0], found[1]
     next_state, effect, _row = _step_typed(state, event, None)
     return next_state, effect
 
 
-def carried_wire(state: object, row: str) -> dict[str, str]:
-    """The values the effect of ``row`` carries when it fires in the wire ``state``
-    (present ones only: a follow-up prompt)."""
-    return _reducer.carried(row, state_from_wire(state))
+def _close_out_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """close_out on a checked wire state; None when the event is not canonical."""
+    e_window_id = e.get("windowId")
+    e_source = e.get("source")
+    e_prompt = e.get("prompt")
+    if not (
+        len(e) == 3 + (e_prompt is not None)
+        and e_window_id.__class__ is str
+        and e_source.__class__ is str
+        and e_source in _SOURCE_VALUES
+        and (e_prompt is None or e_prompt.__class__ is str)
+    ):
+        return None
+    # close_out.stop-pending: A stop intent is pending for the run; no close-out of any window can add to it.
+    if t_request == "stop-pending":
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "close_out.stop-pending",
+        )
+    # close_out.manual-over-tool: The user's /clear-memory (with its prompt, if any) outranks the model's pending request of the same window: it becomes a manual close-out, which commits at the settle and stops the run there.
+    if (
+        t_request == "tool-requested"
+        and v_request.get("windowId") == e_window_id
+        and e_source == "manual"
+    ):
+        return (
+            {
+                "request": with_text(
+                    {"phase": "close-out", "windowId": e_window_id, "source": "manual"},
+                    "prompt",
+                    _text(e_prompt),
+                ),
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "close_out.manual-over-tool",
+        )
+    # close_out.duplicate-tool: The window's own clear_memory is already pending and commits sooner; the budget's close-out adds nothing.
+    if t_request == "tool-requested" and v_request.get("windowId") == e_window_id:
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "close_out.duplicate-tool",
+        )
+    # close_out.duplicate: Repeated close-outs for the same window deduplicate (the first manual prompt stays); an automatic one never demotes a manual one.
+    if (
+        t_request == "close-out"
+        and v_request.get("windowId") == e_window_id
+        and (v_request.get("source") == "manual" or e_source == "automatic")
+    ):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "close_out.duplicate",
+        )
+    # close_out.upgrade-manual: A manual close-out with a prompt over a pending automatic one of the same window is re-armed as manual with the new prompt (and reported as armed), so it no longer depends on automatic-reset settings.
+    if (
+        t_request == "close-out"
+        and v_request.get("windowId") == e_window_id
+        and (_text(e_prompt) is not None)
+    ):
+        return (
+            {
+                "request": with_text(
+                    {"phase": "close-out", "windowId": v_request["windowId"], "source": "manual"},
+                    "prompt",
+                    _text(e_prompt),
+                ),
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "close_out.upgrade-manual",
+        )
+    # close_out.upgrade-manual-keeps: Without a prompt the upgrade to manual keeps the request as it is (the budget's close-out never holds a prompt, so none is kept in practice).
+    if t_request == "close-out" and v_request.get("windowId") == e_window_id:
+        return (
+            {
+                "request": with_text(
+                    {"phase": "close-out", "windowId": v_request["windowId"], "source": "manual"},
+                    "prompt",
+                    _text(v_request.get("prompt")),
+                ),
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "close_out.upgrade-manual-keeps",
+        )
+    # close_out.arm-manual: The user's close-out is armed for the window that asked, with its prompt if any, replacing any request of another window.
+    if e_source == "manual":
+        return (
+            {
+                "request": with_text(
+                    {"phase": "close-out", "windowId": e_window_id, "source": "manual"},
+                    "prompt",
+                    _text(e_prompt),
+                ),
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "close_out.arm-manual",
+        )
+    # close_out.arm: The budget's close-out is armed for the window that asked, replacing any request of another window; it never keeps a prompt.
+    return (
+        {
+            "request": {"phase": "close-out", "windowId": e_window_id, "source": e_source},
+            "overflow": v_overflow,
+        },
+        "close-out-armed",
+        "close_out.arm",
+    )
+
+
+def _tool_request_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """tool_request on a checked wire state; None when the event is not canonical."""
+    e_window_id = e.get("windowId")
+    if not (len(e) == 2 and e_window_id.__class__ is str):
+        return None
+    # tool_request.stop-pending: A stop intent is pending for the run; the model's call in the fresh window is a duplicate.
+    if t_request == "stop-pending":
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "tool_request.stop-pending",
+        )
+    # tool_request.duplicate: Repeated clear_memory calls in one window deduplicate.
+    if t_request == "tool-requested" and v_request.get("windowId") == e_window_id:
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "tool_request.duplicate",
+        )
+    # tool_request.manual-acknowledged: During the user's /clear-memory the model's call is only acknowledged: converting it to a turn-end commit would let the tool batch's follow-up turn overrun the stop, so the close-out still commits at the settle.
+    if (
+        t_request == "close-out"
+        and v_request.get("windowId") == e_window_id
+        and v_request.get("source") == "manual"
+    ):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "already-pending",
+            "tool_request.manual-acknowledged",
+        )
+    # tool_request.upgrade: The model's call during the budget's close-out of its window commits at turn_end: context pressure cannot wait for the settle.
+    if t_request == "close-out" and v_request.get("windowId") == e_window_id:
+        return (
+            {
+                "request": {
+                    "phase": "tool-requested",
+                    "windowId": e_window_id,
+                    "source": "automatic",
+                },
+                "overflow": v_overflow,
+            },
+            "close-out-armed",
+            "tool_request.upgrade",
+        )
+    # tool_request.record: The model's own tool request (replacing any request of another window, a close-out included) is recorded with source tool and reported as armed; it commits at turn_end.
+    return (
+        {
+            "request": {"phase": "tool-requested", "windowId": e_window_id, "source": "tool"},
+            "overflow": v_overflow,
+        },
+        "close-out-armed",
+        "tool_request.record",
+    )
+
+
+def _turn_end_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """turn_end on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 8):
+        return None
+    f_window_id = facts.get("windowId")
+    f_aborted = facts.get("aborted")
+    f_overflow = facts.get("overflow")
+    f_failed = facts.get("failed")
+    f_enabled = facts.get("enabled")
+    f_queued = facts.get("queued")
+    f_automatic_reset_enabled = facts.get("automaticResetEnabled")
+    f_hard_reserve_due = facts.get("hardReserveDue")
+    if not (
+        f_aborted.__class__
+        is f_overflow.__class__
+        is f_failed.__class__
+        is f_enabled.__class__
+        is f_queued.__class__
+        is f_automatic_reset_enabled.__class__
+        is f_hard_reserve_due.__class__
+        is bool
+        and f_window_id.__class__ is str
+    ):
+        return None
+    # turn_end.aborted: An aborted turn never manufactures a continuation and clears every pending phase.
+    if f_aborted:
+        return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "turn_end.aborted"
+    # turn_end.stop-pending: The stop intent survives every turn of the run, in any window and whatever its outcome; only the settle consumes it. Nothing else is read.
+    if t_request == "stop-pending":
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": "idle"},
+            "none",
+            "turn_end.stop-pending",
+        )
+    # turn_end.manual-overflow-arm: An overflow keeps the user's close-out armed and arms the chain whatever the queue and the automatic-reset policy say (neither is read): the settle then commits and stops.
+    if (
+        f_overflow
+        and f_enabled
+        and t_request == "close-out"
+        and v_request.get("windowId") == f_window_id
+        and v_request.get("source") == "manual"
+    ):
+        return (
+            {
+                "request": _request_copy(v_request, t_request),
+                "overflow": _OVERFLOW_CASE_1[v_overflow],
+            },
+            "none",
+            "turn_end.manual-overflow-arm",
+        )
+    # turn_end.manual-overflow-disabled: While disabled, an overflow disarms the chain but keeps the user's close-out armed.
+    if (
+        f_overflow
+        and t_request == "close-out"
+        and v_request.get("windowId") == f_window_id
+        and v_request.get("source") == "manual"
+    ):
+        return (
+            {
+                "request": _request_copy(v_request, t_request),
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
+            },
+            "none",
+            "turn_end.manual-overflow-disabled",
+        )
+    # turn_end.overflow-arm: An overflow with nothing queued arms recovery, or pending-spent when the chain already used it; the queue is probed before the enabled switch and the policy.
+    if (
+        f_overflow
+        and not ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and f_enabled
+        and (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_1[v_overflow]},
+            "none",
+            "turn_end.overflow-arm",
+        )
+    # turn_end.overflow-disarm: An overflow while queued, disabled or without automatic resets cannot recover.
+    if f_overflow:
+        return (
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
+            "none",
+            "turn_end.overflow-disarm",
+        )
+    # turn_end.failed: An error drops the request; the armed chain waits for the settle boundary.
+    if f_failed:
+        return {"request": {"phase": "none"}, "overflow": v_overflow}, "none", "turn_end.failed"
+    # turn_end.disabled: Disabled mode never commits; a completed turn still ends the failure chain.
+    if not f_enabled:
+        return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "turn_end.disabled"
+    # turn_end.tool-commit: The model's own clear_memory commits after the complete tool batch of its window.
+    if t_request == "tool-requested" and v_request.get("windowId") == f_window_id:
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.tool-commit",
+        )
+    # turn_end.hard-reserve-manual-prompt: The safety reset during the user's close-out with a follow-up prompt commits and continues with the prompt: no stop intent is kept, since the run goes on.
+    if (
+        ((consulted is None or _note(consulted, "hardReserveDue")) and f_hard_reserve_due)
+        and t_request == "close-out"
+        and v_request.get("windowId") == f_window_id
+        and v_request.get("source") == "manual"
+        and (_text(v_request.get("prompt")) is not None)
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.hard-reserve-manual-prompt",
+        )
+    # turn_end.hard-reserve-manual-stop: The safety reset during the user's /clear-memory commits and stops, and keeps the stop intent (with this window) so the tool batch's follow-up in the fresh window cannot continue the run.
+    if (
+        ((consulted is None or _note(consulted, "hardReserveDue")) and f_hard_reserve_due)
+        and t_request == "close-out"
+        and v_request.get("windowId") == f_window_id
+        and v_request.get("source") == "manual"
+    ):
+        return (
+            {"request": {"phase": "stop-pending", "windowId": f_window_id}, "overflow": "idle"},
+            "commit-boundary-stop",
+            "turn_end.hard-reserve-manual-stop",
+        )
+    # turn_end.hard-reserve: The hard reserve is the safety commit when the model did not close out in time.
+    if (consulted is None or _note(consulted, "hardReserveDue")) and f_hard_reserve_due:
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "turn_end.hard-reserve",
+        )
+    # turn_end.close-out-continues: A close-out spans the note and tool turns the model takes to checkpoint.
+    if t_request == "close-out" and v_request.get("windowId") == f_window_id:
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": "idle"},
+            "none",
+            "turn_end.close-out-continues",
+        )
+    # turn_end.completed: A completed turn clears the overflow chain and drops requests of other windows.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "turn_end.completed"
+
+
+def _before_settle_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """before_settle on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 6):
+        return None
+    f_window_id = facts.get("windowId")
+    f_queued = facts.get("queued")
+    f_enabled = facts.get("enabled")
+    f_automatic_reset_enabled = facts.get("automaticResetEnabled")
+    f_aborted = facts.get("aborted")
+    f_failed = facts.get("failed")
+    if not (
+        f_queued.__class__
+        is f_enabled.__class__
+        is f_automatic_reset_enabled.__class__
+        is f_aborted.__class__
+        is f_failed.__class__
+        is bool
+        and f_window_id.__class__ is str
+    ):
+        return None
+    # before_settle.aborted: An aborted run returns to the initial state: no recovery, no close-out, and a spent chain is forgotten, so the next failure may recover again.
+    if f_aborted:
+        return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "before_settle.aborted"
+    # before_settle.stop-queued: Real queued input is answered first; the stop intent waits for the settle after it.
+    if t_request == "stop-pending" and (
+        (consulted is None or _note(consulted, "queued")) and f_queued
+    ):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "none",
+            "before_settle.stop-queued",
+        )
+    # before_settle.stop-after-safety: The safety boundary committed (the run is in a later window): the settle only stops, without a second wipe, even after a queued turn failed.
+    if t_request == "stop-pending" and v_request.get("windowId") != f_window_id:
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "stop",
+            "before_settle.stop-after-safety",
+        )
+    # before_settle.stop-retry-dropped: Still in the window of the request, an errored or disabled run drops the stop intent.
+    if t_request == "stop-pending" and (
+        f_failed or not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "none",
+            "before_settle.stop-retry-dropped",
+        )
+    # before_settle.stop-retry: Still in the window of the request, the safety boundary never committed (its construction failed): the settle retries the commit and stops.
+    if t_request == "stop-pending":
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary-stop",
+            "before_settle.stop-retry",
+        )
+    # before_settle.pending-queued-failed: With a pending chain, queued work runs first; a run that stopped on an error drops the request, unless it is the user's close-out of this window.
+    if (
+        v_overflow in ("pending", "pending-spent")
+        and ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and f_failed
+        and not (
+            t_request == "close-out"
+            and v_request.get("windowId") == f_window_id
+            and v_request.get("source") == "manual"
+        )
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": v_overflow},
+            "none",
+            "before_settle.pending-queued-failed",
+        )
+    # before_settle.pending-queued: With a pending chain, queued work runs first; the window's request waits with it.
+    if (
+        v_overflow in ("pending", "pending-spent")
+        and ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and t_request != "none"
+        and v_request.get("windowId") == f_window_id
+    ):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "none",
+            "before_settle.pending-queued",
+        )
+    # before_settle.pending-queued-stale: With a pending chain, queued work runs first; a request of another window is dropped.
+    if v_overflow in ("pending", "pending-spent") and (
+        (consulted is None or _note(consulted, "queued")) and f_queued
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": v_overflow},
+            "none",
+            "before_settle.pending-queued-stale",
+        )
+    # before_settle.pending-manual-prompt: Behind a pending chain the user's close-out with a follow-up prompt commits and continues with the prompt, even after an error and with automatic resets off.
+    if (
+        v_overflow in ("pending", "pending-spent")
+        and ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+        and t_request == "close-out"
+        and v_request.get("windowId") == f_window_id
+        and v_request.get("source") == "manual"
+        and (_text(v_request.get("prompt")) is not None)
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "before_settle.pending-manual-prompt",
+        )
+    # before_settle.pending-manual-stop: Behind a pending chain the user's close-out is no automatic recovery: it commits and stops, even after an error and with automatic resets off, and never retries the model.
+    if (
+        v_overflow in ("pending", "pending-spent")
+        and ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+        and t_request == "close-out"
+        and v_request.get("windowId") == f_window_id
+        and v_request.get("source") == "manual"
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary-stop",
+            "before_settle.pending-manual-stop",
+        )
+    # before_settle.disarm-failed: A pending chain that cannot recover ends unrecovered; an errored run drops the request.
+    if (
+        v_overflow in ("pending", "pending-spent")
+        and (
+            not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+            or not (
+                (consulted is None or _note(consulted, "automaticResetEnabled"))
+                and f_automatic_reset_enabled
+            )
+        )
+        and f_failed
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
+            "none",
+            "before_settle.disarm-failed",
+        )
+    # before_settle.disarm-keeps-request: A pending chain that cannot recover ends unrecovered; the window's request stays armed but is not committed at this settle, and the settled event that follows clears it.
+    if (
+        v_overflow in ("pending", "pending-spent")
+        and (
+            not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+            or not (
+                (consulted is None or _note(consulted, "automaticResetEnabled"))
+                and f_automatic_reset_enabled
+            )
+        )
+        and t_request != "none"
+        and v_request.get("windowId") == f_window_id
+    ):
+        return (
+            {
+                "request": _request_copy(v_request, t_request),
+                "overflow": _OVERFLOW_CASE_2[v_overflow],
+            },
+            "none",
+            "before_settle.disarm-keeps-request",
+        )
+    # before_settle.disarm: A pending chain that cannot recover ends unrecovered; a request of another window is dropped.
+    if v_overflow in ("pending", "pending-spent") and (
+        not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+        or not (
+            (consulted is None or _note(consulted, "automaticResetEnabled"))
+            and f_automatic_reset_enabled
+        )
+    ):
+        return (
+            {"request": {"phase": "none"}, "overflow": _OVERFLOW_CASE_2[v_overflow]},
+            "none",
+            "before_settle.disarm",
+        )
+    # before_settle.recover: The one recovery of the chain is spent here; its reset also satisfies any pending request.
+    if v_overflow == "pending":
+        return (
+            {"request": {"phase": "none"}, "overflow": "spent"},
+            "recover-overflow",
+            "before_settle.recover",
+        )
+    # before_settle.spent-bounded: A second failure in a spent chain stays bounded: no second recovery, and the pending request is dropped without a commit.
+    if v_overflow == "pending-spent":
+        return (
+            {"request": {"phase": "none"}, "overflow": "spent"},
+            "none",
+            "before_settle.spent-bounded",
+        )
+    # before_settle.drop: Without a pending chain only the user's own close-out of this window can commit: an error, disabled mode, no request, another window's request, a tool request that did not commit at its turn or the budget's close-out is dropped, keeping the chain as it is. The queue and the automatic-reset setting are not read.
+    if (
+        f_failed
+        or not ((consulted is None or _note(consulted, "enabled")) and f_enabled)
+        or not (
+            t_request == "close-out"
+            and v_request.get("windowId") == f_window_id
+            and v_request.get("source") == "manual"
+        )
+    ):
+        return {"request": {"phase": "none"}, "overflow": v_overflow}, "none", "before_settle.drop"
+    # before_settle.queued: Queued steering or follow-up work runs once in the old window before the user's close-out commits.
+    if (consulted is None or _note(consulted, "queued")) and f_queued:
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "none",
+            "before_settle.queued",
+        )
+    # before_settle.fallback-prompt: The user's /clear-memory with a follow-up prompt commits at a successful, unqueued settle and the run continues with the prompt in the fresh window.
+    if _text(v_request.get("prompt")) is not None:
+        return (
+            {"request": {"phase": "none"}, "overflow": "idle"},
+            "commit-boundary",
+            "before_settle.fallback-prompt",
+        )
+    # before_settle.fallback-stop: The user's /clear-memory commits at a successful, unqueued stop and the run stays stopped.
+    return (
+        {"request": {"phase": "none"}, "overflow": "idle"},
+        "commit-boundary-stop",
+        "before_settle.fallback-stop",
+    )
+
+
+def _settled_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """settled on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # settled.clear: Settlement ends the failure chain and every close-out phase, including a request left armed.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "settled.clear"
+
+
+def _abort_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """abort on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # abort.clear: An abort clears every pending phase.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "abort.clear"
+
+
+def _clear_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """clear on a checked wire state; None when the event is not canonical."""
+    if len(e) != 1:
+        return None
+    # clear.clear: Lifecycle transitions clear every pending phase.
+    return {"request": {"phase": "none"}, "overflow": "idle"}, "none", "clear.clear"
+
+
+def _provider_context_wire(
+    v_request: Any, t_request: Any, v_overflow: Any, e: dict[str, Any], consulted: list[str] | None
+) -> tuple[dict[str, Any], t.Effect, str] | None:
+    """provider_context on a checked wire state; None when the event is not canonical."""
+    facts = e.get("facts")
+    if not (len(e) == 2 and facts.__class__ is dict and len(facts) == 4):
+        return None
+    f_window_id = facts.get("windowId")
+    f_queued = facts.get("queued")
+    f_committed = facts.get("committed")
+    f_user_since_boundary = facts.get("userSinceBoundary")
+    if not (
+        f_queued.__class__ is f_committed.__class__ is f_user_since_boundary.__class__ is bool
+        and f_window_id.__class__ is str
+    ):
+        return None
+    # provider_context.cancel-follow-up: The stop intent's boundary committed a new window and nothing the user sent waits or follows it: the request is Pi's empty tool-batch follow-up, so it is cancelled.
+    if (
+        t_request == "stop-pending"
+        and not ((consulted is None or _note(consulted, "queued")) and f_queued)
+        and v_request.get("windowId") != f_window_id
+        and ((consulted is None or _note(consulted, "committed")) and f_committed)
+        and not (
+            (consulted is None or _note(consulted, "userSinceBoundary")) and f_user_since_boundary
+        )
+    ):
+        return (
+            {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+            "cancel-follow-up",
+            "provider_context.cancel-follow-up",
+        )
+    # provider_context.send: Every other request goes to the provider: no stop intent, queued or later user input (answered before the settle), or a boundary that has not committed (still the window of the request, or its boot not written).
+    return (
+        {"request": _request_copy(v_request, t_request), "overflow": v_overflow},
+        "none",
+        "provider_context.send",
+    )
+
+
+_EVENT_WIRE: dict[str, Callable[..., tuple[dict[str, Any], t.Effect, str] | None]] = {
+    "close_out": _close_out_wire,
+    "tool_request": _tool_request_wire,
+    "turn_end": _turn_end_wire,
+    "before_settle": _before_settle_wire,
+    "settled": _settled_wire,
+    "abort": _abort_wire,
+    "clear": _clear_wire,
+    "provider_context": _provider_context_wire,
+}
 
 
 class _Reads:
@@ -414,3 +1159,9 @@ def _step_typed(
         typed_event = dataclasses.replace(typed_event, facts=reads)
     next_state, effect, row = _reducer.step(typed_state, typed_event)
     return state_to_wire(next_state), effect, row
+
+
+def carried_wire(state: object, row: str) -> dict[str, str]:
+    """The values the effect of ``row`` carries when it fires in the wire ``state``
+    (present ones only: a follow-up prompt)."""
+    return _reducer.carried(row, state_from_wire(state))
