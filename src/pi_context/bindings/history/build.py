@@ -134,14 +134,7 @@ class _Build(_Views):
         # The loop runs once per line of the file: its per-line work is kept to local names.
         add_id, add_parent, add_marker = new.ids.append, new.parents.append, new.markers.append
         add_stamp, add_flags, add_item0 = new.stamps.append, new.flags.append, new.item0.append
-        add_off, add_len, add_role, add_chars = (
-            offs.append,
-            lens.append,
-            roles.append,
-            nchars.append,
-        )
-        add_item_id, add_item_seq, add_tool = item_ids.append, item_seqs.append, tools.append
-        add_item_len = item_lens.append
+        add_off, add_len = offs.append, lens.append
         if content_fd is None:
             content_fd, held = open_regular(content_path, os.O_RDWR | os.O_NOFOLLOW)
         else:
@@ -172,8 +165,9 @@ class _Build(_Views):
                     lines = chunk.split(b"\n")
                     lines.pop()  # after the last newline: nothing (chunks end at one)
                     digest.update(chunk)
-                texts: list[bytes] = []
-                add_text = texts.append
+                chunk_rows: list[Row] = []  # the chunk's items, made columns at its end
+                add_rows, add_row_seq = chunk_rows.extend, item_seqs.append
+                add_row_seqs = item_seqs.extend
                 offset = chunk_start
                 for line in lines:
                     line_start = offset
@@ -207,30 +201,17 @@ class _Build(_Views):
                     flags = 0
                     add_item0(num)
                     if type(kind) is str and kind in ITEM_ENTRY_TYPES:
-                        for code, item_id, content, name in entry_rows(entry):
-                            if len(content) > BIG_TEXT:  # in pieces: one copy, not two
-                                out.writelines(texts)
-                                texts.clear()
-                                add_item_len(_write_text(out, content))
+                        rows = entry_rows(entry)
+                        if rows:
+                            add_rows(rows)
+                            count = len(rows)
+                            if count == 1:
+                                add_row_seq(seq)
                             else:
-                                text = content.encode("utf-8", "surrogatepass")
-                                add_text(text)
-                                add_item_len(len(text))
-                            add_role(code)
-                            add_chars(len(content))
-                            add_item_id(item_id)
-                            add_item_seq(seq)
-                            if name is None:
-                                add_tool(0)
-                            else:
-                                tool = names.get(name)
-                                if tool is None:
-                                    tool = names[name] = len(names) + 1
-                                    new_names.append(name)
-                                add_tool(tool)
-                            if code == _SYSTEM and kind == "compaction":
+                                add_row_seqs([seq] * count)
+                            num += count
+                            if kind == "compaction" and rows[0][0] == _SYSTEM:
                                 flags |= _FLIP
-                            num += 1
                     marker = ""
                     custom_type = entry.customType
                     if (kind == "custom" and is_kind(custom_type, RESET_MARKER)) or (
@@ -260,8 +241,11 @@ class _Build(_Views):
                     add_off(line_start)
                     add_len(len(line))
                     seq += 1
-                out.writelines(texts)  # past the committed length: unseen until the commit
-                del lines, texts
+                if chunk_rows:
+                    _add_items(chunk_rows, names, new_names, roles, nchars, tools)
+                    item_ids += [row[1] for row in chunk_rows]
+                    item_lens.extend(_texts(out, chunk_rows))
+                del lines, chunk_rows
             out.truncate()
             out.flush()
             written = os.fstat(out.fileno())
@@ -357,6 +341,37 @@ def _typed() -> tuple[
     from .lines import DECODE_ENTRY_PLAIN, entry_line, entry_rows
 
     return DECODE_ENTRY_PLAIN, entry_line, entry_rows, FAST_DECODE_ERRORS
+
+
+def _add_items(
+    rows: list[Row],
+    names: dict[str, int],
+    new_names: list[str],
+    roles: bytearray,
+    nchars: array[int],
+    tools: array[int],
+) -> None:
+    """A chunk's items into the role, length and tool columns (new tool names numbered in
+    order of appearance)."""
+    roles.extend([row[0] for row in rows])
+    nchars.extend([len(row[2]) for row in rows])
+    found = [row[3] for row in rows]
+    for name in dict.fromkeys(found):
+        if name is not None and name not in names:
+            names[name] = len(names) + 1
+            new_names.append(name)
+    tools.extend([0 if name is None else names[name] for name in found])
+
+
+def _texts(out: Any, rows: list[Row]) -> list[int]:
+    """Write a chunk's item texts (past the committed length: unseen until the commit);
+    their lengths in bytes. A text longer than ``BIG_TEXT`` is written in pieces."""
+    contents = [row[2] for row in rows]
+    if max(map(len, contents)) > BIG_TEXT:  # in pieces: one copy, not two
+        return [_write_text(out, content) for content in contents]
+    texts = [content.encode("utf-8", "surrogatepass") for content in contents]
+    out.write(b"".join(texts))
+    return list(map(len, texts))
 
 
 def _parse(line: bytes) -> Any:
