@@ -119,8 +119,8 @@ class _Views(_Stored):
         root_created = None
         if branch and table.flags[branch[0] - first] & _STAMP:
             root_created = table.stamps[branch[0] - first]
-        view.naming = _naming(table, branch)
-        root = root_id_in_format(self.session_id, fork_safe=view.naming == _NAMING_WHOLE)
+        # The root's naming follows what the branch shows: ``_extend`` settles it.
+        root = root_id_in_format(self.session_id, fork_safe=False)
         view.windows.append((root, root_created, None, 0))
         self._extend(view, table, branch, None)
         return view
@@ -174,23 +174,22 @@ class _Views(_Stored):
         span of the entry preceding it (None: the path starts the branch)."""
         first = table.first
         flags, item0 = table.flags, table.item0
-        naming = max(view.naming, _naming(table, path))
+        # The path as runs of consecutive seqs (a branch is mostly lines in file order):
+        # each run is one span of items, and the entry before a run is the run before's last.
+        runs = [path] if isinstance(path, range) else _runs(path)
+        naming = max([view.naming, *(_naming(table, run) for run in runs)])
         if view.windows and naming != view.naming:
             # The branch now shows which naming the session's own windows use: so is its root.
             view.naming = naming
             _, created, marker_id, start = view.windows[0]
             root = root_id_in_format(self.session_id, fork_safe=naming == _NAMING_WHOLE)
             view.windows[0] = (root, created, marker_id, start)
-        if isinstance(path, range):
-            _extend_run(view, table, path, before)
-            return
-        # The path as runs of consecutive seqs (a branch is mostly lines in file order):
-        # each run is one span of items, and the entry before a run is the run before's last.
         previous = before
-        for run in _runs(path):
+        for run in runs:
             _extend_run(view, table, run, previous)
-            at = run[-1] - first
-            previous = (flags[at], item0[at], item0[at + 1])
+            if run:
+                at = run[-1] - first
+                previous = (flags[at], item0[at], item0[at + 1])
 
 
 def _runs(path: Sequence[int]) -> list[range]:
