@@ -135,6 +135,7 @@ class _Build(_Views):
         add_id, add_parent, add_marker = new.ids.append, new.parents.append, new.markers.append
         add_stamp, add_flags, add_item0 = new.stamps.append, new.flags.append, new.item0.append
         add_off, add_len = offs.append, lens.append
+        window_types: dict[tuple[str, str], bool] = {}  # custom types seen: marker or boot?
         if content_fd is None:
             content_fd, held = open_regular(content_path, os.O_RDWR | os.O_NOFOLLOW)
         else:
@@ -183,7 +184,10 @@ class _Build(_Views):
                             raise Unindexable("no current header: the loader decides")
                         session_id = meta["session_id"] = value["id"]
                         continue
-                    deep = len(line) > MAX_DEPTH and deeper_than(line)
+                    # Nesting past the limit takes an opening and a closing bracket per level:
+                    # a shorter line that parses is within it (one that does not parse is left
+                    # to ``_parse``, which checks the depth itself).
+                    deep = len(line) > SHORTEST_TOO_DEEP and deeper_than(line)
                     try:
                         # DECODE_ENTRY spelt out: the depth check inline, no call per line
                         if deep:
@@ -213,9 +217,8 @@ class _Build(_Views):
                             if kind == "compaction" and rows[0][0] == _SYSTEM:
                                 flags |= _FLIP
                     marker = ""
-                    custom_type = entry.customType
-                    if (kind == "custom" and is_kind(custom_type, RESET_MARKER)) or (
-                        kind == "custom_message" and is_kind(custom_type, BOOT)
+                    if (kind == "custom" or kind == "custom_message") and _names_window(
+                        kind, entry.customType, window_types
                     ):
                         # Only a marker or a boot can name a window: these few lines are read
                         # as the loader reads them, whole.
@@ -341,6 +344,24 @@ def _typed() -> tuple[
     from .lines import DECODE_ENTRY_PLAIN, entry_line, entry_rows
 
     return DECODE_ENTRY_PLAIN, entry_line, entry_rows, FAST_DECODE_ERRORS
+
+
+SHORTEST_TOO_DEEP = 2 * MAX_DEPTH + 1
+"""The shortest JSON text that nests past ``MAX_DEPTH``: an opening and a closing bracket
+for each level; any shorter line that parses is within the limit."""
+
+
+def _names_window(kind: str, custom_type: Any, seen: dict[tuple[str, str], bool]) -> bool:
+    """Whether a custom entry is a reset marker, or a custom message a boot: the only
+    entries that can name a window (remembered per custom type: a session repeats a few)."""
+    if type(custom_type) is not str:
+        return is_kind(custom_type, RESET_MARKER if kind == "custom" else BOOT)
+    known = seen.get((kind, custom_type))
+    if known is None:
+        known = seen[kind, custom_type] = is_kind(
+            custom_type, RESET_MARKER if kind == "custom" else BOOT
+        )
+    return known
 
 
 def _add_items(
