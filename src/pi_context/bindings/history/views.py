@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import pairwise
+from itertools import compress, pairwise
+from operator import ne
 from typing import Any
 
 from pi_context.bindings.session.windows import root_id_in_format
@@ -225,6 +226,8 @@ def _walk(leaf_seq: int, table: _Entries) -> list[int]:
     ids, parents = table.ids, table.parents
     last = first + len(ids) - 1
     winners = dict(zip(ids, range(first, last + 1), strict=True))  # a later one wins
+    if first <= leaf_seq <= last and len(winners) == len(ids) and "" not in winners:
+        return _walk_segments(leaf_seq, table, winners)
     branch: list[int] = []
     seen: set[int] = set()
     current: int | None = leaf_seq if first <= leaf_seq <= last else None
@@ -234,6 +237,31 @@ def _walk(leaf_seq: int, table: _Entries) -> list[int]:
         parent = parents[current - first]
         current = winners.get(parent) if parent else None
     branch.reverse()
+    return branch
+
+
+def _walk_segments(leaf_seq: int, table: _Entries, winners: dict[str, int]) -> list[int]:
+    """``_walk`` for unique, non-empty ids: the file cut into segments where each entry's
+    parent is the line before it, walked a segment at a time (a segment met again is a cycle:
+    the walk takes what it had not seen of it, then stops, as the step-by-step walk does)."""
+    first, ids, parents = table.first, table.ids, table.parents
+    starts = [0, *compress(range(1, len(ids)), map(ne, parents[1:], ids[:-1]))]
+    spans: list[range] = []
+    reached: dict[int, int] = {}  # segment start -> the highest index the walk reached in it
+    at: int | None = leaf_seq - first
+    while at is not None:
+        start = starts[bisect_right(starts, at) - 1]
+        earlier = reached.get(start)
+        if earlier is not None:  # a cycle: stop at the first index already seen
+            if at > earlier:
+                spans.append(range(earlier + 1, at + 1))
+            break
+        reached[start] = at
+        spans.append(range(start, at + 1))
+        parent = parents[start]
+        seq = winners.get(parent) if parent else None
+        at = None if seq is None else seq - first
+    branch = [index + first for span in reversed(spans) for index in span]
     return branch
 
 
