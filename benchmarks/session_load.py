@@ -49,6 +49,7 @@ OURS = r"""
 import json, resource, sys, time
 from pathlib import Path
 from pi_context.bindings.session import Durability, Session
+import pi_context.bindings.session.decoders  # imported by the first load (Pi imports first too)
 from pi_context.support.gc_pause import one_shot
 one_shot()  # as the pi-context executable runs a command
 t1 = time.perf_counter()

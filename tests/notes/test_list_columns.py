@@ -123,3 +123,21 @@ def test_a_resident_listing_and_search_equal_a_fresh_process_after_any_changes(
             assert notes.json("notes_search", **args) == fresh(notes, "notes_search", **args)
             paged = notes.json("notes_list", max_results=2, wastebasket=wastebasket)
             assert paged["files"] == listed["files"][:2]
+
+
+def test_identities_sharing_a_root_each_get_their_own_listing(held: None, notes: Notes) -> None:
+    """A listing reused because no home changed is still told in the caller's addresses: a
+    second identity (another session and agent) over the same root sees its own homes."""
+    other = notes.other(session_id="0190f1a2-aaaa-7bbb-8ccc-000000000002", agent_name="other")
+    for scope in ("human", "project", "agent", "model"):
+        notes.call("notes_write", path=f"{scope}-note.md", scope=scope, content="a needle\n")
+    other.call("notes_write", path="theirs.md", scope="agent", content="a needle\n")
+    args = {"query": "needle", "max_files": 10}
+    for _round in range(2):  # both identities answered back to back, then checked
+        listed = [caller.json("notes_list", max_results=100) for caller in (notes, other)]
+        found = [caller.json("notes_search", **args) for caller in (notes, other)]
+        for caller, page, hits in zip((notes, other), listed, found, strict=True):
+            expected = fresh(caller, "notes_list", max_results=100)
+            del page["next_cursor"], expected["next_cursor"]
+            assert page == expected
+            assert hits == fresh(caller, "notes_search", **args)

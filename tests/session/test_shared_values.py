@@ -103,3 +103,32 @@ def test_lines_the_fast_decoder_refuses_share_their_keys_too() -> None:
         assert [id(k) for k in a] == [id(k) for k in b]
     block_a, block_b = first["message"]["content"][0], last["message"]["content"][0]
     assert [id(k) for k in block_a] == [id(k) for k in block_b]
+
+
+def test_tool_names_of_calls_and_results_are_one_object_each() -> None:
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/"}
+    call = {"type": "toolCall", "id": "c", "name": "bash", "arguments": {"command": "ls"}}
+    rows: list[Any] = [header]
+    for n in range(2):
+        rows.append(
+            {
+                "type": "message",
+                "id": f"a{n}",
+                "parentId": None,
+                "message": {"role": "assistant", "model": "m", "content": [call]},
+            }
+        )
+        rows.append(
+            {
+                "type": "message",
+                "id": f"r{n}",
+                "parentId": f"a{n}",
+                "message": {"role": "toolResult", "toolName": "bash", "content": []},
+            }
+        )
+    data = b"".join(encode_line(r) for r in rows)
+    raw = parse_raw(data)
+    first, second = raw.values[1]["message"], raw.values[3]["message"]
+    assert first["content"][0]["name"] is second["content"][0]["name"]
+    assert raw.values[2]["message"]["toolName"] is raw.values[4]["message"]["toolName"]
+    assert b"".join(encode_line(v) for v in raw.values) == data

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import os
+from array import array
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from .ids import (
 )
 from .jsonl import encode_line, iso_from_ms
 from .migrate import CURRENT_VERSION, derived_ids, header_version, migrate, needs_migration
+from .runs import Clean, runs_of
 from .store import (
     Durability,
     create_exclusive,
@@ -185,20 +187,26 @@ class Session(_Appends):
             durability=durability,
             readonly=readonly,
         )
-        session._load(raw.values, raw.lines, raw.problems)
+        session._load(raw.values, raw.lines, raw.problems, raw.clean)
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session
 
     def _load(
-        self, values: list[Any], numbers: Sequence[int] | None, problems: Iterable[Problem]
+        self,
+        values: list[Any],
+        numbers: Sequence[int] | None,
+        problems: Iterable[Problem],
+        clean: Clean | None = None,
     ) -> None:
         """Index ``values`` (the header first; the list is kept as the file's values) with
-        their source lines (None: not from a file)."""
+        their source lines (None: not from a file) and, from a parse, what it gathered while
+        the entries were clean (``runs.Clean``: it takes the place of the loop below)."""
         self.problems = list(problems)
         if needs_migration(values):
             old = header_version(values)
             migrate(values, derived_ids(values))
+            clean = None  # migration gives entries new ids
             self._needs_rewrite = True
             self.problems.append(
                 Problem(
@@ -206,6 +214,16 @@ class Session(_Appends):
                 )
             )
         self._file_values = values
+        runs = runs_of(clean) if clean is not None and not self._entries else None
+        if runs is not None and clean is not None and numbers is not None:  # see runs.py
+            self._runs = runs
+            self._by_id = clean.by_id
+            self._entries = values[1:]
+            self._lines = numbers[1:] if isinstance(numbers, array) else array("q", numbers[1:])
+            if self._entries:
+                self._leaf_id = self._entries[-1]["id"]
+            self._labels, self._label_stamps = tr.resolve_labels(clean.labels)
+            return
         problems_out = self.problems
         entries, lines, by_id = self._entries, self._lines, self._by_id
         label_values: list[Entry] = []

@@ -19,6 +19,7 @@ from .errors import Problem, SessionError
 from .ids import Clock, Entry, UuidSource, _default_uuid, _to_ms
 from .jsonl import encode_line, iso_from_ms
 from .outline import OutlineRow, outline
+from .runs import Runs, run_path
 from .store import (
     Durability,
     append,
@@ -59,6 +60,7 @@ class _State:
         self._label_stamps: dict[Any, Any] = {}
         self._leaf_id: str | None = None
         self._branch_cache: tuple[Any, list[Entry]] | None = None
+        self._runs: Runs | None = None  # a clean load's runs, until the entries change
         self._flushed = False
         self._header_on_disk = True
         self._needs_rewrite = False
@@ -150,7 +152,11 @@ class _State:
         cached = self._branch_cache
         if cached is not None and cached[0] == key and (not cached[1] or cached[1][-1] is leaf):
             return list(cached[1])
-        path = tr.branch_path(leaf, self._by_id)
+        runs, entries = self._runs, self._entries
+        if runs is not None and runs.size == len(entries) and entries and leaf is entries[-1]:
+            path = run_path(entries, runs, len(entries) - 1)  # a clean load's newest entry
+        else:
+            path = tr.branch_path(leaf, self._by_id)
         self._branch_cache = (key, path)
         return list(path)
 
@@ -233,6 +239,7 @@ class _State:
     def _append_entry(self, entry: Entry) -> str:
         if self._readonly:
             raise SessionError("session was opened read-only", self._path)
+        self._runs = None
         self._file_values.append(entry)
         self._entries.append(entry)
         self._lines.append(0)
