@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pi_context.bindings.history import scan
 from pi_context.bindings.history.format import _FLIP, _STAMP, _SYSTEM, View, _Entries
 from pi_context.bindings.history.index import HistoryIndex
-from pi_context.bindings.history.views import _flip, _Views
+from pi_context.bindings.history.views import _flip, _Views, _walk
 from pi_context.bindings.session.jsonl import encode_line
 
 HEADER = {"type": "session", "version": 3, "id": "s-1", "timestamp": "t", "cwd": "/"}
@@ -170,3 +170,43 @@ def test_extending_by_runs_gives_the_entry_by_entry_view(
         expected.windows,
         expected.ascending,
     )
+
+
+def _walk_step_by_step(leaf_seq: int, table: _Entries) -> list[int]:
+    """The branch by following one parent id at a time (a later duplicate id wins)."""
+    first, ids, parents = table.first, table.ids, table.parents
+    winners = {entry_id: seq for seq, entry_id in enumerate(ids, first)}
+    branch: list[int] = []
+    seen: set[int] = set()
+    current = leaf_seq if first <= leaf_seq < first + len(ids) else None
+    while current is not None and current not in seen:
+        seen.add(current)
+        branch.append(current)
+        parent = parents[current - first]
+        current = winners.get(parent) if parent else None
+    branch.reverse()
+    return branch
+
+
+_IDS = st.sampled_from(["a", "b", "c", "d", "e", "f", "g", ""])
+
+
+@settings(max_examples=500)
+@example(ids=["a", "b", "c"], parents=["c", "a", "b"], first=0, unique=True)  # a cycle
+@example(ids=["a", "b", "c", "d"], parents=["", "a", "d", "c"], first=2, unique=True)
+@example(ids=["a", "b", "c", "d"], parents=["c", "a", "b", "b"], first=0, unique=True)
+@given(
+    ids=st.lists(_IDS, max_size=8),
+    parents=st.lists(_IDS | st.just("zz"), max_size=8),
+    first=st.integers(0, 3),
+    unique=st.booleans(),
+)
+def test_walking_by_segments_gives_the_step_by_step_branch(
+    ids: list[str], parents: list[str], first: int, unique: bool
+) -> None:
+    if unique:  # the segments' case (duplicates and empty ids walk step by step)
+        ids = [entry_id for entry_id in dict.fromkeys(ids) if entry_id]
+    parents = (parents + [""] * len(ids))[: len(ids)]
+    table = _Entries(first=first, ids=ids, parents=parents)
+    for leaf_seq in range(first - 1, first + len(ids) + 1):
+        assert _walk(leaf_seq, table) == _walk_step_by_step(leaf_seq, table)

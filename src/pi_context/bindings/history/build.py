@@ -7,26 +7,50 @@ import os
 import sqlite3
 import zlib
 from array import array
+from collections.abc import Callable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
 import pi_context.support.cache as cache
-from pi_context.bindings.session.jsonl import JSONLineError, js_trim, js_truthy, parse
+from pi_context.bindings.session.dialect import BOOT, RESET_MARKER, is_kind
+from pi_context.bindings.session.jsonl import (
+    _JSON_WS,
+    JSONLineError,
+    _scan_once,
+    js_trim,
+    js_truthy,
+    parse,
+)
+from pi_context.bindings.session.windows import (
+    is_reset_marker,
+    marker_window_id,
+    names_fork_safe_window,
+    names_upstream_window,
+)
+from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
 from pi_context.support.regular import open_regular
 
 from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
 from .format import (
+    _FLIP,
+    _STAMP,
+    _SYSTEM,
+    _UPSTREAM,
+    _WHOLE,
     SCHEMA,
     Unindexable,
     _content_file,
     _Entries,
     _store_meta,
 )
+from .items import ITEM_ENTRY_TYPES
 from .scan import Digest, chunks, snapshot
 from .views import _Views
 
 if TYPE_CHECKING:
-    from .chunk import Columns
+    from .lines import EntryLine, Row
+
+BIG_TEXT = 1 << 22  # an item's text longer than this is written to the content file in pieces
 
 
 class _Build(_Views):
@@ -96,13 +120,22 @@ class _Build(_Views):
         start = meta["end"]
         roles = bytearray()
         new = _Entries(first=meta["entries"], roles=roles, item_base=meta["items"])
+        offs, lens, item_lens, item_seqs = array("q"), array("q"), array("q"), array("q")
+        nchars, tools = array("q"), array("I")
+        item_ids: list[str] = []
         names = {name: code for code, name in enumerate(self._tool_names(meta), 1)}
-        committed = meta["committed"]
+        new_names: list[str] = []
+        committed, num = meta["committed"], meta["items"]
         session_id: str | None = meta["session_id"]
         content_path = _content_file(self.directory, meta)
         offset = start
         tail = b""
-        batch: Columns | None = None
+        seq = new.first
+        # The loop runs once per line of the file: its per-line work is kept to local names.
+        add_id, add_parent, add_marker = new.ids.append, new.parents.append, new.markers.append
+        add_stamp, add_flags, add_item0 = new.stamps.append, new.flags.append, new.item0.append
+        add_off, add_len = offs.append, lens.append
+        window_types: dict[tuple[str, str], bool] = {}  # custom types seen: marker or boot?
         if content_fd is None:
             content_fd, held = open_regular(content_path, os.O_RDWR | os.O_NOFOLLOW)
         else:
@@ -117,11 +150,14 @@ class _Build(_Views):
         with os.fdopen(content_fd, "r+b") as out:
             out.seek(committed)
             for chunk, chunk_start, single in chunks(fd, start):
+                # The typed decoding (msgspec) is imported once there are lines to index: a
+                # call that finds none (a warm call) never loads it.
+                decode_entry, entry_line, entry_rows, decode_errors = _typed()
+
                 if single:  # one long line, without its newline
                     lines = [chunk]
                     digest.update(chunk)
                     digest.update(b"\n")
-                    end_of_chunk = chunk_start + len(chunk) + 1
                 else:
                     cut = chunk.rfind(b"\n") + 1
                     if cut == 0:
@@ -130,45 +166,92 @@ class _Build(_Views):
                     lines = chunk.split(b"\n")
                     lines.pop()  # after the last newline: nothing (chunks end at one)
                     digest.update(chunk)
-                    end_of_chunk = chunk_start + len(chunk)
-                starts = list(accumulate([len(line) + 1 for line in lines], initial=chunk_start))
-                starts.pop()
-                offset = end_of_chunk
-                skip = 0
-                while session_id is None and skip < len(lines):
-                    from pi_context.bindings.session.migrate import needs_migration
-                    from pi_context.bindings.session.store import is_header
+                chunk_rows: list[Row] = []  # the chunk's items, made columns at its end
+                add_rows, add_row_seq = chunk_rows.extend, item_seqs.append
+                add_row_seqs = item_seqs.extend
+                offset = chunk_start
+                for line in lines:
+                    line_start = offset
+                    offset += len(line) + 1
+                    if session_id is None:
+                        from pi_context.bindings.session.migrate import needs_migration
+                        from pi_context.bindings.session.store import is_header
 
-                    value = _parse(lines[skip])
-                    skip += 1
-                    if value is None:
+                        value = _parse(line)
+                        if value is None:
+                            continue
+                        if not is_header(value) or needs_migration([value]):
+                            raise Unindexable("no current header: the loader decides")
+                        session_id = meta["session_id"] = value["id"]
                         continue
-                    if not is_header(value) or needs_migration([value]):
-                        raise Unindexable("no current header: the loader decides")
-                    session_id = meta["session_id"] = value["id"]
-                if session_id is None:
-                    continue
-                if batch is None:
-                    # The typed decoding (msgspec) is imported once there are lines to index:
-                    # a call that finds none (a warm call) never loads it.
-                    from .chunk import Columns
-
-                    batch = Columns(new, meta["items"], names, session_id)
-                if skip:
-                    lines, starts = lines[skip:], starts[skip:]
-                batch.add(lines, starts, out, _parse)
-                del lines, starts
+                    # Nesting past the limit takes an opening and a closing bracket per level:
+                    # a shorter line that parses is within it (one that does not parse is left
+                    # to ``_parse``, which checks the depth itself).
+                    deep = len(line) > SHORTEST_TOO_DEEP and deeper_than(line)
+                    try:
+                        # DECODE_ENTRY spelt out: the depth check inline, no call per line
+                        if deep:
+                            raise depth_error()
+                        entry = decode_entry(line)
+                    except decode_errors:
+                        value = _parse(line) if deep else _refused(line)
+                        if type(value) is not dict:
+                            continue
+                        entry = entry_line(value)
+                    kind = entry.type
+                    entry_id = entry.id
+                    if kind == "session" or type(entry_id) is not str or not entry_id:
+                        continue
+                    flags = 0
+                    add_item0(num)
+                    if type(kind) is str and kind in ITEM_ENTRY_TYPES:
+                        rows = entry_rows(entry)
+                        if rows:
+                            add_rows(rows)
+                            count = len(rows)
+                            if count == 1:
+                                add_row_seq(seq)
+                            else:
+                                add_row_seqs([seq] * count)
+                            num += count
+                            if kind == "compaction" and rows[0][0] == _SYSTEM:
+                                flags |= _FLIP
+                    marker = ""
+                    if (kind == "custom" or kind == "custom_message") and _names_window(
+                        kind, entry.customType, window_types
+                    ):
+                        # Only a marker or a boot can name a window: these few lines are read
+                        # as the loader reads them, whole.
+                        value = _parse(line)
+                        if is_reset_marker(value):
+                            marker = marker_window_id(value)
+                        if marker or kind == "custom_message":
+                            if names_upstream_window(value, session_id):
+                                flags |= _UPSTREAM
+                            elif names_fork_safe_window(value, session_id):
+                                flags |= _WHOLE
+                    parent = entry.parentId
+                    stamp = entry.timestamp
+                    if type(stamp) is str:
+                        flags |= _STAMP
+                    else:
+                        stamp = ""
+                    add_id(entry_id)
+                    add_parent(parent if type(parent) is str else "")
+                    add_marker(marker)
+                    add_stamp(stamp)
+                    add_flags(flags)
+                    add_off(line_start)
+                    add_len(len(line))
+                    seq += 1
+                if chunk_rows:
+                    _add_items(chunk_rows, names, new_names, roles, nchars, tools)
+                    item_ids += [row[1] for row in chunk_rows]
+                    item_lens.extend(_texts(out, chunk_rows))
+                del lines, chunk_rows
             out.truncate()
             out.flush()
             written = os.fstat(out.fileno())
-        num = meta["items"] if batch is None else batch.items
-        offs, lens = (array("q"), array("q")) if batch is None else (batch.offs, batch.lens)
-        item_lens = array("q") if batch is None else batch.item_lens
-        item_seqs = array("q") if batch is None else batch.item_seqs
-        nchars = array("q") if batch is None else batch.nchars
-        tools = array("I") if batch is None else batch.tools
-        item_ids: list[str] = [] if batch is None else batch.item_ids
-        new_names: list[str] = [] if batch is None else batch.new_names
         if session_id is None:
             raise Unindexable("no complete header line yet: the loader decides")
         committed += sum(item_lens)
@@ -248,6 +331,70 @@ class _Build(_Views):
         return self._strings("t_name").all()
 
 
+def _typed() -> tuple[
+    Callable[[bytes], EntryLine],
+    Callable[[dict[str, Any]], EntryLine],
+    Callable[[EntryLine], list[Row]],
+    tuple[type[Exception], ...],
+]:
+    """The typed decoding of entry lines (``lines``; without its depth check, which the caller
+    makes) and the errors that send a line to the careful parse; imported on first use."""
+    from pi_context.bindings.session.decoders import FAST_DECODE_ERRORS
+
+    from .lines import DECODE_ENTRY_PLAIN, entry_line, entry_rows
+
+    return DECODE_ENTRY_PLAIN, entry_line, entry_rows, FAST_DECODE_ERRORS
+
+
+SHORTEST_TOO_DEEP = 2 * MAX_DEPTH + 1
+"""The shortest JSON text that nests past ``MAX_DEPTH``: an opening and a closing bracket
+for each level; any shorter line that parses is within the limit."""
+
+
+def _names_window(kind: str, custom_type: Any, seen: dict[tuple[str, str], bool]) -> bool:
+    """Whether a custom entry is a reset marker, or a custom message a boot: the only
+    entries that can name a window (remembered per custom type: a session repeats a few)."""
+    if type(custom_type) is not str:
+        return is_kind(custom_type, RESET_MARKER if kind == "custom" else BOOT)
+    known = seen.get((kind, custom_type))
+    if known is None:
+        known = seen[kind, custom_type] = is_kind(
+            custom_type, RESET_MARKER if kind == "custom" else BOOT
+        )
+    return known
+
+
+def _add_items(
+    rows: list[Row],
+    names: dict[str, int],
+    new_names: list[str],
+    roles: bytearray,
+    nchars: array[int],
+    tools: array[int],
+) -> None:
+    """A chunk's items into the role, length and tool columns (new tool names numbered in
+    order of appearance)."""
+    roles.extend([row[0] for row in rows])
+    nchars.extend([len(row[2]) for row in rows])
+    found = [row[3] for row in rows]
+    for name in dict.fromkeys(found):
+        if name is not None and name not in names:
+            names[name] = len(names) + 1
+            new_names.append(name)
+    tools.extend([0 if name is None else names[name] for name in found])
+
+
+def _texts(out: Any, rows: list[Row]) -> list[int]:
+    """Write a chunk's item texts (past the committed length: unseen until the commit);
+    their lengths in bytes. A text longer than ``BIG_TEXT`` is written in pieces."""
+    contents = [row[2] for row in rows]
+    if max(map(len, contents)) > BIG_TEXT:  # in pieces: one copy, not two
+        return [_write_text(out, content) for content in contents]
+    texts = [content.encode("utf-8", "surrogatepass") for content in contents]
+    out.write(b"".join(texts))
+    return list(map(len, texts))
+
+
 def _parse(line: bytes) -> Any:
     """A complete line's value as the loader reads it, or None when the loader skips it.
 
@@ -264,6 +411,27 @@ def _parse(line: bytes) -> Any:
     return value if js_truthy(value) else None
 
 
+def _refused(line: bytes) -> Any:
+    """``_parse`` of a line the typed decoder refused that is known not to nest past the
+    limit (as a rule, for a lone surrogate escape): valid UTF-8 without the constants the
+    loader refuses is scanned at once, as ``jsonl.parse`` scans it; anything else, or
+    anything the scan does not take whole as an object, is left to ``_parse``."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return _parse(line)
+    if "NaN" in text or "Infinity" in text:
+        return _parse(line)
+    body = text.strip(_JSON_WS)
+    try:
+        value, end = _scan_once(body, 0)
+    except (StopIteration, ValueError, RecursionError):
+        return _parse(line)
+    if end != len(body) or type(value) is not dict:
+        return _parse(line)
+    return value
+
+
 def _pending(tail: bytes) -> bool:
     """Whether an unterminated last line would be loaded (it parses to a truthy value)."""
     if not tail:
@@ -276,3 +444,14 @@ def _pending(tail: bytes) -> bool:
     except JSONLineError:
         return False
     return js_truthy(value)
+
+
+def _write_text(out: Any, content: str) -> int:
+    """Write a long item's text in pieces (a piece of a surrogate pair encodes alike apart);
+    its length in bytes."""
+    size = 0
+    for at in range(0, len(content), BIG_TEXT):
+        piece = content[at : at + BIG_TEXT].encode("utf-8", "surrogatepass")
+        out.write(piece)
+        size += len(piece)
+    return size

@@ -85,20 +85,20 @@ def pack_strings(values: Sequence[str], base: int) -> tuple[bytes, bytes]:
         prefix = b""
     text = "\n".join(values)
     end = b"\n" if values else b""
-    sizes: Sequence[str | bytes]  # what has each string's length in bytes
     if text.isascii():
         data = prefix + text.encode("ascii") + end
-        sizes = values
+        lengths = list(map(len, values))
     else:
         encoded = [value.encode("utf-8", "surrogatepass") for value in values]
         data = prefix + b"\n".join(encoded) + end
-        sizes = encoded
+        lengths = list(map(len, encoded))
     # Each string starts after the ones before it and their newlines.
-    width = len(sizes[0]) + 1 if sizes else 1
-    if len(data) - len(prefix) == width * len(sizes) and len(set(map(len, sizes))) == 1:
-        starts: Iterable[int] = range(base, base + width * len(sizes), width)  # ids, stamps
+    starts: Iterable[int]
+    if lengths and min(lengths) == max(lengths):  # ids, stamps: one width
+        width = lengths[0] + 1
+        starts = range(base, base + width * len(lengths), width)
     else:
-        starts = map(add, accumulate(map(len, sizes), initial=base), range(len(sizes)))
+        starts = map(add, accumulate(lengths, initial=base), range(len(lengths)))
     offsets = array("q", starts)
     return offsets.tobytes(), data
 

@@ -41,7 +41,8 @@ _ARRAYS = {
     "i_nchars": "q",  # length of the item's content in characters
     "i_seq": "q",  # the entry each item belongs to
     "i_tool": "I",  # 0: no tool; k: the k-th name of the t_name table
-    "e_keys": "I",  # CRC-32 of every id and parent, each part sorted (a membership filter)
+    "e_keys": "I",  # CRC-32 of every id and of each parent that is not the id before it (those
+    # are there already), each part sorted: a membership filter
 }
 
 

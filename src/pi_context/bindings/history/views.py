@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from itertools import pairwise
+from itertools import compress, pairwise
+from operator import ne
 from typing import Any
 
 from pi_context.bindings.session.windows import root_id_in_format
@@ -119,8 +120,8 @@ class _Views(_Stored):
         root_created = None
         if branch and table.flags[branch[0] - first] & _STAMP:
             root_created = table.stamps[branch[0] - first]
-        view.naming = _naming(table, branch)
-        root = root_id_in_format(self.session_id, fork_safe=view.naming == _NAMING_WHOLE)
+        # The root's naming follows what the branch shows: ``_extend`` settles it.
+        root = root_id_in_format(self.session_id, fork_safe=False)
         view.windows.append((root, root_created, None, 0))
         self._extend(view, table, branch, None)
         return view
@@ -174,23 +175,22 @@ class _Views(_Stored):
         span of the entry preceding it (None: the path starts the branch)."""
         first = table.first
         flags, item0 = table.flags, table.item0
-        naming = max(view.naming, _naming(table, path))
+        # The path as runs of consecutive seqs (a branch is mostly lines in file order):
+        # each run is one span of items, and the entry before a run is the run before's last.
+        runs = [path] if isinstance(path, range) else _runs(path)
+        naming = max([view.naming, *(_naming(table, run) for run in runs)])
         if view.windows and naming != view.naming:
             # The branch now shows which naming the session's own windows use: so is its root.
             view.naming = naming
             _, created, marker_id, start = view.windows[0]
             root = root_id_in_format(self.session_id, fork_safe=naming == _NAMING_WHOLE)
             view.windows[0] = (root, created, marker_id, start)
-        if isinstance(path, range):
-            _extend_run(view, table, path, before)
-            return
-        # The path as runs of consecutive seqs (a branch is mostly lines in file order):
-        # each run is one span of items, and the entry before a run is the run before's last.
         previous = before
-        for run in _runs(path):
+        for run in runs:
             _extend_run(view, table, run, previous)
-            at = run[-1] - first
-            previous = (flags[at], item0[at], item0[at + 1])
+            if run:
+                at = run[-1] - first
+                previous = (flags[at], item0[at], item0[at + 1])
 
 
 def _runs(path: Sequence[int]) -> list[range]:
@@ -226,6 +226,8 @@ def _walk(leaf_seq: int, table: _Entries) -> list[int]:
     ids, parents = table.ids, table.parents
     last = first + len(ids) - 1
     winners = dict(zip(ids, range(first, last + 1), strict=True))  # a later one wins
+    if first <= leaf_seq <= last and len(winners) == len(ids) and "" not in winners:
+        return _walk_segments(leaf_seq, table, winners)
     branch: list[int] = []
     seen: set[int] = set()
     current: int | None = leaf_seq if first <= leaf_seq <= last else None
@@ -235,6 +237,31 @@ def _walk(leaf_seq: int, table: _Entries) -> list[int]:
         parent = parents[current - first]
         current = winners.get(parent) if parent else None
     branch.reverse()
+    return branch
+
+
+def _walk_segments(leaf_seq: int, table: _Entries, winners: dict[str, int]) -> list[int]:
+    """``_walk`` for unique, non-empty ids: the file cut into segments where each entry's
+    parent is the line before it, walked a segment at a time (a segment met again is a cycle:
+    the walk takes what it had not seen of it, then stops, as the step-by-step walk does)."""
+    first, ids, parents = table.first, table.ids, table.parents
+    starts = [0, *compress(range(1, len(ids)), map(ne, parents[1:], ids[:-1]))]
+    spans: list[range] = []
+    reached: dict[int, int] = {}  # segment start -> the highest index the walk reached in it
+    at: int | None = leaf_seq - first
+    while at is not None:
+        start = starts[bisect_right(starts, at) - 1]
+        earlier = reached.get(start)
+        if earlier is not None:  # a cycle: stop at the first index already seen
+            if at > earlier:
+                spans.append(range(earlier + 1, at + 1))
+            break
+        reached[start] = at
+        spans.append(range(start, at + 1))
+        parent = parents[start]
+        seq = winners.get(parent) if parent else None
+        at = None if seq is None else seq - first
+    branch = [index + first for span in reversed(spans) for index in span]
     return branch
 
 
