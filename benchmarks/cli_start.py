@@ -1,7 +1,9 @@
 """Warm ``pi-context tool history_search``, whole process, against ``grep -F -c`` reading the
 same session file, and what the warm path imports.
 
-With the history index built (one call first, in a private cache folder), each round runs, in
+On a session at rest (changed longer ago than the index's racy window:
+``history_tools.at_rest``) and with the history index built (one call first, in a private
+cache folder), each round runs, in
 turn: a fresh ``pi-context tool history_search --session FILE --args {"query": ..., "limit":
 10}`` process, and a fresh ``grep -F -c QUERY FILE`` whose output is read through a pipe (GNU
 grep writing to /dev/null stops at the first match, reading a fraction of the file). Both are
@@ -88,6 +90,9 @@ def main() -> int:
             from history_tools import build
 
             session = build(Path(temp) / "session", args.entries)
+        from history_tools import at_rest
+
+        at_rest(session)  # a warm call answers a session at rest (see history_tools.at_rest)
         env = {**os.environ, "PI_CONTEXT_CACHE_DIR": str(Path(temp) / "cache")}
         call = ["-m", "pi_context", "tool", "history_search", "--session", str(session),
                 "--args", json.dumps({"query": QUERY, "limit": 10})]  # fmt: skip
