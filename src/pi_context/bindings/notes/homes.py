@@ -145,12 +145,17 @@ def session_id_from_file(path: Path) -> str:
         raise HomeUnavailableError(f"{path} is {exc.kind}, not a session file") from exc
     except OSError as exc:
         raise HomeUnavailableError(f"cannot read session file {path}: {exc.strerror}") from exc
-    lines = data.split(b"\n")
-    for position, raw in enumerate(lines):
-        line = raw.decode("utf-8", "replace").strip()
+    start = 0
+    while True:  # line by line from the start: a header is one short line of a large read
+        end = data.find(b"\n", start)
+        last = end < 0
+        line = (data[start:] if last else data[start:end]).decode("utf-8", "replace").strip()
         if not line:
+            if last:
+                break
+            start = end + 1
             continue
-        if len(data) == HEADER_LIMIT and position == len(lines) - 1:
+        if len(data) == HEADER_LIMIT and last:
             raise HomeUnavailableError(
                 f"{path}: its first line is longer than {HEADER_LIMIT:,} bytes (the limit "
                 "for a session header)"
