@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from pi_context.bindings.notes.homes import (
     AGENT_ENV_VAR,
     ENV_VAR,
+    HEADER_LIMIT,
     HomeUnavailableError,
     NotesHomes,
     agent_slug,
@@ -137,3 +138,27 @@ def test_session_file_problems_surface_only_on_the_session_home(tmp_path: Path) 
     missing = homes_for(ToolContext(session_path=tmp_path / "nope", notes_home=tmp_path))
     with pytest.raises(HomeUnavailableError, match="cannot read session file"):
         missing.home("session")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'{"type":"session","id":"s-1"}', "s-1"),  # no newline at the end
+        (b'\n \r\n\t\n{"type":"session","id":"s-2"}\n{"type":"message"}\n', "s-2"),
+        (b"\n\n\n", "not a Pi session file"),
+        (b"", "not a Pi session file"),
+        (b'{"type":"message","id":"x"}\n{"type":"session","id":"s-3"}\n', "not a Pi session"),
+        (b'{"type":"session","id":"' + b"x" * HEADER_LIMIT + b'"}\n', "longer than 1,048,576"),
+        (b"\n" * 1000 + b'{"type":"session","id":"s-4"}\n', "s-4"),
+    ],
+)
+def test_the_session_id_is_the_first_non_blank_line_s(
+    tmp_path: Path, data: bytes, expected: str
+) -> None:
+    file = tmp_path / "s.jsonl"
+    file.write_bytes(data)
+    if expected.startswith("s-"):
+        assert session_id_from_file(file) == expected
+    else:
+        with pytest.raises(HomeUnavailableError, match=expected):
+            session_id_from_file(file)
