@@ -166,10 +166,13 @@ def run(args: argparse.Namespace | ToolArgs) -> int:
         model_id=args.model,
         leaf_id=args.leaf,
     )
-    from pi_context.bindings.error_format import error_text
-
     result = tool.run(context, arguments)  # the shared dispatcher: never raises a named error
-    print(error_text(result.text) if result.is_error else result.text)  # the one error format
+    if result.is_error:
+        from pi_context.bindings.error_format import error_text
+
+        print(error_text(result.text))  # the one error format
+    else:
+        print(result.text)
     if args.details and result.details is not None:
         print(json.dumps(result.details, indent=2, ensure_ascii=False))
     return 1 if result.is_error else 0

@@ -9,6 +9,7 @@
 * ``locking``                advisory file locks whose waits end
 * ``progress``               a one-line progress display for long checks
 * ``regular``                opening files that must be regular files
+* ``sqlite``                 the SQLite driver without ``datetime`` (the history index's)
 * ``surrogates``             lone UTF-16 surrogates in text
 * ``version``                the package's version
 * ``writes``                 writes that land whole or not at all (the seam

@@ -12,7 +12,10 @@ from __future__ import annotations
 import contextlib
 import gc
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _trim: Any = None
 _looked = False

@@ -14,7 +14,10 @@ import errno
 import io
 import os
 import stat
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),

@@ -4,12 +4,10 @@ complete lines past the indexed end (entry and item columns, content file, the f
 from __future__ import annotations
 
 import os
-import sqlite3
 import zlib
 from array import array
 from collections.abc import Callable
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
 
 import pi_context.support.cache as cache
 from pi_context.bindings.session.dialect import BOOT, RESET_MARKER, is_kind
@@ -29,6 +27,7 @@ from pi_context.bindings.session.windows import (
 )
 from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
 from pi_context.support.regular import open_regular
+from pi_context.support.sqlite import sqlite3
 
 from .columns import CorruptIndex, add_part, checksums, pack_strings, put_whole
 from .format import (
@@ -47,7 +46,10 @@ from .items import ITEM_ENTRY_TYPES
 from .scan import Digest, chunks, snapshot
 from .views import _Views
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from .lines import EntryLine, Row
 
 BIG_TEXT = 1 << 22  # an item's text longer than this is written to the content file in pieces

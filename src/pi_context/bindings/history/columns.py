@@ -8,14 +8,18 @@ after a newline (the data starts with one), and the offset where each starts.
 
 from __future__ import annotations
 
-import sqlite3
 import zlib
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from itertools import accumulate
 from operator import add
-from typing import Any
+
+from pi_context.support.sqlite import sqlite3
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_PARTS = 16  # a column with more parts than this is merged into one on the next append
 

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 from pi_context.bindings.tool_output import JSONValue, page
 
 from .errors import HistoryError, Paging, _echo
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 Shrink = Callable[[JSONValue, Callable[[JSONValue], bool]], JSONValue]
 

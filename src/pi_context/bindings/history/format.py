@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import json
 import mmap
-import sqlite3
 import zlib
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from pi_context.support.frozen import field, record
+from pi_context.support.sqlite import sqlite3
 
 from .columns import CorruptIndex, Strings
 from .items import ROLE_CODES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 VIEW_MEMO_MAX = 32
 SCHEMA = 8  # 8: notesoup/* entries are the extension's too (7: a digest of every indexed byte;

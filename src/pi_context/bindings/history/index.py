@@ -38,25 +38,28 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
-import sqlite3
 import time
 import zlib
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
 
 import pi_context.support.cache as cache
 from pi_context.support.cache_dir import cache_root
 from pi_context.support.locking import LockTimeout, flock_within
 from pi_context.support.regular import NotRegularFile, open_regular, special_entry
+from pi_context.support.sqlite import sqlite3
 
 from .build import _Build, _parse
 from .columns import CorruptIndex, Strings
 from .format import SCHEMA, Unindexable, View, _content_file, _meta, _state
 from .items import ROLES, Item, entry_items
 from .scan import Digest, snapshot, unchanged
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, overload
 
 __all__ = ["DISABLE_ENV", "HistoryIndex", "Unindexable", "View", "cache_dir_for", "index_enabled"]
 
@@ -508,10 +511,13 @@ class _InPlace(Sequence[int]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, at: int) -> int: ...
-    @overload
-    def __getitem__(self, at: slice) -> Sequence[int]: ...
+    if TYPE_CHECKING:
+
+        @overload
+        def __getitem__(self, at: int) -> int: ...
+        @overload
+        def __getitem__(self, at: slice) -> Sequence[int]: ...
+
     def __getitem__(self, at: int | slice) -> Any:
         if isinstance(at, slice):
             return [self[i] for i in range(*at.indices(self._count))]

@@ -27,14 +27,17 @@ labels, model/thinking changes and unknown entry types are not items.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
 
 from pi_context.bindings.session.dialect import is_extension_type
 from pi_context.bindings.session.jsonl import encode as stringify
 from pi_context.bindings.session.windows import is_reset_marker, window_spans
 from pi_context.support.frozen import field, frozen, record
 
-Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    Entry = dict[str, Any]  # as JSON decodes it; the session binding hands out plain dicts
 
 ROLES: tuple[str, ...] = ("user", "assistant", "tool", "tool_call", "system", "developer")
 ROLE_CODES = {role: code for code, role in enumerate(ROLES)}

@@ -8,7 +8,6 @@ rule, plus the offending argument echoed back (and, where it helps, the valid ch
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeGuard, TypeVar, overload
 
 from pi_context.bindings.addresses import ADDRESS_MAX_CHARS, address_problem, described
 from pi_context.bindings.tool_output import (
@@ -26,6 +25,12 @@ from pi_context.support.frozen import frozen
 from .cursors import keyed_page
 from .errors import ECHO_MAX_CHARS, HistoryError, Paging, _echo
 from .items import ROLES, TOOL_ROLES, History, Item
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard, TypeVar, overload
+
+    T = TypeVar("T")
 
 __all__ = ["ECHO_MAX_CHARS", "HistoryError", "Paging"]
 
@@ -101,9 +106,6 @@ def window_row(
 
 
 # --- argument parsing -------------------------------------------------------------------------
-
-
-T = TypeVar("T")
 
 
 def _is_int(value: object) -> TypeGuard[int]:
@@ -413,7 +415,7 @@ def window_page(
     )
 
 
-class _Rendered(Sequence[dict[str, Any]]):
+class _Rendered(Sequence["dict[str, Any]"]):  # quoted: typing is not imported at run time
     """Items rendered on first access: a page inspects only its own neighbourhood."""
 
     def __init__(self, count: int, render: Callable[[int], dict[str, Any]]) -> None:
@@ -423,10 +425,13 @@ class _Rendered(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return self._count
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
+    if TYPE_CHECKING:
+
+        @overload
+        def __getitem__(self, index: int) -> dict[str, Any]: ...
+        @overload
+        def __getitem__(self, index: slice) -> Sequence[dict[str, Any]]: ...
+
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             return [self._render(i) for i in range(*index.indices(self._count))]

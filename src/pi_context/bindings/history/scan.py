@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 READ_CHUNK = 1 << 20  # the file is indexed in chunks of complete lines (small: fewer cache misses)
 RACY_NS = 2_000_000_000

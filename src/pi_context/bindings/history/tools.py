@@ -7,9 +7,7 @@ the index cannot answer, by opening and projecting the file afresh.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from pi_context.bindings.tool_output import (
     READ_LIMIT_CHARS_MAX,
@@ -20,6 +18,7 @@ from pi_context.bindings.tool_output import (
 )
 from pi_context.bindings.tools import Tool, ToolContext, ToolError, ToolResult
 from pi_context.support.gc_pause import gc_paused
+from pi_context.support.sqlite import sqlite3
 
 from . import indexed
 from .columns import CorruptIndex
@@ -37,6 +36,12 @@ from .query import (
 )
 from .resident import held_index
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    Answer = Callable[[Any, Mapping[str, Any]], Any]
+
 
 def load_history(ctx: ToolContext) -> History:
     """Project the selected branch of ``ctx.session_path`` from the file (no index)."""
@@ -51,9 +56,6 @@ def load_history(ctx: ToolContext) -> History:
     except SessionError as exc:
         raise ToolError(f"history: cannot read the session: {exc}") from None
     return project_history(branch, session.session_id)
-
-
-Answer = Callable[[Any, Mapping[str, Any]], Any]
 
 
 def answer(ctx: ToolContext, plain: Answer, indexed: Answer, args: Mapping[str, Any]) -> Any:

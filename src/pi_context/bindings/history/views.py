@@ -9,7 +9,6 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import compress, pairwise
 from operator import ne
-from typing import Any
 
 from pi_context.bindings.session.windows import root_id_in_format
 
@@ -25,6 +24,10 @@ from .format import (
     _Entries,
     _Stored,
 )
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Views(_Stored):

@@ -8,9 +8,11 @@ submodule (the history index needs ``jsonl`` and ``windows``) does not pay for t
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from typing import Any
+
     from .errors import Problem, SessionError
     from .ids import default_session_dir, seeded_uuids, uuidv7
     from .session import Session

@@ -8,12 +8,15 @@ nothing instead; the loader reports such entries.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
 
 from .jsonl import js_date_ms, js_truthy
 
-Entry = dict[str, Any]
-Message = dict[str, Any]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    Entry = dict[str, Any]
+    Message = dict[str, Any]
 
 EDITABLE_ROLES = ("user", "assistant", "toolResult")
 
@@ -130,7 +133,7 @@ def entry_messages(entry: Entry) -> list[Message]:
             if key in entry:
                 compacted[key] = entry[key]
         compacted["timestamp"] = js_date_ms(entry.get("timestamp", _UNDEFINED_DATE))
-        system = cast(Message, entry.get("systemMessage"))  # any truthy JSON, as in Pi
+        system: Any = entry.get("systemMessage")  # any truthy JSON, as in Pi
         return [system, compacted] if js_truthy(system) else [compacted]
     return []
 

@@ -12,7 +12,10 @@ kind and accept either dialect; writers name one dialect, the newest by default.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 NOTESOUP: Final = "notesoup"
 """The newest dialect (0.38.0 on): ``notesoup/<kind>``."""

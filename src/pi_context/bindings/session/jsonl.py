@@ -13,8 +13,6 @@ import json
 import math
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from pi_context.support.jsonlimits import (
     JSONLimitError,
@@ -22,6 +20,10 @@ from pi_context.support.jsonlimits import (
     too_deep_message,
 )
 from pi_context.support.surrogates import escape
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 _MAX_SAFE_INT = 2**53
 _MAX_DEPTH = 100_000
@@ -277,7 +279,6 @@ _ISO = re.compile(
     r"^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
     r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(Z|[+-]\d{2}:\d{2})?)?$"
 )
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_TIME_MS = 8.64e15
 
 
@@ -303,6 +304,8 @@ def js_date_ms(value: Any) -> int | None:
     year_text, month, day, hour, minute, second, frac, offset = match.groups()
     if year_text == "-000000":
         return None
+    from datetime import UTC, datetime, timedelta  # here: most callers never parse a date
+
     try:
         year = int(year_text)
         mo, d = int(month or 1), int(day or 1)
@@ -322,7 +325,7 @@ def js_date_ms(value: Any) -> int | None:
         local = base.astimezone()  # naive -> the machine's local zone, as JS does
         stamp = int(local.timestamp() * 1000) // 1000 * 1000
         return stamp + ms
-    delta = base.replace(tzinfo=UTC) - _EPOCH
+    delta = base.replace(tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)
     total = (delta.days * 86400 + delta.seconds) * 1000 + ms
     if offset and offset != "Z":
         sign = 1 if offset[0] == "+" else -1
@@ -332,7 +335,9 @@ def js_date_ms(value: Any) -> int | None:
 
 def iso_from_ms(ms: int) -> str:
     """``new Date(ms).toISOString()`` for years 0001-9999."""
-    moment = _EPOCH + timedelta(milliseconds=ms)
+    from datetime import UTC, datetime, timedelta
+
+    moment = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from itertools import compress
-from typing import Any
 
 from pi_context.support.frozen import field, record
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @record

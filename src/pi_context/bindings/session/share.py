@@ -10,7 +10,9 @@ the data and its encoding are unchanged; the table lives for one load.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def share_values(entry: dict[str, Any], shared: dict[str, str]) -> Any:

@@ -12,19 +12,21 @@ from array import array
 from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Any
 
 from pi_context.support.frozen import field, record
 from pi_context.support.gc_pause import gc_paused
 from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
 from pi_context.support.regular import NotRegularFile, bounded_reader, open_regular, read_regular
-from pi_context.support.writes import append_whole, create_whole
 
 from .dialect import dialects_in
 from .errors import Problem, SessionError
 from .jsonl import JSONLineError, js_trim, js_truthy, parse
-from .runs import Clean
-from .share import share_keys, share_values
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .runs import Clean
 
 BOM = b"\xef\xbb\xbf"
 
@@ -78,6 +80,8 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
     """The loop of a load: once per line, so its per-line work is kept to local names and no
     Python call on the common path but the decoder's (``FAST_DECODE`` spelt out inline)."""
     from .decoders import DECODE_PLAIN, FAST_DECODE_ERRORS
+    from .runs import Clean
+    from .share import share_keys, share_values
 
     raw = RawFile(size=0)
     values, numbers, problems = raw.values, raw.lines, raw.problems
@@ -238,6 +242,8 @@ def _fsync_dir(directory: Path) -> None:
 
 def create_exclusive(path: Path, data: bytes, *, sync: bool) -> None:
     """Create ``path`` (it must not exist) holding ``data``: all of it, or no file at all."""
+    from pi_context.support.writes import create_whole  # here: reading sessions writes nothing
+
     _readable(data, path)
     try:
         create_whole(path, data, sync=sync)
@@ -291,6 +297,8 @@ def append(path: Path, data: bytes, *, sync: bool) -> None:
 
     A failed write (a full disk) is taken back before the error is raised, so the file never
     keeps part of a line."""
+    from pi_context.support.writes import append_whole
+
     fd, _info = _open_existing(path, os.O_WRONLY | os.O_APPEND)
     try:
         append_whole(fd, data, sync=sync)

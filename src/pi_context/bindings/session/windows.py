@@ -13,21 +13,22 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS, address_problem
 from pi_context.support.frozen import frozen
-
-if TYPE_CHECKING:
-    import random
 
 from .context import current_system_message
 from .dialect import BOOT, CONTINUATION, RESET_MARKER, custom_type, is_kind, kind_of
 from .errors import SessionError
 from .jsonl import encode, js_date_ms
 
-Entry = dict[str, Any]
-Message = dict[str, Any]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    import random
+    from typing import Any
+
+    Entry = dict[str, Any]
+    Message = dict[str, Any]
 
 RESET_MARKER_TYPE = custom_type(RESET_MARKER)
 BOOT_TYPE = custom_type(BOOT)
