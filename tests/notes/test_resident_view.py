@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -257,3 +258,79 @@ def test_the_watcher_leaves_the_cache_alone(notes: Notes) -> None:
     root = cache_root()
     assert not root.exists() or (root / ".pi-context-cache").is_file()
     assert not (root / "notes-watch").exists()
+
+
+# --- a reported note file is read again alone ----------------------------------------------
+
+OTHER_WRITER = """
+import sys
+with open(sys.argv[1], "w") as handle:
+    handle.write(sys.argv[2])
+"""
+
+
+def test_a_write_to_one_note_reads_that_note_alone(
+    notes: Notes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process rewrites one note of a folder whose other notes were all written
+    moments ago (inside the racy window, so no cache may vouch for them): only that note is
+    read again, and the listing and a search equal a fresh process's answers."""
+    for n in range(12):
+        notes.call("notes_write", path=f"soak/s{n:02d}.md", content=f"state {n}", scope="human")
+    notes.call("notes_write", path="other/keep.md", content="state kept", scope="human")
+    store = notes.store()
+    agree(store, "human")
+    agree(store, "human", ("state",))
+    assert len(notes.json("notes_list", scope="human")["files"]) == 13
+    target = store.physical_path("human", "soak/s05.md")
+    text = target.read_text().replace("state 5", "state five")
+    subprocess.run([sys.executable, "-c", OTHER_WRITER, str(target), text], check=True)
+    read: list[str] = []
+    entry = NoteStore._entry
+
+    def counted(self: NoteStore, scope: str, cache: Any, fd: int, item: Any, **how: bool) -> Any:
+        read.append(item[0])
+        return entry(self, scope, cache, fd, item, **how)
+
+    monkeypatch.setattr(NoteStore, "_entry", counted)
+    listed = notes.json("notes_list", scope="human")
+    found = notes.json("notes_search", query="state five", scope="human")
+    assert read and set(read) == {"soak/s05.md"}, read
+    monkeypatch.undo()
+    assert [f["path"] for f in found["files"]] == ["soak/s05.md"]
+    fresh_list = json.loads(_fresh_process(notes, "notes_list", scope="human"))
+    assert listed["files"] == fresh_list["files"]
+    agree(store, "human")
+    agree(store, "human", ("state five",))
+
+
+def _fresh_process(notes: Notes, name: str, **args: Any) -> str:
+    """The tool's answer from a fresh process (its own store, no resident view)."""
+    command = [sys.executable, "-m", "pi_context", "tool", name, "--args", json.dumps(args)]
+    command += ["--notes-home", str(notes.ctx.notes_home), "--cwd", str(notes.ctx.cwd)]
+    command += ["--agent", notes.ctx.agent_name, "--model", str(notes.ctx.model_id)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_rewrite_inside_the_same_mtime_tick_is_seen(notes: Notes) -> None:
+    """A note rewritten in place to the same size with its old mtime forged back (what two
+    writes inside one timestamp tick look like) is read again: the watcher reported it, and
+    a stat that equals the held one vouches for nothing inside the racy window."""
+    for n in range(4):
+        notes.call("notes_write", path=f"tick/t{n}.md", content="value aaaa", scope="human")
+    store = notes.store()
+    agree(store, "human")
+    target = store.physical_path("human", "tick/t2.md")
+    before = target.stat()
+    with open(target, "r+") as handle:
+        text = handle.read()
+        handle.seek(0)
+        handle.write(text.replace("value aaaa", "value bbbb"))
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = target.stat()
+    assert (after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+    found = notes.json("notes_search", query="value bbbb", scope="human")
+    assert [f["path"] for f in found["files"]] == ["tick/t2.md"]
+    agree(store, "human")

@@ -27,6 +27,9 @@ from pi_context.support.frozen import frozen, record
 NOTE_MAX_BYTES = 1_000_000
 """Largest note body, in UTF-8 bytes."""
 
+TWIN_REASON = "another spelling (NFC/NFD) of this name is the note"
+"""Why a second spelling of one name in a folder is refused (the first one is the note)."""
+
 MIGRATE_HINT = "run `pi-context notes migrate` to preview and `--apply` to rename them"
 
 

@@ -10,9 +10,13 @@ is on, ``NoteStore.read_home`` of a whole home asks ``read`` here:
 * ``Watcher.settle`` makes sure every change finished before this call has been reported
   (``watch.py``); if it cannot, nothing held is used. A tool call that reads several homes
   settles once for all of them (``one_call``);
-* a change the watcher reports by folder is read again for exactly those folders and merged
-  into each held read (``NoteStore.read_folders``, the store's own per-file rules); anything
-  coarser (a folder created or removed, a lost watch) drops what the view holds;
+* a note file the watcher reports (written, created, linked, moved or removed) is read again
+  alone and merged into each held read (``NoteStore.read_notes``): the other notes of its
+  folder are vouched for by the watcher and kept; a change the watcher reports by folder (a
+  non-ASCII name, whose other spellings decide which one is the note) is read again for
+  exactly those folders (``NoteStore.read_folders``), both by the store's own per-file rules
+  (a file is reused only with an unchanged stat older than the racy window); anything coarser
+  (a folder created or removed, a lost watch) drops what the view holds;
 * a search not held yet is the held whole read (bodies included, made once) filtered by its
   literals, unless that read refused a file (then the search reads the home itself).
 
@@ -31,19 +35,24 @@ from contextlib import contextmanager
 from typing import Protocol
 
 from .homes import NotesHomes
-from .records import HomeRead
-from .watch import Home, Watcher
+from .records import TWIN_REASON, HomeRead, Refused
+from .watch import Changes, Home, Watcher
 
 
 class FolderReader(Protocol):
     """What a resident view needs of a note store (``store.NoteStore`` is one): its homes,
-    and a read of just some folders of a home by the store's own rules."""
+    and a read of just some folders, or just some note files, of a home by the store's own
+    rules."""
 
     @property
     def homes(self) -> NotesHomes: ...
 
     def read_folders(
         self, scope: str, folders: set[str], bodies: bool, contains: Sequence[str] | None
+    ) -> tuple[set[str], HomeRead]: ...
+
+    def read_notes(
+        self, scope: str, notes: set[str], bodies: bool, contains: Sequence[str] | None
     ) -> tuple[set[str], HomeRead]: ...
 
 
@@ -61,7 +70,8 @@ class _View:
         self.chain = chain
         self.home = home
         self.reads: OrderedDict[Key, HomeRead] = OrderedDict()
-        self.pending: dict[Key, set[str]] = {}  # folders each held read has yet to re-read
+        # (folders, note files) each held read has yet to read again
+        self.pending: dict[Key, Changes] = {}
         self.lock = threading.Lock()
 
 
@@ -185,14 +195,22 @@ def read(
             view.reads.clear()
             return fresh()
         changed = view.home.take()
-        if changed is None or any(f.count("/") >= MAX_PATCH_DEPTH for f in changed):
+        if changed is None or any(
+            f.count("/") >= MAX_PATCH_DEPTH for f in changed[0] | {_folder(n) for n in changed[1]}
+        ):
             view.reads.clear()
             view.pending.clear()
             watcher.watch(view.home, None)  # new folders and files: watched before the read
-        elif changed:
-            watcher.watch(view.home, changed)
+        elif changed[0] or changed[1]:
+            folders, notes = changed
+            if folders:
+                watcher.watch(view.home, folders)
+            if notes:
+                watcher.watch_notes(view.home, notes)  # a new file: watched before the read
             for held in view.reads:
-                view.pending.setdefault(held, set()).update(changed)
+                waiting = view.pending.setdefault(held, (set(), set()))
+                waiting[0].update(folders)
+                waiting[1].update(notes)
         held_read = _held(view, store, scope, key)
         if held_read is not None:
             return held_read
@@ -216,10 +234,19 @@ def _held(view: _View, store: FolderReader, scope: str, key: Key) -> HomeRead | 
     held_read = view.reads.get(key)
     if held_read is None:
         return None
-    folders = view.pending.pop(key, None)
-    if folders:
+    waiting = view.pending.pop(key, None)
+    if waiting is not None:
         bodies, contains = key
-        held_read = _patched(held_read, store.read_folders(scope, folders, bodies, contains))
+        folders, notes = waiting
+        # A note with a refused second spelling: which spelling is the note is decided by
+        # the whole folder.
+        twins = {r.path for r in held_read.refused if r.reason == TWIN_REASON}
+        folders |= {_folder(n) for n in notes if n in twins}
+        notes = {n for n in notes if _folder(n) not in folders}
+        if folders:
+            held_read = _patched(held_read, store.read_folders(scope, folders, bodies, contains))
+        if notes:
+            held_read = _patched_notes(held_read, store.read_notes(scope, notes, bodies, contains))
         view.reads[key] = held_read
     view.reads.move_to_end(key)
     return held_read
@@ -260,6 +287,19 @@ def _filtered(whole: HomeRead, contains: Sequence[str]) -> HomeRead:
 
 def _folder(path: str) -> str:
     return path.rpartition("/")[0]
+
+
+def _patched_notes(held: HomeRead, update: tuple[set[str], HomeRead]) -> HomeRead:
+    """``held`` with the re-read note files replaced by what ``update`` found."""
+    notes, found = update
+    refused: list[Refused] = [r for r in held.refused if r.path not in notes]
+    return HomeRead(
+        held.scope,
+        [e for e in held.entries if e[0] not in notes] + found.entries,
+        held.rows,
+        [r for r in held.rows_served if r[0] not in notes],
+        refused + found.refused,
+    )
 
 
 def _patched(held: HomeRead, update: tuple[set[str], HomeRead]) -> HomeRead:

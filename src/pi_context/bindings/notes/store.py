@@ -21,20 +21,12 @@ the store hands out is in ``records.py``.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterator, Sequence
 
 from pi_context.bindings.notes import diskcache, jail, resident
 from pi_context.bindings.notes.access import MAX_WALK_DEPTH, lock_name
-from pi_context.bindings.notes.address import (
-    NOTE_SUFFIX,
-    RESERVED_PREFIX,
-)
 from pi_context.bindings.notes.cache import (
-    MAX_FILE_BYTES,
     Entry,
-    settled,
-    stamp_of,
 )
 from pi_context.bindings.notes.errors import (
     EditError,
@@ -49,14 +41,11 @@ from pi_context.bindings.notes.errors import (
     PathEscapeError,
     UnsafeHomeError,
 )
-from pi_context.bindings.notes.frontmatter import (
-    parse_note,
-)
+from pi_context.bindings.notes.folder_reads import _FolderReads
 from pi_context.bindings.notes.homecache import (
     _holds,
     _HomeCache,
     _Listings,
-    _plausible,
     _Served,
     _Walked,
 )
@@ -69,10 +58,7 @@ from pi_context.bindings.notes.records import (
     NoteRecord,
     Refused,
     WriteOutcome,
-    _decode,
     _legacy_reason,
-    _mtime_ms,
-    _path_problem,
     note_of,
 )
 from pi_context.bindings.notes.writes import _Writes
@@ -104,11 +90,7 @@ __all__ = [
 ]
 
 
-HEAD_BYTES = 8192
-"""Listing reads this much of each file; the metadata block nearly always fits."""
-
-
-class NoteStore(_Writes):
+class NoteStore(_FolderReads, _Writes):
     """The five homes of one host identity."""
 
     # --- reads --------------------------------------------------------------------------
@@ -200,143 +182,6 @@ class NoteStore(_Writes):
             for fd, _prefix, _pending in stack:
                 os.close(fd)
 
-    def _files(
-        self,
-        scope: str,
-        fd: int,
-        prefix: str,
-        refused: list[Refused],
-        served: _Served | None = None,
-        listings: _Listings | None = None,
-    ) -> tuple[list[_Walked], list[str]]:
-        """The notes of one open folder, and its sub-folder names (one tight loop per folder:
-        at 10,000 notes the walk is most of a fresh listing's time)."""
-        try:
-            if listings is None:
-                folders, names = self._list(fd)
-            else:
-                # The stamp is taken before the listing: a change after it makes the next
-                # walk's stamp differ, so a stored listing is never older than its stamp.
-                before = stamp_of(os.fstat(fd))
-                known = None if listings.rows is None else listings.rows.listing(before)
-                if known is not None and not _plausible(*known):
-                    known = None  # names a listing of ours never holds: list the folder
-                folders, names = self._list(fd) if known is None else known
-                # Only a settled folder's listing is kept: two changes inside one timestamp
-                # tick would leave its stamp unchanged.
-                if known is not None or settled(before, listings.now_ns):
-                    listings.seen.append((before, tuple(folders), tuple(names)))
-                    listings.changed = listings.changed or known is None
-        except OSError as exc:
-            raise HomeReadError(
-                f"cannot read the {scope} home: {exc.strerror or exc}", scope=scope
-            ) from exc
-        files: list[_Walked] = []
-        seen: set[str] = set()  # non-ASCII names only: an ASCII name has no other spelling
-        fast = served is not None
-        if served is not None:
-            memory, index, (dev, ino, size, mtime, ctime, nlink), usable, out = served
-        regular, stat_of = stat.S_ISREG, os.stat
-        for name in names:
-            try:
-                info = stat_of(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue  # vanished since it was listed
-            if name.isascii():
-                path = prefix + name
-                if fast and path not in memory:
-                    # The hot path of a fresh process: a usable row with the walk's stamp,
-                    # compared field by field (no stamp object per file). Rows are of
-                    # regular files, and an inode with the same ctime has not changed type.
-                    row = index.get(path)
-                    if (
-                        row is not None
-                        and usable[row]
-                        and ino[row] == info.st_ino
-                        and mtime[row] == info.st_mtime_ns
-                        and ctime[row] == info.st_ctime_ns
-                        and size[row] == info.st_size
-                        and nlink[row] == info.st_nlink
-                        and dev[row] == info.st_dev
-                    ):
-                        out.append((path, row))
-                        continue
-            else:
-                path = ""
-            if not regular(info.st_mode):
-                continue  # replaced by a link or a folder since it was listed
-            stamp = stamp_of(info)
-            if path:
-                files.append((path, name, stamp))
-                continue
-            shown = prefix + jail.nfc(name)
-            if shown in seen:
-                reason = "another spelling (NFC/NFD) of this name is the note"
-                refused.append(Refused(scope, shown, reason))
-                continue
-            seen.add(shown)
-            files.append((shown, name, stamp))
-        return files, folders
-
-    @staticmethod
-    def _list(fd: int) -> tuple[list[str], list[str]]:
-        """(sub-folder names, candidate note names) of one open folder, read from the
-        filesystem. Exact NFC spellings come first, so a later NFD twin is the one refused."""
-        with os.scandir(fd) as listing:
-            entries = list(listing)
-        if not all(entry.name.isascii() for entry in entries):
-            entries.sort(key=lambda e: not (e.name.isascii() or jail.nfc(e.name) == e.name))
-        folders: list[str] = []
-        names: list[str] = []
-        for entry in entries:
-            name = entry.name
-            try:
-                # Neither test follows a link: a symbolic link is neither a folder nor a file.
-                if entry.is_dir(follow_symlinks=False):
-                    if not name.startswith(RESERVED_PREFIX):
-                        folders.append(name)
-                elif (
-                    name.endswith(NOTE_SUFFIX)
-                    and not name.startswith(RESERVED_PREFIX)  # the store's temp and lock files
-                    and entry.is_file(follow_symlinks=False)
-                ):
-                    names.append(name)  # notes are .md files; other files are not notes
-            except OSError:
-                continue  # vanished since it was listed
-        return folders, names
-
-    def _entry(
-        self, scope: str, cache: _HomeCache, dir_fd: int, item: _Walked, head_only: bool
-    ) -> Entry | Refused:
-        """The parsed file, read now (both caches missed).
-
-        ``head_only`` may return just the head of a large file. Raises ``FileNotFoundError``
-        if the file vanished.
-        """
-        path, name, stamp = item
-        whole = not head_only or stamp[2] <= MAX_FILE_BYTES
-        limit = None if whole else HEAD_BYTES
-        try:
-            data, info = jail.read_file(dir_fd, name, shown=path, limit=limit, exact=True)
-            if not whole and info.st_size > HEAD_BYTES and b"\n---" not in data[3:]:
-                # a long metadata block: read the whole file
-                data, info = jail.read_file(dir_fd, name, shown=path, exact=True)
-        except jail.JailError as exc:
-            return Refused(scope, path, exc.message)
-        text = _decode(data)
-        entry = Entry.of(stamp, text, parse_note(text, _mtime_ms(info)))
-        if len(data) == info.st_size and stamp_of(info) == stamp:
-            cache.remember(path, entry)
-        return entry
-
-    def _usable(self, scope: str, path: str, entry: Entry) -> Refused | None:
-        problem = None if entry.addressable else _path_problem(path)
-        if problem is None and not entry.legacy_keys:
-            return None
-        if problem is not None:
-            return Refused(scope, path, f"not addressable as a note: {problem}")
-        return Refused(scope, path, _legacy_reason(entry))
-
     def read_home(
         self,
         scope: str,
@@ -363,62 +208,6 @@ class NoteStore(_Writes):
                     lambda: self._read_home(scope, None, True, None),
                 )
             return self._read_home(scope, accept, bodies, contains)
-
-    def read_folders(
-        self, scope: str, folders: set[str], bodies: bool, contains: Sequence[str] | None
-    ) -> tuple[set[str], HomeRead]:
-        """The notes of just these folders of a home (relative paths as on disk, each read
-        on its own, not below it), by the same rules as a whole read: what a resident view
-        (``resident.py``) merges into a read it holds after a change in those folders.
-        Returns the folders read (a folder that is gone holds nothing) and what they hold."""
-        found: list[tuple[str, Entry]] = []
-        refused: list[Refused] = []
-        cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies, contains is not None)
-        try:
-            home_fd = self._home_fd(scope, create=False)
-        except NoteError as exc:
-            message = f"cannot read the {scope} home: {exc.message}"
-            raise HomeReadError(message, scope=scope) from exc
-        if home_fd is None:
-            return folders, HomeRead(scope, [], None, [], [])
-        try:
-            for folder in sorted(folders):
-                parts = folder.split("/") if folder else []
-                try:
-                    fd = jail.walk_dirs(home_fd, parts, create=False, shown="")
-                except jail.JailError:
-                    fd = None  # a link or a file now: it holds no notes
-                if fd is None:
-                    continue
-                try:
-                    prefix = folder + "/" if folder else ""
-                    files, _below = self._files(scope, fd, prefix, refused)
-                    for item in files:
-                        path, _name, stamp = item
-                        entry = cache.memory.get(path)
-                        if entry is None or entry.stamp != stamp or (bodies and entry.body is None):
-                            try:
-                                got = self._entry(scope, cache, fd, item, head_only=not bodies)
-                            except FileNotFoundError:
-                                continue
-                            if isinstance(got, Refused):
-                                refused.append(got)
-                                continue
-                            entry = got
-                        problem = self._usable(scope, path, entry)
-                        if contains is not None and not _holds(
-                            entry, problem is not None, contains
-                        ):
-                            continue
-                        if problem is not None:
-                            refused.append(problem)
-                            continue
-                        found.append((path, entry))
-                finally:
-                    os.close(fd)
-        finally:
-            os.close(home_fd)
-        return folders, HomeRead(scope, found, None, [], refused)
 
     def _read_home(
         self,

@@ -545,8 +545,11 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
             refused.extend(read.refused)
             homes.append((store, scope, columns.search_hits(read)))
     # Every hit by (home, position in its path order); only a page's rows are built below.
-    with gc_paused():
+    with gc_paused():  # a query that many notes hold: no collection while its keys are made
         found, excluded = _search_order(homes, wastebasket)
+        scopes = [scope for _store, scope, _hits in homes]
+        paths = [hits.paths for _store, _scope, hits in homes]
+        keys = [(scopes[home], paths[home][at]) for home, at in found]
     extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
     request = json.dumps(
         [
@@ -558,7 +561,6 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
         ensure_ascii=False,
     )
     root = selection[0][0].homes.root if selection else None
-    keys = [(homes[home][1], homes[home][2].paths[at]) for home, at in found]
     walk = search_cursor.resume(keys, cursor, request, root)
     widest_cursor = len(str(max(walk.length, len(found))))
 

@@ -10,10 +10,12 @@ write another process finished before this call) has been handled by then. A not
 watched itself as well as through its folder: a write or a new link made through another
 name (a hard link elsewhere) reaches the file's own watch, never its folder's.
 
-What a home view learns is coarse on purpose: the folders (relative paths, as on disk) whose
-notes changed, or "everything" (a folder created, moved or removed, the home itself touched,
-a lost watch, an overflowed queue, a non-ASCII name, a barrier that timed out). Anything the
-watcher cannot vouch for is "everything", and the caller reads the home afresh.
+What a home view learns: the note files (relative paths, ASCII names) that were written,
+created, linked, moved or removed; the folders (relative paths, as on disk) to read again
+whole (a note with a non-ASCII name, whose other spellings decide which one is the note); or
+"everything" (a folder created, moved or removed, the home itself touched, a lost watch, an
+overflowed queue, a non-ASCII folder name, a barrier that timed out). Anything the watcher
+cannot vouch for is "everything", and the caller reads the home afresh.
 
 Where inotify (or ``watchdog``) is unavailable, ``Watcher.start`` returns None and the notes
 store reads every home afresh on every call (its stat sweep).
@@ -62,6 +64,10 @@ except Exception:  # pragma: no cover - not Linux, or watchdog missing
 EVERYTHING = None
 """``Home.take()``'s answer when the whole home must be read afresh."""
 
+Changes = tuple[set[str], set[str]]
+"""What ``Home.take()`` reports: the folders to read again whole, and the note files to read
+again one by one (relative paths as on disk)."""
+
 
 class Home:
     """What the watcher saw of one home since the last ``take``."""
@@ -70,6 +76,7 @@ class Home:
         self.path = path
         self.identity = identity
         self.folders: set[str] | None = set()  # None: everything
+        self.notes: set[str] = set()  # note files changed (ASCII relative paths)
         self.watched: dict[str, int] = {}  # folder (relative path, '' the home) -> descriptor
         self.files: dict[str, tuple[int, int]] = {}  # note file -> (inode, descriptor)
 
@@ -79,10 +86,19 @@ class Home:
         elif self.folders is not None:
             self.folders.add(folder)
 
-    def take(self) -> set[str] | None:
-        """The folders changed since the last take (None: everything), and start afresh."""
-        taken, self.folders = self.folders, set()
-        return taken
+    def mark_note(self, rel: str) -> None:
+        """The note file ``rel`` changed (a non-ASCII name: its whole folder)."""
+        if not rel.isascii():
+            self.mark(rel.rpartition("/")[0])
+        elif self.folders is not None:
+            self.notes.add(rel)
+
+    def take(self) -> Changes | None:
+        """(folders, note files) changed since the last take (None: everything), and start
+        afresh."""
+        folders, notes = self.folders, self.notes
+        self.folders, self.notes = set(), set()
+        return None if folders is None else (folders, notes)
 
 
 class Watcher:
@@ -161,7 +177,7 @@ class Watcher:
             home, rels, folder = target
             if not folder:  # a note file's own watch: written or linked through any name
                 for rel in rels:
-                    home.mark(rel.rpartition("/")[0])
+                    home.mark_note(rel)
                 return
             if len(rels) != 1:  # a folder moved: met under more than one name
                 home.mark(EVERYTHING)
@@ -174,8 +190,8 @@ class Watcher:
                 pass  # the store's temp files and lock folder: never listed
             elif event.mask & _ISDIR:
                 home.mark(EVERYTHING)  # a folder created, moved or removed below
-            elif name.endswith(_NOTE_SUFFIX) and not name.startswith(_RESERVED):
-                home.mark(rel)
+            elif name.endswith(_NOTE_SUFFIX):
+                home.mark_note(f"{rel}/{name}" if rel else name)
             # temp and lock files of the store, and files that are not notes: nothing listed
 
     def on_watch_deleted(self, wd: Any) -> None:
@@ -186,9 +202,10 @@ class Watcher:
             home, rels, folder = target
             if folder:
                 home.mark(EVERYTHING)
+                return
             for rel in rels:
                 home.files.pop(rel, None)
-                home.mark(rel.rpartition("/")[0])
+                home.mark_note(rel)
 
     def on_queue_overflow(self) -> None:
         with self._arrived:
@@ -261,6 +278,20 @@ class Watcher:
                 except OSError:
                     continue
 
+    def watch_notes(self, home: Home, notes: set[str]) -> None:
+        """Watch the note files ``notes`` (relative paths) that are new, or whose file was
+        replaced; a name that is gone or not a regular file needs no watch."""
+        for rel in notes:
+            try:
+                info = os.stat(os.path.join(home.path, rel), follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            known = home.files.get(rel)
+            if known is None or known[0] != info.st_ino:
+                self._add(home, rel, False, info.st_ino)
+
     def _add(self, home: Home, rel: str, folder: bool, inode: int | None) -> None:
         path = os.path.join(home.path, rel) if rel else home.path
         try:
@@ -271,7 +302,7 @@ class Watcher:
             if folder:
                 home.mark(EVERYTHING)
             else:
-                home.mark(rel.rpartition("/")[0])
+                home.mark_note(rel)
             return
         with self._arrived:
             target = self._by_wd.get(wd)
