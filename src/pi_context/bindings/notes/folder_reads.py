@@ -176,6 +176,35 @@ class _FolderReads(_Access):
             return Refused(scope, path, f"not addressable as a note: {problem}")
         return Refused(scope, path, _legacy_reason(entry))
 
+    def _read_fd(self, scope: str) -> int | None:
+        """The home folder of ``scope`` opened for reading (None when it does not exist);
+        a home that cannot be opened is a ``HomeReadError`` naming why."""
+        try:
+            return self._home_fd(scope, create=False)
+        except NoteError as exc:
+            message = f"cannot read the {scope} home: {exc.message}"
+            raise HomeReadError(message, scope=scope) from exc
+
+    def _admit(
+        self,
+        scope: str,
+        path: str,
+        entry: Entry,
+        contains: Sequence[str] | None,
+        found: list[tuple[str, Entry]],
+        refused: list[Refused],
+    ) -> None:
+        """A note read from disk into ``found``, or its problem into ``refused``; a search
+        (``contains``) keeps only notes holding a literal (a refused one where its name
+        does)."""
+        problem = self._usable(scope, path, entry)
+        if contains is not None and not _holds(entry, problem is not None, contains):
+            return
+        if problem is not None:
+            refused.append(problem)
+            return
+        found.append((path, entry))
+
     def read_folders(
         self, scope: str, folders: set[str], bodies: bool, contains: Sequence[str] | None
     ) -> tuple[set[str], HomeRead]:
@@ -186,11 +215,7 @@ class _FolderReads(_Access):
         found: list[tuple[str, Entry]] = []
         refused: list[Refused] = []
         cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies, contains is not None)
-        try:
-            home_fd = self._home_fd(scope, create=False)
-        except NoteError as exc:
-            message = f"cannot read the {scope} home: {exc.message}"
-            raise HomeReadError(message, scope=scope) from exc
+        home_fd = self._read_fd(scope)
         if home_fd is None:
             return folders, HomeRead(scope, [], None, [], [])
         try:
@@ -219,11 +244,7 @@ class _FolderReads(_Access):
         found: list[tuple[str, Entry]] = []
         refused: list[Refused] = []
         cache = _HomeCache(self.homes.root, str(self.home(scope)), bodies, contains is not None)
-        try:
-            home_fd = self._home_fd(scope, create=False)
-        except NoteError as exc:
-            message = f"cannot read the {scope} home: {exc.message}"
-            raise HomeReadError(message, scope=scope) from exc
+        home_fd = self._read_fd(scope)
         if home_fd is None:
             return notes, HomeRead(scope, [], None, [], [])
         by_folder: dict[str, list[str]] = {}
@@ -287,10 +308,4 @@ class _FolderReads(_Access):
                 refused.append(got)
                 return
             entry = got
-        problem = self._usable(scope, path, entry)
-        if contains is not None and not _holds(entry, problem is not None, contains):
-            return
-        if problem is not None:
-            refused.append(problem)
-            return
-        found.append((path, entry))
+        self._admit(scope, path, entry, contains, found, refused)

@@ -43,7 +43,6 @@ from pi_context.bindings.notes.errors import (
 )
 from pi_context.bindings.notes.folder_reads import _FolderReads
 from pi_context.bindings.notes.homecache import (
-    _holds,
     _HomeCache,
     _Listings,
     _Served,
@@ -124,11 +123,7 @@ class NoteStore(_FolderReads, _Writes):
         disk-cache row has the file's stamp is recorded there instead of being yielded.
         With ``listings``, folders are listed through it (see ``_Listings``).
         """
-        try:
-            home_fd = self._home_fd(scope, create=False)
-        except NoteError as exc:
-            message = f"cannot read the {scope} home: {exc.message}"
-            raise HomeReadError(message, scope=scope) from exc
+        home_fd = self._read_fd(scope)
         if home_fd is None:
             return
         # Frames of (open folder, its virtual prefix, sub-folder names still to visit).
@@ -284,13 +279,7 @@ class NoteStore(_FolderReads, _Writes):
                         refused.append(got)
                         continue
                     entry = got
-                problem = self._usable(scope, path, entry)
-                if contains is not None and not _holds(entry, problem is not None, contains):
-                    continue
-                if problem is not None:
-                    refused.append(problem)
-                    continue
-                found.append((path, entry))
+                self._admit(scope, path, entry, contains, found, refused)
         if served or skipped:
             cache.tried = True  # rows answered: the disk cache must match the walk
         cache.matched.extend(served)
