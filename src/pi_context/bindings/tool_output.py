@@ -226,6 +226,7 @@ def page(
     budget: int = TOOL_OUTPUT_MAX_BYTES,
     cursor_of: Callable[[int], JSONValue] | None = None,
     cursor_bytes: int = 0,
+    size_of: Callable[[int], int] | None = None,
 ) -> dict[str, JSONValue]:
     """One page ``{**extra, key: [...], "next_cursor": n | None}`` of ``items[cursor:]``.
 
@@ -234,7 +235,8 @@ def page(
     cursor always advances. ``shrink(item, fits)`` does the shrinking (default: middle-truncate
     the longest strings, leaving those under ``protect`` keys intact). ``cursor_of`` turns the
     next index into the cursor delivered (a key that does not move); ``cursor_bytes`` is the
-    most bytes such a cursor takes as JSON.
+    most bytes such a cursor takes as JSON. ``size_of(index)``, when given, is what
+    ``json_bytes(items[index])`` is (a caller that keeps its rows' sizes).
     """
     if cursor < 0:
         raise ValueError(f"cursor must be >= 0, got {cursor}")
@@ -259,7 +261,7 @@ def page(
     # Index one at a time so a lazily rendered sequence renders only what the page inspects.
     for index in range(cursor, cursor + cap):
         item = items[index]
-        size = json_bytes(item) + (1 if chosen else 0)
+        size = (json_bytes(item) if size_of is None else size_of(index)) + (1 if chosen else 0)
         if used + size > budget:
             break
         chosen.append(item)

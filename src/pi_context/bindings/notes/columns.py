@@ -16,14 +16,15 @@ filesystem; the reads come from the store by its never-stale rules.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left, insort
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from itertools import compress
+from itertools import compress, count
 from operator import eq
 from typing import Any, TypeVar
 
 from pi_context.bindings.notes.frontmatter import crumpled_at
-from pi_context.bindings.notes.records import HomeRead
+from pi_context.bindings.notes.records import HomeRead, NoteRecord
 
 HELD = 48
 """Memoized columns at once (a few kinds for each of the five homes, and recent searches)."""
@@ -54,46 +55,49 @@ def forget() -> None:
     with _lock:
         _memo.clear()
         _merged.clear()
+        _latest.clear()
 
 
+PATCH_MAX = 64
+"""Notes changed at once (gone and added) up to which columns and listings are derived."""
+LINEAGE = 8
+"""Changes each columns remember: a listing built that many reads of a home ago follows them."""
 MERGED = 4
-"""Whole listings memoized at once (``merged``)."""
+"""Whole listings held at once (``merged``)."""
 
-_merged: OrderedDict[tuple[object, ...], tuple[list[HomeRead], Any]] = OrderedDict()
-
-
-def _same(held: HomeRead, read: HomeRead) -> bool:
-    """The very read held, or both hold nothing (a home that does not exist is read afresh
-    by every call, as an empty read)."""
-    if held is read:
-        return True
-    empty = not (len(held) or len(read) or held.refused or read.refused)
-    return empty and held.scope == read.scope
-
-
-def merged(key: tuple[object, ...], reads: list[HomeRead], make: Callable[[], T]) -> T:
-    """``make()`` for these very ``reads`` (held, so their identities are not reused), and
-    ``key`` (what else the result depends on): a listing of homes none of which changed is
-    the one made last time."""
-    with _lock:
-        held = _merged.get(key)
-        if held is not None and all(map(_same, held[0], reads)):
-            _merged.move_to_end(key)
-            return held[1]  # type: ignore[no-any-return]
-    made = make()
-    with _lock:
-        _merged[key] = (list(reads), made)
-        while len(_merged) > MERGED:
-            _merged.popitem(last=False)
-    return made
+_serials = count(1)
+_latest: OrderedDict[str, list[ListColumns]] = OrderedDict()
+"""The last columns made for each scope (a few: several homes share the agent scope)."""
+_merged: list[Merged] = []
+"""The listings last made, the newest last."""
 
 
 class ListColumns:
-    """One home read's listing columns, by the read's index: ``paths``, ``updated``,
-    ``crumpled``; and ``live`` / ``crumpled_order``: the indices of the live and of the
-    crumpled notes, each newest first, then by path."""
+    """One home read's listing columns, by a local index of the columns' own: ``paths``,
+    ``updated``, ``crumpled``, ``sources`` (the read's ``(path, entry)`` or ``(path, row)``
+    pair) and ``served`` (whether that pair is a disk-cache row); and ``live`` /
+    ``crumpled_order``: the local indices of the live and of the crumpled notes, each newest
+    first, then by path.
 
-    def __init__(self, read: HomeRead) -> None:
+    Made for a read once (a full sort), or derived from the columns of an earlier read of the
+    same home (``derive``): a read the resident view patched (a few notes re-read) keeps the
+    other notes' very pairs, so the derived columns copy the earlier ones, append the changed
+    notes under new local indices and move them in the two orders by bisection. A local index
+    means one pair forever along such a chain (columns only grow), and ``lineage`` lists the
+    last changes (``serial`` before, the local indices removed and added), so a merged listing
+    built over earlier columns follows them (``Merged``)."""
+
+    def __init__(self, read: HomeRead | None = None) -> None:
+        if read is None:  # filled in by ``derive``
+            return
+        self.rows = read.rows
+        self.entries = read.entries  # the read's own lists, compared by the next derivation
+        self.served_pairs = read.rows_served
+        count_entries = len(read.entries)
+        self.entry_at = list(range(count_entries))
+        self.served_at = list(range(count_entries, len(read)))
+        self.sources: list[tuple[str, Any]] = [*read.entries, *read.rows_served]
+        self.served = [False] * count_entries + [True] * len(read.rows_served)
         self.paths = read.paths()
         self.updated = read.updated_at()
         self.crumpled = read.crumpled()
@@ -105,6 +109,20 @@ class ListColumns:
         self.live = [index for index in order if not marks[index]]
         self.crumpled_order = [index for index in order if marks[index]]
         self._texts: list[str] | None = None
+        self.records: dict[int, NoteRecord] = {}
+        """Records built (by local index), shared along a chain of derived columns."""
+        self.shown: dict[int, tuple[str, object, Any, int]] = {}
+        """Rows a listing page showed (by local index; shared as ``records``): the address
+        and time zone they were made for, the row and its JSON bytes (``tool_calls``)."""
+        self.serial = next(_serials)
+        self.lineage: tuple[tuple[int, list[int], list[int]], ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.entry_at) + len(self.served_at)
+
+    def key(self, index: int) -> tuple[int, str]:
+        """Note ``index``'s place in the list order (newest first, then path)."""
+        return -self.updated[index], self.paths[index]
 
     def row_texts(self, scope: str) -> list[str]:
         """Each note's walk row as ``walks`` records it (``updated NUL scope NUL path``),
@@ -114,6 +132,125 @@ class ListColumns:
             pairs = zip(self.updated, self.paths, strict=True)
             self._texts = [f"{updated}{head}{path}" for updated, path in pairs]
         return self._texts
+
+    def record(self, scope: str, index: int) -> NoteRecord:
+        """Note ``index`` as a listing record (built once)."""
+        made = self.records.get(index)
+        if made is None:
+            path, source = self.sources[index]
+            if self.served[index]:
+                rows = self.rows
+                assert rows is not None
+                crumpled = crumpled_at(rows.extra_lines(source))
+                made = NoteRecord(scope, path, rows.meta(source), rows.size_bytes(source), crumpled)
+            else:
+                made = NoteRecord(
+                    scope, path, source.meta, source.size_bytes, crumpled_at(source.extra_lines)
+                )
+            self.records[index] = made
+        return made
+
+    def derive(self, read: HomeRead) -> ListColumns | None:
+        """These columns moved on to ``read``, a later read of the same home that kept the
+        other notes' pairs (the resident view's patch); ``self`` when nothing changed, None
+        when ``read`` is not such a read (or changed too much): it is then sorted afresh."""
+        if read.rows is not self.rows:
+            return None
+        entries = _removals(self.entries, read.entries)
+        served = _removals(self.served_pairs, read.rows_served)
+        if entries is None or served is None or served[1] < len(read.rows_served):
+            return None  # a patch never adds a disk-cache row
+        (entries_gone, kept), served_gone = entries, served[0]
+        appended = read.entries[kept:]
+        if not (entries_gone or served_gone or appended):
+            return self
+        removed = [self.entry_at[at] for at in entries_gone]
+        removed += [self.served_at[at] for at in served_gone]
+        if len(removed) + len(appended) > PATCH_MAX:
+            return None
+        if len(self.paths) + len(appended) > 2 * len(read) + PATCH_MAX:
+            return None  # mostly replaced notes: sorted afresh, the columns compacted
+        child = ListColumns()
+        child.rows, child.entries, child.served_pairs = self.rows, read.entries, read.rows_served
+        child.entry_at = _without(self.entry_at, entries_gone)
+        child.served_at = _without(self.served_at, served_gone)
+        child.sources, child.served = self.sources.copy(), self.served.copy()
+        child.paths, child.updated = self.paths.copy(), self.updated.copy()
+        child.crumpled = self.crumpled.copy()
+        child.live, child.crumpled_order = self.live.copy(), self.crumpled_order.copy()
+        for index in removed:
+            held = child.crumpled_order if child.crumpled[index] else child.live
+            at = bisect_left(held, child.key(index), key=child.key)
+            if at >= len(held) or held[at] != index:
+                return None  # not where the order says: never guess, sort afresh
+            del held[at]
+        added: list[int] = []
+        for pair in appended:
+            index = len(child.paths)
+            path, entry = pair
+            child.sources.append(pair)
+            child.served.append(False)
+            child.paths.append(path)
+            child.updated.append(entry.meta.updated_at)
+            child.crumpled.append(crumpled_at(entry.extra_lines) is not None)
+            child.entry_at.append(index)
+            held = child.crumpled_order if child.crumpled[index] else child.live
+            insort(held, index, key=child.key)
+            added.append(index)
+        child._texts = None
+        if self._texts is not None:
+            child._texts = self._texts.copy()
+            scope = read.scope
+            child._texts += [f"{child.updated[i]}\0{scope}\0{child.paths[i]}" for i in added]
+        child.records, child.shown = self.records, self.shown
+        for index in removed:
+            self.records.pop(index, None)
+            self.shown.pop(index, None)
+        child.serial = next(_serials)
+        step = (self.serial, removed, added)
+        child.lineage = (*self.lineage, step)[-LINEAGE:]
+        return child
+
+
+def _removals(old: list[T], new: list[T]) -> tuple[list[int], int] | None:
+    """The positions of ``old`` gone from ``new`` and how many of ``new`` are the rest of
+    ``old`` (the others were appended), if ``new`` is ``old`` less a few items (at most
+    ``PATCH_MAX``) plus items appended; else None. Found by bisection (a patched read keeps the
+    others in their order), then checked whole."""
+    gone: list[int] = []
+    shift = 0  # items of ``old`` gone before the place looked at
+    low = 0
+    while True:
+        high = min(len(new), len(old) - shift)
+        if low >= high or new[high - 1] is old[high - 1 + shift]:
+            break
+        while low < high - 1:  # the first place from ``low`` where ``new`` differs
+            middle = (low + high - 1) // 2
+            if new[middle] is old[middle + shift]:
+                low = middle + 1
+            else:
+                high = middle + 1
+        gone.append(low + shift)
+        shift += 1
+        if len(gone) > PATCH_MAX:
+            return None
+    kept = len(old) - shift
+    if len(new) < kept:  # the last items of ``old`` went too
+        if kept - len(new) + len(gone) > PATCH_MAX:
+            return None
+        gone.extend(range(len(new) + shift, len(old)))
+        kept = len(new)
+    if _without(old, gone) != new[:kept]:
+        return None
+    return gone, kept
+
+
+def _without(items: list[T], gone: list[int]) -> list[T]:
+    """``items`` less the positions ``gone`` (ascending)."""
+    kept = items.copy()
+    for at in reversed(gone):
+        del kept[at]
+    return kept
 
 
 def merge_runs(
@@ -137,9 +274,194 @@ def merge_runs(
         order[start : end + 1] = group
 
 
+class Merged:
+    """The listing of several homes: their columns concatenated in the given home order (a
+    global index is a home's local index moved by the home's start, ``at``), and ``order``:
+    the live notes (or, with ``wastebasket``, the crumpled ones) in the published list order,
+    newest first, then path, then scope, then home. ``excluded`` counts the other side.
+
+    A listing of the same homes whose columns were since derived (``ListColumns.derive``)
+    follows their ``lineage``: the changed notes are appended to copies of the columns and
+    moved in the order by bisection (``derive``), not merged again."""
+
+    def __init__(
+        self,
+        chosen: str,
+        scopes: list[str],
+        homes: list[ListColumns],
+        wastebasket: bool,
+        accept: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.chosen, self.scopes, self.homes = chosen, scopes, list(homes)
+        self.wastebasket = wastebasket
+        self.paths: list[str] = []
+        self.updated: list[int] = []
+        self.scope_column: list[str] = []
+        self.home_of: list[int] = []
+        self.local_of: list[int] = []
+        self.at: list[list[int]] = []
+        self.order: list[int] = []
+        self.excluded = 0
+        self._texts: list[str] | None = None
+        self.fresh = True
+        """Made here, not derived: the global columns are the homes' concatenated."""
+        self.listing: Any = None
+        """What the caller made of this listing, once (``list_cursor.Listing``)."""
+        for number, (scope, home) in enumerate(zip(scopes, homes, strict=True)):
+            start, size = len(self.paths), len(home.paths)
+            self.paths.extend(home.paths)
+            self.updated.extend(home.updated)
+            self.scope_column.extend([scope] * size)
+            self.home_of.extend([number] * size)
+            self.local_of.extend(range(size))
+            self.at.append(list(range(start, start + size)))
+            run = home.crumpled_order if wastebasket else home.live
+            other = home.live if wastebasket else home.crumpled_order
+            if accept is not None:
+                run = [index for index in run if accept(home.paths[index])]
+                if not wastebasket:
+                    self.excluded += sum(1 for index in other if accept(home.paths[index]))
+            elif not wastebasket:
+                self.excluded += len(other)
+            self.order.extend(map(start.__add__, run))
+        merge_runs(self.order, self.updated, self.paths, self.scope_column)
+
+    def key(self, index: int) -> tuple[int, str, str, int]:
+        """Note ``index``'s place in the published list order."""
+        scope, home = self.scope_column[index], self.home_of[index]
+        return -self.updated[index], self.paths[index], scope, home
+
+    def record(self, index: int) -> NoteRecord:
+        home = self.home_of[index]
+        return self.homes[home].record(self.scopes[home], self.local_of[index])
+
+    def texts(self) -> list[str]:
+        """The rows of ``order`` as ``walks`` records them (``updated NUL scope NUL path``)."""
+        if self._texts is None and self.fresh:  # the homes' columns, concatenated
+            every: list[str] = []
+            for scope, home in zip(self.scopes, self.homes, strict=True):
+                every.extend(home.row_texts(scope))
+            self._texts = every
+        elif self._texts is None:
+            triples = zip(self.updated, self.scope_column, self.paths, strict=True)
+            self._texts = [f"{updated}\0{scope}\0{path}" for updated, scope, path in triples]
+        return list(map(self._texts.__getitem__, self.order))
+
+    def derive(self, scopes: list[str], homes: list[ListColumns]) -> Merged | None:
+        """This listing over ``homes``, the same homes' later columns: ``self`` when none
+        changed, None when one is not derived from the columns held (it is merged afresh)."""
+        if scopes != self.scopes:
+            return None
+        steps: list[tuple[int, tuple[tuple[int, list[int], list[int]], ...]]] = []
+        for number, home in enumerate(homes):
+            was = self.homes[number]
+            if home is was:
+                continue
+            serials = [serial for serial, _gone, _added in home.lineage]
+            if was.serial not in serials:
+                return None
+            steps.append((number, home.lineage[serials.index(was.serial) :]))
+        if not steps:
+            return self
+        child = Merged.__new__(Merged)
+        child.chosen, child.scopes, child.homes = self.chosen, scopes, list(homes)
+        child.wastebasket, child.excluded, child.listing = self.wastebasket, self.excluded, None
+        child.fresh = False
+        child.paths, child.updated = self.paths.copy(), self.updated.copy()
+        child.scope_column, child.home_of = self.scope_column.copy(), self.home_of.copy()
+        child.local_of, child.order = self.local_of.copy(), self.order.copy()
+        child.at = list(self.at)
+        child._texts = None if self._texts is None else self._texts.copy()
+        for number, chain in steps:
+            if not child._follow(number, chain):
+                return None
+        if len(child.paths) > 2 * sum(map(len, homes)) + PATCH_MAX:
+            return None  # mostly replaced notes: merged afresh, the columns compacted
+        return child
+
+    def _follow(self, number: int, chain: tuple[tuple[int, list[int], list[int]], ...]) -> bool:
+        home, scope, side = self.homes[number], self.scopes[number], self.wastebasket
+        at = self.at[number] = self.at[number].copy()
+        order = self.order
+        for _serial, gone, added in chain:
+            for local in gone:
+                index = at[local]
+                if home.crumpled[local] == side:
+                    place = bisect_left(order, self.key(index), key=self.key)
+                    if place >= len(order) or order[place] != index:
+                        return False  # not where the order says: never guess
+                    del order[place]
+                elif not side:
+                    self.excluded -= 1
+            for local in added:
+                if local != len(at):
+                    return False
+                index = len(self.paths)
+                at.append(index)
+                self.paths.append(home.paths[local])
+                self.updated.append(home.updated[local])
+                self.scope_column.append(scope)
+                self.home_of.append(number)
+                self.local_of.append(local)
+                if self._texts is not None:
+                    self._texts.append(f"{home.updated[local]}\0{scope}\0{home.paths[local]}")
+                if home.crumpled[local] == side:
+                    insort(order, index, key=self.key)
+                elif not side:
+                    self.excluded += 1
+        return True
+
+
+def merged(chosen: str, scopes: list[str], homes: list[ListColumns], wastebasket: bool) -> Merged:
+    """The listing of ``homes`` (the columns of this call's reads, in ``scopes`` order) for
+    the selection ``chosen``: the one held when no home changed, derived from it when the
+    homes' columns were, else merged afresh."""
+    with _lock:
+        held = [m for m in _merged if m.chosen == chosen and m.wastebasket == wastebasket]
+    made = base = None
+    for earlier in reversed(held):
+        made = earlier.derive(scopes, homes)
+        if made is not None:
+            base = earlier
+            break
+    if made is None:
+        made = Merged(chosen, scopes, homes, wastebasket)
+    with _lock:
+        if made is not base:
+            if base is not None and base in _merged:
+                _merged.remove(base)
+            _merged.append(made)
+            del _merged[:-MERGED]
+    return made
+
+
 def list_columns(read: HomeRead) -> ListColumns:
-    """The listing columns of ``read`` (memoized for the read)."""
-    return _memoized(read, "list", ListColumns)
+    """The listing columns of ``read`` (memoized for the read): derived from the columns of
+    an earlier read of its home when it is one patched from it, else sorted afresh."""
+    return _memoized(read, "list", _columns_of)
+
+
+def _columns_of(read: HomeRead) -> ListColumns:
+    with _lock:
+        recent = list(_latest.get(read.scope, ()))
+    made = base = None
+    for earlier in reversed(recent):
+        made = earlier.derive(read)
+        if made is not None:
+            base = earlier
+            break
+    if made is None:
+        made = ListColumns(read)
+    with _lock:  # the columns derived from are superseded by the new ones
+        held = [c for c in _latest.pop(read.scope, []) if c is not made and c is not base]
+        _latest[read.scope] = [*held, made][-LATEST:]
+        while len(_latest) > HELD:
+            _latest.popitem(last=False)
+    return made
+
+
+LATEST = 3
+"""Columns held per scope to derive from (named agents' homes share the agent scope)."""
 
 
 class SearchHits:

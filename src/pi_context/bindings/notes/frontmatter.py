@@ -27,7 +27,9 @@ migrate`` renames them.
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 from datetime import UTC, datetime, timedelta
 
 from pi_context.support.frozen import frozen
@@ -76,8 +78,34 @@ MIN_MS = (datetime(1, 1, 2, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
 MAX_MS = (datetime(9999, 12, 30, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
 
 
+ISO_HELD = 1 << 16
+"""Stamps ``local_iso`` remembers (per local time zone) before it starts over."""
+_iso_held: dict[int, str] = {}
+_iso_zone: list[object] = [None]
+
+
+def zone() -> tuple[object, ...]:
+    """What the local time zone depends on (the ``TZ`` variable and what ``time.tzset`` last
+    found): a text made from a stamp in one zone is not reused in another."""
+    return (os.environ.get("TZ"), time.timezone, time.altzone, time.daylight, time.tzname)
+
+
 def local_iso(epoch_ms: int) -> str:
-    """``epoch_ms`` as local ISO 8601 with milliseconds and an explicit offset (never ``Z``)."""
+    """``epoch_ms`` as local ISO 8601 with milliseconds and an explicit offset (never ``Z``),
+    remembered for the local time zone (a listing shows the same stamps call after call)."""
+    now = zone()
+    if _iso_zone[0] != now:
+        _iso_held.clear()
+        _iso_zone[0] = now
+    text = _iso_held.get(epoch_ms)
+    if text is None:
+        if len(_iso_held) >= ISO_HELD:
+            _iso_held.clear()
+        text = _iso_held[epoch_ms] = _local_iso(epoch_ms)
+    return text
+
+
+def _local_iso(epoch_ms: int) -> str:
     ms = min(max(epoch_ms, MIN_MS), MAX_MS)
     instant = _EPOCH + timedelta(milliseconds=ms)
     local = instant.astimezone()

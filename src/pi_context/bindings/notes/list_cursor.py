@@ -24,10 +24,12 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from pi_context.bindings.notes import walks
 from pi_context.bindings.notes.walks import Row, Rows, Through
+from pi_context.bindings.tool_output import json_bytes
 
 PREFIX = "n1:"
 
@@ -77,11 +79,27 @@ def forget_snapshots() -> None:
     walks.forget()
 
 
-def _encode(start: int, name: str, offset: int, row: Row) -> str:
+def _head(start: int, name: str) -> str:
+    """The part of a walk's cursors that every one of them shares."""
+    return f"{PREFIX}{start}:{name}:"
+
+
+def _tail(offset: int, row: Row) -> str:
     updated, scope, path = row
-    return f"{PREFIX}{start}:{name}:{offset}:{updated}:" + json.dumps(
-        [scope, path], ensure_ascii=False
-    )
+    return f"{offset}:{updated}:" + json.dumps([scope, path], ensure_ascii=False)
+
+
+@lru_cache(maxsize=1 << 14)
+def _key_bytes(scope: str, path: str) -> int:
+    """The JSON bytes ``[scope, path]`` takes inside a cursor (without the quotes)."""
+    return json_bytes(json.dumps([scope, path], ensure_ascii=False)) - 2
+
+
+def _tail_bytes(offset: int, row: Row) -> int:
+    """``json_bytes(_tail(offset, row)) - 2``: a JSON string escapes character by character,
+    so a cursor's bytes are its parts' bytes added (digits and colons are one byte each)."""
+    updated, scope, path = row
+    return len(str(offset)) + len(str(updated)) + 2 + _key_bytes(scope, path)
 
 
 class CursorError(ValueError):
@@ -122,19 +140,35 @@ def _after(row: Row, key: Row) -> bool:
 
 
 class Walk:
-    """The rows of one page's listing, in delivery order, and the cursor each one starts.
+    """The rows of one page's listing, in delivery order, and the cursor each one starts
+    (``head`` and the row's ``place``: its offset in the walk and its row as the walk took it).
     ``started`` is the order a walk took at its first page (its name and rows), to be recorded
     for a fresh process when the walk has a second page."""
 
     def __init__(
         self,
         indices: list[int],
-        cursor_of: Callable[[int], str],
+        head: str,
+        place: Callable[[int], tuple[int, Row]],
         started: tuple[str, Rows] | None = None,
     ) -> None:
         self.indices = indices
-        self.cursor_of = cursor_of
+        self.head = head
+        self.place = place
         self.started = started
+
+    def cursor_of(self, index: int) -> str:
+        """The cursor that resumes the walk at row ``index`` of this page."""
+        return self.head + _tail(*self.place(index))
+
+    def widest(self, end: int) -> int:
+        """The most JSON bytes ``cursor_of(i)`` takes for ``0 < i < end`` (0 for none),
+        counted without making the cursors."""
+        if end <= 1:
+            return 0
+        place = self.place
+        tails = max(_tail_bytes(*place(index)) for index in range(1, end))
+        return json_bytes(self.head) + tails
 
 
 def resume(
@@ -163,7 +197,7 @@ def resume(
         # The walk's order is the listing's own: row ``at`` is ``listing.order[at]``.
         offset = min(cursor, len(rows))
         indices = listing.order[offset:]
-        walk = Walk(indices, lambda i: _encode(now_ms, name, offset + i, rows[offset + i]))
+        walk = Walk(indices, _head(now_ms, name), lambda i: (offset + i, rows[offset + i]))
         walk.started = (name, rows)
         return walk
     parsed = _decode(cursor)
@@ -196,7 +230,7 @@ def _held_walk(
             if len(indices) >= wanted:
                 break
     # The keyset part names the row as it stood at the start (for a process without it).
-    return Walk(indices, lambda i: _encode(start, name, offsets[i], rows[offsets[i]]))
+    return Walk(indices, _head(start, name), lambda i: (offsets[i], rows[offsets[i]]))
 
 
 def _keyset_walk(listing: Listing, parsed: _Cursor) -> Walk:
@@ -215,4 +249,4 @@ def _keyset_walk(listing: Listing, parsed: _Cursor) -> Walk:
         at = (key[2], key[1])
         edited = [i for i in edited if (listing.paths[i], listing.scope_of(i)) >= at]
     indices = unchanged + edited
-    return Walk(indices, lambda i: _encode(start, "-", 0, listing.row(indices[i])))
+    return Walk(indices, _head(start, "-"), lambda i: (0, listing.row(indices[i])))

@@ -5,11 +5,10 @@ and ``notes_search``, each a function from (context, arguments) to a ``ToolResul
 from __future__ import annotations
 
 import json
-from bisect import bisect_right
 from collections.abc import Callable, Sequence
 
 from pi_context.bindings.notes import columns, list_cursor, resident, search_cursor, walks
-from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso
+from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso, zone
 from pi_context.bindings.notes.list_cursor import Listing
 from pi_context.bindings.notes.note_address import NoteAddress, format_address
 from pi_context.bindings.notes.query import LineMatch, match_lines
@@ -265,88 +264,76 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
 # --- notes_list ----------------------------------------------------------------------------
 
 
+SHOWN_HELD = 4096
+"""Rendered listing rows each home's columns keep (``ListColumns.shown``) before starting over."""
+
+
 class _LazyRows(Sequence["JSONValue"]):
     """Rows rendered on access: a page touches a few dozen of 10,000 notes, so only those
-    are built into records (the order needs only each note's time, path and scope)."""
+    are built into records (the order needs only each note's time, path and scope). A row
+    and its JSON size are kept with the home's columns for the next page that shows it (for
+    the same address and time zone)."""
 
     def __init__(
-        self,
-        reads: list[tuple[NoteStore, HomeRead]],
-        order: list[int],
-        starts: list[int],
+        self, stores: list[NoteStore], listing: columns.Merged, indices: list[int]
     ) -> None:
-        self._reads = reads
-        self._order = order
-        self._starts = starts
+        self._stores = stores
+        self._listing = listing
+        self._indices = indices
         self._slugs: dict[int, tuple[str | None, str | None]] = {}
+        self._zone = zone()
 
     def __len__(self) -> int:
-        return len(self._order)
+        return len(self._indices)
 
-    def _row(self, position: int) -> JSONValue:
-        index = self._order[position]
-        home = bisect_right(self._starts, index) - 1
-        store, read = self._reads[home]
-        record = read.record(index - self._starts[home])
-        slugs = self._slugs.get(home)
+    def _shown(self, position: int) -> tuple[str, object, JSONValue, int]:
+        index = self._indices[position]
+        listing = self._listing
+        number, local = listing.home_of[index], listing.local_of[index]
+        scope, home = listing.scopes[number], listing.homes[number]
+        slugs = self._slugs.get(number)
         if slugs is None:  # as ``address_in``, once per home and page
-            homes = store.homes
-            slugs = self._slugs[home] = (homes.slug(read.scope), homes.running_slug(read.scope))
-        return _record_json(record, format_address(record.scope, record.path, *slugs))
+            homes = self._stores[number].homes
+            slugs = self._slugs[number] = (homes.slug(scope), homes.running_slug(scope))
+        address = format_address(scope, listing.paths[index], *slugs)
+        held = home.shown.get(local)
+        if held is None or held[0] != address or held[1] != self._zone:
+            row = _record_json(home.record(scope, local), address)
+            held = (address, self._zone, row, json_bytes(row))
+            if len(home.shown) >= SHOWN_HELD:
+                home.shown.clear()
+            home.shown[local] = held
+        return held
+
+    def size(self, position: int) -> int:
+        """The JSON bytes of row ``position``."""
+        return self._shown(position)[3]
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
-            return [self._row(position) for position in range(len(self._order))[index]]
-        return self._row(range(len(self._order))[index])
+            return [self._shown(at)[2] for at in range(len(self._indices))[index]]
+        return self._shown(range(len(self._indices))[index])[2]
 
 
-def _listing(
-    reads: list[tuple[NoteStore, HomeRead]],
-    accept: Callable[[str], bool] | None,
-    wastebasket: bool = False,
-) -> tuple[list[tuple[NoteStore, HomeRead]], Listing, list[int], int]:
-    """Every note of ``reads`` in ``list_order``: newest first, then path, then scope; live
-    notes, or with ``wastebasket`` only crumpled ones. Also how many the other side left out.
+def _listing(merged: columns.Merged) -> Listing:
+    """The cursor's view of a merged listing (made once per listing)."""
+    if merged.listing is None:
+        scopes = merged.scope_column
 
-    Each home's notes come already sorted (``columns``, once per read): the sort here merges
-    those runs."""
-    reads = sorted(reads, key=lambda pair: pair[1].scope)  # concatenated in scope order
-    paths: list[str] = []
-    updated: list[int] = []
-    scopes: list[str] = []
-    starts: list[int] = []
-    order: list[int] = []
-    excluded = 0
-    for _store, read in reads:
-        start = len(paths)
-        starts.append(start)
-        home = columns.list_columns(read)
-        paths.extend(home.paths)
-        updated.extend(home.updated)
-        scopes.extend([read.scope] * len(home.paths))
-        run = home.crumpled_order if wastebasket else home.live
-        other = home.live if wastebasket else home.crumpled_order
-        if accept is not None:
-            run = [index for index in run if accept(home.paths[index])]
-            if not wastebasket:
-                excluded += sum(1 for index in other if accept(home.paths[index]))
-        elif not wastebasket:
-            excluded += len(other)
-        order.extend(map(start.__add__, run))
-    columns.merge_runs(order, updated, paths, scopes)
+        def created_of(index: int) -> int:
+            return merged.record(index).meta.created_at
 
-    def created_of(index: int) -> int:
-        home = bisect_right(starts, index) - 1
-        return reads[home][1].record(index - starts[home]).meta.created_at
-
-    def texts() -> list[str]:
-        every: list[str] = []
-        for _store, read in reads:
-            every.extend(columns.list_columns(read).row_texts(read.scope))
-        return list(map(every.__getitem__, order))
-
-    listing = Listing(order, paths, updated, scopes.__getitem__, created_of, scopes, texts)
-    return reads, listing, starts, excluded
+        merged.listing = Listing(
+            merged.order,
+            merged.paths,
+            merged.updated,
+            scopes.__getitem__,
+            created_of,
+            scopes,
+            merged.texts,
+        )
+    listing: Listing = merged.listing
+    return listing
 
 
 def _page_size(args: Args, name: str, default: int, maximum: int) -> int:
@@ -392,31 +379,31 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
     clock = selection[0][0].clock if selection else now_ms
     root = selection[0][0].homes.root if selection else None
     with gc_paused():
-        if accept is None:  # the same reads (a resident host, nothing changed): as last time
-            key = (chosen, *(id(read) if len(read) else read.scope for _store, read in reads))
-            held = [read for _store, read in reads]
-            made = columns.merged(key, held, lambda: _listing(reads, None, wastebasket))
-            _made_from, listing, starts, excluded = made
-            reads = sorted(reads, key=lambda pair: pair[1].scope)  # this call's stores
+        reads.sort(key=lambda pair: pair[1].scope)  # concatenated in scope order
+        scopes = [read.scope for _store, read in reads]
+        homes = [columns.list_columns(read) for _store, read in reads]
+        if accept is None:  # a resident host: as last time, or moved on by the changed notes
+            made = columns.merged(chosen, scopes, homes, wastebasket)
         else:
-            reads, listing, starts, excluded = _listing(reads, accept, wastebasket)
+            made = columns.Merged(chosen, scopes, homes, wastebasket, accept)
+        listing = _listing(made)
         try:
             walk = list_cursor.resume(listing, cursor, chosen, clock(), root, limit)
         except list_cursor.CursorError as exc:
             raise _fail(str(exc), cursor=cursor) from None
-    rows = _LazyRows(reads, walk.indices, starts)
+    rows = _LazyRows([store for store, _read in reads], made, walk.indices)
     # The widest cursor this page can end with: the one after any row it may hold.
-    reach = range(1, min(len(rows), limit + 1))
-    widest = max((json_bytes(walk.cursor_of(i)) for i in reach), default=0)
+    widest = walk.widest(min(len(rows), limit + 1))
     result = page(
         rows,
         0,
         "files",
         limit=limit,
-        extra={**_problems(failures, refused), "crumpled_excluded": excluded},
+        extra={**_problems(failures, refused), "crumpled_excluded": made.excluded},
         protect=frozenset({"address", "path", "scope"}),
         cursor_of=walk.cursor_of,
         cursor_bytes=widest,
+        size_of=rows.size,
     )
     if walk.started is not None and result["next_cursor"] is not None and root is not None:
         name, order = walk.started
