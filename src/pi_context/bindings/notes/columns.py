@@ -30,6 +30,8 @@ HELD = 48
 """Memoized columns at once (a few kinds for each of the five homes, and recent searches)."""
 
 T = TypeVar("T")
+Change = tuple[list[int], int, list[int]]
+"""How a read differs from an earlier one (``ListColumns.change``)."""
 
 _memo: OrderedDict[tuple[int, str], tuple[HomeRead, object]] = OrderedDict()
 _lock = threading.Lock()
@@ -150,26 +152,39 @@ class ListColumns:
             self.records[index] = made
         return made
 
-    def derive(self, read: HomeRead) -> ListColumns | None:
-        """These columns moved on to ``read``, a later read of the same home that kept the
-        other notes' pairs (the resident view's patch); ``self`` when nothing changed, None
-        when ``read`` is not such a read (or changed too much): it is then sorted afresh."""
+    def change(self, read: HomeRead) -> Change | None:
+        """How ``read`` differs from the read these columns were made for, if it is a later
+        read of the same home that kept the other notes' pairs (the resident view's patch):
+        the positions of its entries and served rows gone, and how many entries were kept
+        (the rest were appended). None when it is not (or changed too much)."""
         if read.rows is not self.rows:
             return None
         entries = _removals(self.entries, read.entries)
         served = _removals(self.served_pairs, read.rows_served)
         if entries is None or served is None or served[1] < len(read.rows_served):
             return None  # a patch never adds a disk-cache row
-        (entries_gone, kept), served_gone = entries, served[0]
+        change = (entries[0], entries[1], served[0])
+        appended = len(read.entries) - entries[1]
+        if len(entries[0]) + len(served[0]) + appended > PATCH_MAX:
+            return None
+        if len(self.paths) + appended > 2 * len(read) + PATCH_MAX:
+            return None  # mostly replaced notes: sorted afresh, the columns compacted
+        return change
+
+    def derive(self, read: HomeRead, change: Change | None = None) -> ListColumns | None:
+        """These columns moved on to ``read`` (``change``, by default ``self.change(read)``):
+        ``self`` when nothing changed, None when ``read`` is not a patch of the read they
+        were made for (it is then sorted afresh)."""
+        if change is None:
+            change = self.change(read)
+            if change is None:
+                return None
+        entries_gone, kept, served_gone = change
         appended = read.entries[kept:]
         if not (entries_gone or served_gone or appended):
             return self
         removed = [self.entry_at[at] for at in entries_gone]
         removed += [self.served_at[at] for at in served_gone]
-        if len(removed) + len(appended) > PATCH_MAX:
-            return None
-        if len(self.paths) + len(appended) > 2 * len(read) + PATCH_MAX:
-            return None  # mostly replaced notes: sorted afresh, the columns compacted
         child = ListColumns()
         child.rows, child.entries, child.served_pairs = self.rows, read.entries, read.rows_served
         child.entry_at = _without(self.entry_at, entries_gone)
@@ -444,12 +459,21 @@ def list_columns(read: HomeRead) -> ListColumns:
 def _columns_of(read: HomeRead) -> ListColumns:
     with _lock:
         recent = list(_latest.get(read.scope, ()))
-    made = base = None
+    # Of the columns held for the scope, those that ``read`` patches; the one sharing the
+    # most notes with it (named homes share a scope), then the one it changes least.
+    best: tuple[tuple[int, int], ListColumns, Change] | None = None
     for earlier in reversed(recent):
-        made = earlier.derive(read)
-        if made is not None:
-            base = earlier
-            break
+        change = earlier.change(read)
+        if change is not None:
+            entries_gone, kept, served_gone = change
+            shared = kept + len(read.rows_served)
+            changed = len(entries_gone) + len(served_gone) + len(read.entries) - kept
+            if best is None or (-shared, changed) < best[0]:
+                best = ((-shared, changed), earlier, change)
+    made = base = None
+    if best is not None:
+        base = best[1]
+        made = base.derive(read, best[2])
     if made is None:
         made = ListColumns(read)
     with _lock:  # the columns derived from are superseded by the new ones
