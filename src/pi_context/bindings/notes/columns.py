@@ -16,7 +16,7 @@ filesystem; the reads come from the store by its never-stale rules.
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left, insort
+from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import compress, count
@@ -317,7 +317,7 @@ class Merged:
         self.at: list[list[int]] = []
         self.order: list[int] = []
         self.excluded = 0
-        self._texts: list[str] | None = None
+        self._ordered: list[str] | None = None
         self.fresh = True
         """Made here, not derived: the global columns are the homes' concatenated."""
         self.listing: Any = None
@@ -351,16 +351,20 @@ class Merged:
         return self.homes[home].record(self.scopes[home], self.local_of[index])
 
     def texts(self) -> list[str]:
-        """The rows of ``order`` as ``walks`` records them (``updated NUL scope NUL path``)."""
-        if self._texts is None and self.fresh:  # the homes' columns, concatenated
-            every: list[str] = []
-            for scope, home in zip(self.scopes, self.homes, strict=True):
-                every.extend(home.row_texts(scope))
-            self._texts = every
-        elif self._texts is None:
-            triples = zip(self.updated, self.scope_column, self.paths, strict=True)
-            self._texts = [f"{updated}\0{scope}\0{path}" for updated, scope, path in triples]
-        return list(map(self._texts.__getitem__, self.order))
+        """The rows of ``order`` as ``walks`` records them (``updated NUL scope NUL path``):
+        made once, then moved on with the order by ``derive`` (never changed in place)."""
+        if self._ordered is None:
+            if self.fresh:  # the homes' columns concatenated are the listing's
+                every: list[str] = []
+                for scope, home in zip(self.scopes, self.homes, strict=True):
+                    every.extend(home.row_texts(scope))
+                self._ordered = list(map(every.__getitem__, self.order))
+            else:
+                self._ordered = [self._text(index) for index in self.order]
+        return self._ordered
+
+    def _text(self, index: int) -> str:
+        return f"{self.updated[index]}\0{self.scope_column[index]}\0{self.paths[index]}"
 
     def derive(self, scopes: list[str], homes: list[ListColumns]) -> Merged | None:
         """This listing over ``homes``, the same homes' later columns: ``self`` when none
@@ -386,7 +390,7 @@ class Merged:
         child.scope_column, child.home_of = self.scope_column.copy(), self.home_of.copy()
         child.local_of, child.order = self.local_of.copy(), self.order.copy()
         child.at = list(self.at)
-        child._texts = None if self._texts is None else self._texts.copy()
+        child._ordered = None if self._ordered is None else self._ordered.copy()
         for number, chain in steps:
             if not child._follow(number, chain):
                 return None
@@ -397,7 +401,7 @@ class Merged:
     def _follow(self, number: int, chain: tuple[tuple[int, list[int], list[int]], ...]) -> bool:
         home, scope, side = self.homes[number], self.scopes[number], self.wastebasket
         at = self.at[number] = self.at[number].copy()
-        order = self.order
+        order, ordered = self.order, self._ordered
         for _serial, gone, added in chain:
             for local in gone:
                 index = at[local]
@@ -406,6 +410,8 @@ class Merged:
                     if place >= len(order) or order[place] != index:
                         return False  # not where the order says: never guess
                     del order[place]
+                    if ordered is not None:
+                        del ordered[place]
                 elif not side:
                     self.excluded -= 1
             for local in added:
@@ -418,10 +424,11 @@ class Merged:
                 self.scope_column.append(scope)
                 self.home_of.append(number)
                 self.local_of.append(local)
-                if self._texts is not None:
-                    self._texts.append(f"{home.updated[local]}\0{scope}\0{home.paths[local]}")
                 if home.crumpled[local] == side:
-                    insort(order, index, key=self.key)
+                    place = bisect_right(order, self.key(index), key=self.key)
+                    order.insert(place, index)
+                    if ordered is not None:
+                        ordered.insert(place, self._text(index))
                 elif not side:
                     self.excluded += 1
         return True

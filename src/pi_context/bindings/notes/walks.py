@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TypeVar, overload
 
 import pi_context.support.cache as cache
-from pi_context.bindings.notes.diskcache import cache_file
+from pi_context.bindings.notes.diskcache import ENABLE_ENV, cache_file
+from pi_context.support.cache_dir import CACHE_ENV
 
 Row = tuple[int, str, str]
 T = TypeVar("T")
@@ -99,9 +100,19 @@ ROWS_MAX = 1_000_000
 _held: OrderedDict[str, tuple[str, Rows]] = OrderedDict()
 _lock = threading.Lock()
 Identity = tuple[int, int, int, int]
-_recorded: OrderedDict[str, tuple[Path, str, Rows, Identity | None]] = OrderedDict()
-"""What this process last recorded for each walk (a search walk of an unchanged result is not
-written again while its file is the one written)."""
+_recorded: OrderedDict[str, tuple[Path, str, Rows, Identity | None, tuple[object, ...]]] = (
+    OrderedDict()
+)
+"""What this process last recorded for each walk, where (a walk of an unchanged order is not
+written again while its file is the one written, in the cache the environment names)."""
+
+
+def _where(root: Path) -> tuple[object, ...]:
+    """What names the cache file of a walk besides its name: the notes root and the
+    environment the cache folder comes from."""
+    environ = os.environ
+    names = (CACHE_ENV, "XDG_CACHE_HOME", "HOME", ENABLE_ENV)
+    return (root, *map(environ.get, names))
 
 
 def _file(root: Path, walk: str) -> Path | None:
@@ -128,18 +139,21 @@ def record(
     """Record walk ``walk``'s order in the cache too (a fresh process resumes from it). Never
     raises: a snapshot that cannot be recorded only costs the exactness of a later resume.
     ``texts``, when given, makes ``rows`` already encoded one by one (see ``_joined``)."""
-    file = _file(root, walk)
-    if file is None:
-        return
+    where = _where(root)
     with _lock:
         done = _recorded.get(walk)
     if (
         done is not None
         and done[3] is not None
-        and done[:3] == (file, selection, rows)
-        and done[3] == _identity(file)
+        and done[4] == where
+        and done[1] == selection
+        and done[2] == rows
+        and done[3] == _identity(done[0])
     ):
         return  # this very order is recorded there, and the file is still the one written
+    file = _file(root, walk)
+    if file is None:
+        return
     data = _encode(walk, selection, rows) if texts is None else _joined(walk, selection, texts())
     head = MAGIC + zlib.crc32(data).to_bytes(4, "little")
     try:
@@ -154,7 +168,7 @@ def record(
         return
     written = _identity(file)
     with _lock:
-        _recorded[walk] = (file, selection, rows, written)
+        _recorded[walk] = (file, selection, rows, written, where)
         _recorded.move_to_end(walk)
         while len(_recorded) > HELD:
             _recorded.popitem(last=False)
