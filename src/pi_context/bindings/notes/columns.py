@@ -15,6 +15,7 @@ filesystem; the reads come from the store by its never-stale rules.
 
 from __future__ import annotations
 
+import operator
 import threading
 from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
@@ -52,12 +53,32 @@ def _memoized(read: HomeRead, kind: str, make: Callable[[HomeRead], T]) -> T:
     return made
 
 
+_held: OrderedDict[tuple[object, ...], tuple[list[object], Any]] = OrderedDict()
+
+
+def held(key: tuple[object, ...], objects: list[Any], make: Callable[[], T]) -> T:
+    """``make()``, for ``key`` naming these very ``objects`` (held with the result, so their
+    identities are not reused): what a call made of unchanged reads' columns is made once."""
+    with _lock:
+        found = _held.get(key)
+        if found is not None and all(map(operator.is_, found[0], objects)):
+            _held.move_to_end(key)
+            return found[1]  # type: ignore[no-any-return]
+    made = make()
+    with _lock:
+        _held[key] = (list(objects), made)
+        while len(_held) > MERGED:
+            _held.popitem(last=False)
+    return made
+
+
 def forget() -> None:
     """Drop every memoized column (tests: what a fresh process would hold)."""
     with _lock:
         _memo.clear()
         _merged.clear()
         _latest.clear()
+        _held.clear()
 
 
 PATCH_MAX = 64

@@ -510,6 +510,16 @@ def _search_order(
     return [found[index] for index in order], excluded
 
 
+def _search_keys(
+    homes: list[tuple[NoteStore, str, columns.SearchHits]], wastebasket: bool
+) -> tuple[list[tuple[int, int]], int, list[tuple[str, str]]]:
+    """``_search_order``, and each hit's (scope, path) in that order."""
+    found, excluded = _search_order(homes, wastebasket)
+    scopes = [scope for _store, scope, _hits in homes]
+    paths = [hits.paths for _store, _scope, hits in homes]
+    return found, excluded, [(scopes[home], paths[home][at]) for home, at in found]
+
+
 def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     queries = _queries(args)
     target, accept = _pattern(args)
@@ -533,10 +543,13 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
             homes.append((store, scope, columns.search_hits(read)))
     # Every hit by (home, position in its path order); only a page's rows are built below.
     with gc_paused():  # a query that many notes hold: no collection while its keys are made
-        found, excluded = _search_order(homes, wastebasket)
-        scopes = [scope for _store, scope, _hits in homes]
-        paths = [hits.paths for _store, _scope, hits in homes]
-        keys = [(scopes[home], paths[home][at]) for home, at in found]
+        if len({scope for _store, scope, _hits in homes}) < len(homes):
+            found, excluded, keys = _search_keys(homes, wastebasket)  # addresses: per caller
+        else:  # the same hits (a resident host, nothing changed): the order made last time
+            key = (wastebasket, *((scope, id(hits)) for _store, scope, hits in homes))
+            held = [hits for _store, _scope, hits in homes]
+            made = columns.held(key, held, lambda: _search_keys(homes, wastebasket))
+            found, excluded, keys = made
     extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
     request = json.dumps(
         [

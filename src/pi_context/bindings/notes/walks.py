@@ -81,6 +81,8 @@ class Rows:
         return self.updated[index], self.scopes[index], self.paths[index]
 
     def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
         if not isinstance(other, Rows):
             return NotImplemented
         mine = (list(self.paths), list(self.scopes), list(self.updated))
