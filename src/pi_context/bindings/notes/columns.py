@@ -15,7 +15,6 @@ filesystem; the reads come from the store by its never-stale rules.
 
 from __future__ import annotations
 
-import operator
 import threading
 from bisect import bisect_left, bisect_right, insort
 from collections import OrderedDict
@@ -56,17 +55,18 @@ def _memoized(read: HomeRead, kind: str, make: Callable[[HomeRead], T]) -> T:
 _held: OrderedDict[tuple[object, ...], tuple[list[object], Any]] = OrderedDict()
 
 
-def held(key: tuple[object, ...], objects: list[Any], make: Callable[[], T]) -> T:
-    """``make()``, for ``key`` naming these very ``objects`` (held with the result, so their
-    identities are not reused): what a call made of unchanged reads' columns is made once."""
+def held(key: tuple[object, ...], parts: list[Any], make: Callable[[], T]) -> T:
+    """``make()`` for ``key``, made once while ``parts`` (what it is made of: columns, which
+    share their items with the last ones when unchanged, so comparing them is quick) stay
+    equal to the ones it was made of."""
     with _lock:
         found = _held.get(key)
-        if found is not None and all(map(operator.is_, found[0], objects)):
+        if found is not None and found[0] == parts:
             _held.move_to_end(key)
             return found[1]  # type: ignore[no-any-return]
     made = make()
     with _lock:
-        _held[key] = (list(objects), made)
+        _held[key] = (list(parts), made)
         while len(_held) > MERGED:
             _held.popitem(last=False)
     return made

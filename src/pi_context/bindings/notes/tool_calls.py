@@ -545,9 +545,9 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
     with gc_paused():  # a query that many notes hold: no collection while its keys are made
         if len({scope for _store, scope, _hits in homes}) < len(homes):
             found, excluded, keys = _search_keys(homes, wastebasket)  # addresses: per caller
-        else:  # the same hits (a resident host, nothing changed): the order made last time
-            key = (wastebasket, *((scope, id(hits)) for _store, scope, hits in homes))
-            held = [hits for _store, _scope, hits in homes]
+        else:  # the same hits as last time (nothing they hold changed): the order made then
+            key = (wastebasket, *(scope for _store, scope, _hits in homes))
+            held = [(hits.paths, hits.crumpled) for _store, _scope, hits in homes]
             made = columns.held(key, held, lambda: _search_keys(homes, wastebasket))
             found, excluded, keys = made
     extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
