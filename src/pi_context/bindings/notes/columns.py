@@ -35,6 +35,8 @@ Change = tuple[list[int], int, list[int]]
 
 _memo: OrderedDict[tuple[int, str], tuple[HomeRead, object]] = OrderedDict()
 _lock = threading.Lock()
+_grow = threading.Lock()
+"""Held while columns shared along a chain of derived ones grow (``ListColumns.derive``)."""
 
 
 def _memoized(read: HomeRead, kind: str, make: Callable[[HomeRead], T]) -> T:
@@ -147,14 +149,19 @@ class ListColumns:
         """Note ``index``'s place in the list order (newest first, then path)."""
         return -self.updated[index], self.paths[index]
 
-    def row_texts(self, scope: str) -> list[str]:
-        """Each note's walk row as ``walks`` records it (``updated NUL scope NUL path``),
-        built once for the read."""
-        if self._texts is None:
-            head = "\0" + scope + "\0"
-            pairs = zip(self.updated, self.paths, strict=True)
-            self._texts = [f"{updated}{head}{path}" for updated, path in pairs]
-        return self._texts
+    def row_texts(self, scope: str, size: int) -> list[str]:
+        """The walk row (``updated NUL scope NUL path``, as ``walks`` records it) of each of
+        the first ``size`` notes, by local index (built once, grown with the columns)."""
+        with _grow:
+            texts = self._texts
+            if texts is None:
+                head = "\0" + scope + "\0"
+                pairs = zip(self.updated, self.paths, strict=True)
+                texts = self._texts = [f"{updated}{head}{path}" for updated, path in pairs]
+            while len(texts) < size:
+                at = len(texts)
+                texts.append(f"{self.updated[at]}\0{scope}\0{self.paths[at]}")
+            return texts[:size]
 
     def record(self, scope: str, index: int) -> NoteRecord:
         """Note ``index`` as a listing record (built once)."""
@@ -210,9 +217,11 @@ class ListColumns:
         child.rows, child.entries, child.served_pairs = self.rows, read.entries, read.rows_served
         child.entry_at = _without(self.entry_at, entries_gone)
         child.served_at = _without(self.served_at, served_gone)
-        child.sources, child.served = self.sources.copy(), self.served.copy()
-        child.paths, child.updated = self.paths.copy(), self.updated.copy()
-        child.crumpled = self.crumpled.copy()
+        # Columns only grow, and an index names one note forever: they are shared along the
+        # chain (and grown under ``_grow``); the orders are the child's own.
+        child.sources, child.served = self.sources, self.served
+        child.paths, child.updated, child.crumpled = self.paths, self.updated, self.crumpled
+        child._texts = self._texts
         child.live, child.crumpled_order = self.live.copy(), self.crumpled_order.copy()
         for index in removed:
             held = child.crumpled_order if child.crumpled[index] else child.live
@@ -222,22 +231,18 @@ class ListColumns:
             del held[at]
         added: list[int] = []
         for pair in appended:
-            index = len(child.paths)
             path, entry = pair
-            child.sources.append(pair)
-            child.served.append(False)
-            child.paths.append(path)
-            child.updated.append(entry.meta.updated_at)
-            child.crumpled.append(crumpled_at(entry.extra_lines) is not None)
+            with _grow:
+                index = len(child.paths)
+                child.sources.append(pair)
+                child.served.append(False)
+                child.paths.append(path)
+                child.updated.append(entry.meta.updated_at)
+                child.crumpled.append(crumpled_at(entry.extra_lines) is not None)
             child.entry_at.append(index)
             held = child.crumpled_order if child.crumpled[index] else child.live
             insort(held, index, key=child.key)
             added.append(index)
-        child._texts = None
-        if self._texts is not None:
-            child._texts = self._texts.copy()
-            scope = read.scope
-            child._texts += [f"{child.updated[i]}\0{scope}\0{child.paths[i]}" for i in added]
         child.records, child.shown = self.records, self.shown
         for index in removed:
             self.records.pop(index, None)
@@ -343,10 +348,14 @@ class Merged:
         """Made here, not derived: the global columns are the homes' concatenated."""
         self.listing: Any = None
         """What the caller made of this listing, once (``list_cursor.Listing``)."""
+        self.sizes: list[int] = []
+        """How many of each home's notes the concatenated columns hold."""
         for number, (scope, home) in enumerate(zip(scopes, homes, strict=True)):
-            start, size = len(self.paths), len(home.paths)
-            self.paths.extend(home.paths)
-            self.updated.extend(home.updated)
+            with _grow:  # columns shared along a chain grow only under this lock
+                start, size = len(self.paths), len(home.paths)
+                self.paths.extend(home.paths)
+                self.updated.extend(home.updated)
+            self.sizes.append(size)
             self.scope_column.extend([scope] * size)
             self.home_of.extend([number] * size)
             self.local_of.extend(range(size))
@@ -377,8 +386,8 @@ class Merged:
         if self._ordered is None:
             if self.fresh:  # the homes' columns concatenated are the listing's
                 every: list[str] = []
-                for scope, home in zip(self.scopes, self.homes, strict=True):
-                    every.extend(home.row_texts(scope))
+                for scope, home, size in zip(self.scopes, self.homes, self.sizes, strict=True):
+                    every.extend(home.row_texts(scope, size))
                 self._ordered = list(map(every.__getitem__, self.order))
             else:
                 self._ordered = [self._text(index) for index in self.order]
@@ -407,10 +416,11 @@ class Merged:
         child.chosen, child.scopes, child.homes = self.chosen, scopes, list(homes)
         child.wastebasket, child.excluded, child.listing = self.wastebasket, self.excluded, None
         child.fresh = False
-        child.paths, child.updated = self.paths.copy(), self.updated.copy()
-        child.scope_column, child.home_of = self.scope_column.copy(), self.home_of.copy()
-        child.local_of, child.order = self.local_of.copy(), self.order.copy()
-        child.at = list(self.at)
+        # As with a home's columns: the global columns are shared and only grow.
+        child.paths, child.updated = self.paths, self.updated
+        child.scope_column, child.home_of = self.scope_column, self.home_of
+        child.local_of, child.order = self.local_of, self.order.copy()
+        child.at, child.sizes = list(self.at), self.sizes
         child._ordered = None if self._ordered is None else self._ordered.copy()
         for number, chain in steps:
             if not child._follow(number, chain):
@@ -438,13 +448,14 @@ class Merged:
             for local in added:
                 if local != len(at):
                     return False
-                index = len(self.paths)
+                with _grow:
+                    index = len(self.paths)
+                    self.paths.append(home.paths[local])
+                    self.updated.append(home.updated[local])
+                    self.scope_column.append(scope)
+                    self.home_of.append(number)
+                    self.local_of.append(local)
                 at.append(index)
-                self.paths.append(home.paths[local])
-                self.updated.append(home.updated[local])
-                self.scope_column.append(scope)
-                self.home_of.append(number)
-                self.local_of.append(local)
                 if home.crumpled[local] == side:
                     place = bisect_right(order, self.key(index), key=self.key)
                     order.insert(place, index)
