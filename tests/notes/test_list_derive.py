@@ -6,6 +6,7 @@ from its parts (``Walk.widest``) is the widest one encoded."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,11 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.notes import columns, list_cursor
+from pi_context.bindings.notes import columns, list_cursor, resident
 from pi_context.bindings.notes.cache import Entry
 from pi_context.bindings.notes.frontmatter import NoteMeta, parse_note, render_note
 from pi_context.bindings.notes.records import HomeRead
 from pi_context.bindings.tool_output import json_bytes
+
+from .conftest import Notes
 
 SCOPES = ["human", "project", "project"]
 """Three homes, two of one scope (named homes share a scope): ties end at the home."""
@@ -157,3 +160,39 @@ def test_the_widest_cursor_is_counted_as_encoded(
     for end in range(len(rows) + 1):
         encoded = [json_bytes(walk.cursor_of(i)) for i in range(1, end)]
         assert walk.widest(end) == max(encoded, default=0)
+
+
+# --- through the tools: a resident host moves its listing on after a write ------------------
+
+
+@pytest.fixture
+def resident_host() -> Iterator[None]:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify")
+    assert resident.enable()
+    yield
+    resident.shutdown()
+
+
+def test_a_write_moves_a_resident_listing_on_as_a_fresh_process_lists_it(
+    resident_host: None, notes: Notes
+) -> None:
+    for n in range(30):
+        scope = ("human", "project", "session")[n % 3]
+        notes.call("notes_write", path=f"d{n % 4}/n{n}.md", scope=scope, content="a\n")
+    first = notes.json("notes_list", max_results=100)
+    notes.call("notes_write", path="d1/n4.md", scope="project", content="b\n")  # moves first
+    notes.call("notes_update", path="d2/n2.md", scope="session", crumpled=True)
+    later = notes.json("notes_list", max_results=100)
+    made = columns._merged[-1]
+    assert not made.fresh, "the held listing was moved on, not merged again"
+    assert later["files"][0]["path"] == "d1/n4.md"
+    assert later["crumpled_excluded"] == first["crumpled_excluded"] + 1
+    watcher, resident._watcher = resident._watcher, None  # a process holding nothing
+    columns.forget()
+    try:
+        again = notes.json("notes_list", max_results=100)
+    finally:
+        resident._watcher = watcher
+    del later["next_cursor"], again["next_cursor"]  # a walk's name is its own
+    assert later == again

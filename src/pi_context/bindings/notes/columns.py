@@ -1,16 +1,19 @@
 """The columns a ``notes_list`` or ``notes_search`` page is cut from, computed once per home
 read: a resident host (``resident.py``) hands back the very read it holds while nothing
 changed, so a call pays for the columns of the homes that changed since the last call, not
-for every note of every home.
+for every note of every home; and when a few notes of a home changed (the resident view
+patched its read), for those notes only.
 
-For a listing: each note's path, scope, update time and whether it is crumpled, in the read's
-index order, with the read's notes sorted in the published list order (newest first, then
-path); the pages of several homes merge those sorted runs. For a search: each hit's path and
-whether it is crumpled, the hits in path order.
+For a listing: each note's path, update time, whether it is crumpled and where its record
+comes from, with the notes sorted in the published list order (newest first, then path);
+the listing of several homes (``Merged``) merges those sorted runs (then scope, then home).
+Columns and listings of a patched read are derived from the earlier ones: the changed notes
+are appended and moved in the orders by bisection, never merged again (``derive``). For a
+search: each hit's path and whether it is crumpled, the hits in path order.
 
 What is memoized is keyed by the read object itself (held, so its identity is never reused)
-and bounded (``HELD``): a read that is no longer handed out drops out. Nothing here reads the
-filesystem; the reads come from the store by its never-stale rules.
+and bounded (``HELD``, ``LATEST``, ``MERGED``): a read that is no longer handed out drops out.
+Nothing here reads the filesystem; the reads come from the store by its never-stale rules.
 """
 
 from __future__ import annotations
@@ -106,11 +109,11 @@ class ListColumns:
 
     Made for a read once (a full sort), or derived from the columns of an earlier read of the
     same home (``derive``): a read the resident view patched (a few notes re-read) keeps the
-    other notes' very pairs, so the derived columns copy the earlier ones, append the changed
-    notes under new local indices and move them in the two orders by bisection. A local index
-    means one pair forever along such a chain (columns only grow), and ``lineage`` lists the
-    last changes (``serial`` before, the local indices removed and added), so a merged listing
-    built over earlier columns follows them (``Merged``)."""
+    other notes' very pairs, so the derived columns share the earlier ones, append the changed
+    notes under new local indices and move them in copies of the two orders by bisection. A
+    local index means one pair forever along such a chain (columns only grow), and
+    ``lineage`` lists the last changes (``serial`` before, the local indices removed and
+    added), so a merged listing built over earlier columns follows them (``Merged``)."""
 
     def __init__(self, read: HomeRead | None = None) -> None:
         if read is None:  # filled in by ``derive``
