@@ -198,7 +198,7 @@ class ListColumns:
         appended = len(read.entries) - entries[1]
         if len(entries[0]) + len(served[0]) + appended > PATCH_MAX:
             return None
-        if len(self.paths) + appended > 2 * len(read) + PATCH_MAX:
+        if len(self.paths) + appended > len(read) + _slack(len(read)):
             return None  # mostly replaced notes: sorted afresh, the columns compacted
         return change
 
@@ -254,6 +254,12 @@ class ListColumns:
         step = (self.serial, removed, added)
         child.lineage = (*self.lineage, step)[-LINEAGE:]
         return child
+
+
+def _slack(notes: int) -> int:
+    """Replaced notes columns of ``notes`` notes keep before they are made afresh (they hold
+    what the replaced notes were until then)."""
+    return max(PATCH_MAX, notes // 4)
 
 
 def _removals(old: list[T], new: list[T]) -> tuple[list[int], int] | None:
@@ -428,7 +434,8 @@ class Merged:
         for number, chain in steps:
             if not child._follow(number, chain):
                 return None
-        if len(child.paths) > 2 * sum(map(len, homes)) + PATCH_MAX:
+        notes = sum(map(len, homes))
+        if len(child.paths) > notes + _slack(notes):
             return None  # mostly replaced notes: merged afresh, the columns compacted
         return child
 

@@ -78,7 +78,7 @@ MIN_MS = (datetime(1, 1, 2, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
 MAX_MS = (datetime(9999, 12, 30, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
 
 
-ISO_HELD = 1 << 16
+ISO_HELD = 4096
 """Stamps ``local_iso`` remembers (per local time zone) before it starts over."""
 _iso_held: dict[int, str] = {}
 _iso_zone: list[object] = [None]
