@@ -58,6 +58,8 @@ def _memoized(read: HomeRead, kind: str, make: Callable[[HomeRead], T]) -> T:
 
 
 _held: OrderedDict[tuple[object, ...], tuple[list[object], Any]] = OrderedDict()
+HELD_ORDERS = 8
+"""Orders ``held`` keeps at once (a few recent searches)."""
 
 
 def held(key: tuple[object, ...], parts: list[Any], make: Callable[[], T]) -> T:
@@ -72,7 +74,7 @@ def held(key: tuple[object, ...], parts: list[Any], make: Callable[[], T]) -> T:
     made = make()
     with _lock:
         _held[key] = (list(parts), made)
-        while len(_held) > MERGED:
+        while len(_held) > HELD_ORDERS:
             _held.popitem(last=False)
     return made
 

@@ -15,6 +15,8 @@ current order, as published.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,17 +48,25 @@ def name_of(request: str) -> str:
     return "s" + hashlib.sha256(request.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-_last: list[tuple[Sequence[tuple[str, str]], Rows]] = []
+_made: OrderedDict[int, tuple[Sequence[tuple[str, str]], Rows]] = OrderedDict()
+_lock = threading.Lock()
+MADE = 8
+"""Walk rows kept for the results they were made of (a few recent searches)."""
 
 
 def _rows_of(keys: Sequence[tuple[str, str]]) -> Rows:
-    """The walk rows of ``keys``: the very rows made last time for the very same keys (a
+    """The walk rows of ``keys``: the very rows made before for the very same keys (a
     resident host's unchanged result), so the walk is known to be recorded already."""
-    last = _last[0] if _last else None
-    if last is not None and last[0] is keys:
-        return last[1]
+    with _lock:
+        held = _made.get(id(keys))
+        if held is not None and held[0] is keys:
+            _made.move_to_end(id(keys))
+            return held[1]
     rows = Rows([0] * len(keys), [scope for scope, _path in keys], [p for _s, p in keys])
-    _last[:] = [(keys, rows)]
+    with _lock:
+        _made[id(keys)] = (keys, rows)
+        while len(_made) > MADE:
+            _made.popitem(last=False)
     return rows
 
 

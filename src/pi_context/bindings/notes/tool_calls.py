@@ -541,16 +541,6 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
                 continue
             refused.extend(read.refused)
             homes.append((store, scope, columns.search_hits(read)))
-    # Every hit by (home, position in its path order); only a page's rows are built below.
-    with gc_paused():  # a query that many notes hold: no collection while its keys are made
-        if len({scope for _store, scope, _hits in homes}) < len(homes):
-            found, excluded, keys = _search_keys(homes, wastebasket)  # addresses: per caller
-        else:  # the same hits as last time (nothing they hold changed): the order made then
-            key = (wastebasket, *(scope for _store, scope, _hits in homes))
-            held = [(hits.paths, hits.crumpled) for _store, _scope, hits in homes]
-            made = columns.held(key, held, lambda: _search_keys(homes, wastebasket))
-            found, excluded, keys = made
-    extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
     request = json.dumps(
         [
             queries,
@@ -560,6 +550,16 @@ def notes_search(ctx: ToolContext, args: Args) -> ToolResult:
         ],
         ensure_ascii=False,
     )
+    # Every hit by (home, position in its path order); only a page's rows are built below.
+    with gc_paused():  # a query that many notes hold: no collection while its keys are made
+        if len({scope for _store, scope, _hits in homes}) < len(homes):
+            found, excluded, keys = _search_keys(homes, wastebasket)  # addresses: per caller
+        else:  # the same hits as last time (nothing they hold changed): the order made then
+            key = (request, *(scope for _store, scope, _hits in homes))
+            held = [(hits.paths, hits.crumpled) for _store, _scope, hits in homes]
+            made = columns.held(key, held, lambda: _search_keys(homes, wastebasket))
+            found, excluded, keys = made
+    extra = {**_problems(failures, refused), "crumpled_excluded": excluded}
     root = selection[0][0].homes.root if selection else None
     walk = search_cursor.resume(keys, cursor, request, root)
     widest_cursor = len(str(max(walk.length, len(found))))
