@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_context.bindings.notes import columns, list_cursor, resident
+from pi_context.bindings.notes import columns, list_cursor, list_merge, resident
 from pi_context.bindings.notes.cache import Entry
 from pi_context.bindings.notes.frontmatter import NoteMeta, parse_note, render_note
 from pi_context.bindings.notes.records import HomeRead
@@ -58,7 +58,7 @@ def patched(read: HomeRead, gone: set[str], added: list[tuple[str, Entry]]) -> H
     return HomeRead(read.scope, kept + added, None, [], [])
 
 
-def listed(made: columns.Merged) -> list[Any]:
+def listed(made: list_merge.Merged) -> list[Any]:
     return [
         (made.updated[i], made.paths[i], made.scope_column[i], made.home_of[i], made.record(i))
         for i in made.order
@@ -115,8 +115,8 @@ def test_a_derived_listing_equals_one_made_afresh(
                 assert ours == [made.sources[i] for i in getattr(made, side)]
             assert len(home) == len(made)
         for wastebasket in (False, True):
-            ours = columns.merged(CHOSEN, SCOPES, homes, wastebasket)
-            expected = columns.Merged(CHOSEN, SCOPES, anew, wastebasket)
+            ours = list_merge.merged(CHOSEN, SCOPES, homes, wastebasket)
+            expected = list_merge.Merged(CHOSEN, SCOPES, anew, wastebasket)
             assert listed(ours) == listed(expected)
             assert ours.excluded == expected.excluded
             assert ours.texts() == expected.texts()
@@ -127,13 +127,13 @@ def test_a_derived_listing_equals_one_made_afresh(
 def test_a_listing_follows_several_changes_of_a_home_between_two_calls() -> None:
     """Three reads of one home between two listings: the listing follows the lineage."""
     read = HomeRead("human", [pair(p, 1, False) for p in PATHS], None, [], [])
-    first = columns.merged(CHOSEN, ["human"], [columns.list_columns(read)], False)
+    first = list_merge.merged(CHOSEN, ["human"], [columns.list_columns(read)], False)
     for step in range(3):
         read = patched(read, {PATHS[step]}, [pair(PATHS[step], 5 + step, step == 1)])
         home = columns.list_columns(read)
-    later = columns.merged(CHOSEN, ["human"], [home], False)
+    later = list_merge.merged(CHOSEN, ["human"], [home], False)
     assert later is not first and not later.fresh, "derived, not merged afresh"
-    expected = columns.Merged(CHOSEN, ["human"], [columns.ListColumns(read)], False)
+    expected = list_merge.Merged(CHOSEN, ["human"], [columns.ListColumns(read)], False)
     assert listed(later) == listed(expected)
     assert [p for _u, p, *_rest in listed(later)][:2] == ["c/a.md", "a.md"]
     assert later.excluded == expected.excluded == 1
@@ -185,7 +185,7 @@ def test_a_write_moves_a_resident_listing_on_as_a_fresh_process_lists_it(
     notes.call("notes_write", path="d1/n4.md", scope="project", content="b\n")  # moves first
     notes.call("notes_update", path="d2/n2.md", scope="session", crumpled=True)
     later = notes.json("notes_list", max_results=100)
-    made = columns._merged[-1]
+    made = list_merge._merged[-1]
     assert not made.fresh, "the held listing was moved on, not merged again"
     assert later["files"][0]["path"] == "d1/n4.md"
     assert later["crumpled_excluded"] == first["crumpled_excluded"] + 1

@@ -19,7 +19,7 @@ Nothing here reads the filesystem; the reads come from the store by its never-st
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left, bisect_right, insort
+from bisect import bisect_left, insort
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from itertools import compress, count
@@ -79,27 +79,28 @@ def held(key: tuple[object, ...], parts: list[Any], make: Callable[[], T]) -> T:
     return made
 
 
+FORGET: list[Callable[[], None]] = []
+"""What else ``forget`` drops (the merged listings made of these columns, ``list_merge``)."""
+
+
 def forget() -> None:
     """Drop every memoized column (tests: what a fresh process would hold)."""
     with _lock:
         _memo.clear()
-        _merged.clear()
         _latest.clear()
         _held.clear()
+    for also in FORGET:
+        also()
 
 
 PATCH_MAX = 64
 """Notes changed at once (gone and added) up to which columns and listings are derived."""
 LINEAGE = 8
 """Changes each columns remember: a listing built that many reads of a home ago follows them."""
-MERGED = 4
-"""Whole listings held at once (``merged``)."""
 
 _serials = count(1)
 _latest: OrderedDict[str, list[ListColumns]] = OrderedDict()
 """The last columns made for each scope (a few: several homes share the agent scope)."""
-_merged: list[Merged] = []
-"""The listings last made, the newest last."""
 
 
 class ListColumns:
@@ -324,181 +325,6 @@ def merge_runs(
         group = order[start : end + 1]
         group.sort(key=lambda index: (paths[index], scopes[index]))
         order[start : end + 1] = group
-
-
-class Merged:
-    """The listing of several homes: their columns concatenated in the given home order (a
-    global index is a home's local index moved by the home's start, ``at``), and ``order``:
-    the live notes (or, with ``wastebasket``, the crumpled ones) in the published list order,
-    newest first, then path, then scope, then home. ``excluded`` counts the other side.
-
-    A listing of the same homes whose columns were since derived (``ListColumns.derive``)
-    follows their ``lineage``: the changed notes are appended to copies of the columns and
-    moved in the order by bisection (``derive``), not merged again."""
-
-    def __init__(
-        self,
-        chosen: str,
-        scopes: list[str],
-        homes: list[ListColumns],
-        wastebasket: bool,
-        accept: Callable[[str], bool] | None = None,
-    ) -> None:
-        self.chosen, self.scopes, self.homes = chosen, scopes, list(homes)
-        self.wastebasket = wastebasket
-        self.paths: list[str] = []
-        self.updated: list[int] = []
-        self.scope_column: list[str] = []
-        self.home_of: list[int] = []
-        self.local_of: list[int] = []
-        self.at: list[list[int]] = []
-        self.order: list[int] = []
-        self.excluded = 0
-        self._ordered: list[str] | None = None
-        self.fresh = True
-        """Made here, not derived: the global columns are the homes' concatenated."""
-        self.listing: Any = None
-        """What the caller made of this listing, once (``list_cursor.Listing``)."""
-        self.sizes: list[int] = []
-        """How many of each home's notes the concatenated columns hold."""
-        for number, (scope, home) in enumerate(zip(scopes, homes, strict=True)):
-            with _grow:  # columns shared along a chain grow only under this lock
-                start, size = len(self.paths), len(home.paths)
-                self.paths.extend(home.paths)
-                self.updated.extend(home.updated)
-            self.sizes.append(size)
-            self.scope_column.extend([scope] * size)
-            self.home_of.extend([number] * size)
-            self.local_of.extend(range(size))
-            self.at.append(list(range(start, start + size)))
-            run = home.crumpled_order if wastebasket else home.live
-            other = home.live if wastebasket else home.crumpled_order
-            if accept is not None:
-                run = [index for index in run if accept(home.paths[index])]
-                if not wastebasket:
-                    self.excluded += sum(1 for index in other if accept(home.paths[index]))
-            elif not wastebasket:
-                self.excluded += len(other)
-            self.order.extend(map(start.__add__, run))
-        merge_runs(self.order, self.updated, self.paths, self.scope_column)
-
-    def key(self, index: int) -> tuple[int, str, str, int]:
-        """Note ``index``'s place in the published list order."""
-        scope, home = self.scope_column[index], self.home_of[index]
-        return -self.updated[index], self.paths[index], scope, home
-
-    def record(self, index: int) -> NoteRecord:
-        home = self.home_of[index]
-        return self.homes[home].record(self.scopes[home], self.local_of[index])
-
-    def texts(self) -> list[str]:
-        """The rows of ``order`` as ``walks`` records them (``updated NUL scope NUL path``):
-        made once, then moved on with the order by ``derive`` (never changed in place)."""
-        if self._ordered is None:
-            if self.fresh:  # the homes' columns concatenated are the listing's
-                every: list[str] = []
-                for scope, home, size in zip(self.scopes, self.homes, self.sizes, strict=True):
-                    every.extend(home.row_texts(scope, size))
-                self._ordered = list(map(every.__getitem__, self.order))
-            else:
-                self._ordered = [self._text(index) for index in self.order]
-        return self._ordered
-
-    def _text(self, index: int) -> str:
-        return f"{self.updated[index]}\0{self.scope_column[index]}\0{self.paths[index]}"
-
-    def derive(self, scopes: list[str], homes: list[ListColumns]) -> Merged | None:
-        """This listing over ``homes``, the same homes' later columns: ``self`` when none
-        changed, None when one is not derived from the columns held (it is merged afresh)."""
-        if scopes != self.scopes:
-            return None
-        steps: list[tuple[int, tuple[tuple[int, list[int], list[int]], ...]]] = []
-        for number, home in enumerate(homes):
-            was = self.homes[number]
-            if home is was:
-                continue
-            serials = [serial for serial, _gone, _added in home.lineage]
-            if was.serial not in serials:
-                return None
-            steps.append((number, home.lineage[serials.index(was.serial) :]))
-        if not steps:
-            return self
-        child = Merged.__new__(Merged)
-        child.chosen, child.scopes, child.homes = self.chosen, scopes, list(homes)
-        child.wastebasket, child.excluded, child.listing = self.wastebasket, self.excluded, None
-        child.fresh = False
-        # As with a home's columns: the global columns are shared and only grow.
-        child.paths, child.updated = self.paths, self.updated
-        child.scope_column, child.home_of = self.scope_column, self.home_of
-        child.local_of, child.order = self.local_of, self.order.copy()
-        child.at, child.sizes = list(self.at), self.sizes
-        child._ordered = None if self._ordered is None else self._ordered.copy()
-        for number, chain in steps:
-            if not child._follow(number, chain):
-                return None
-        notes = sum(map(len, homes))
-        if len(child.paths) > notes + _slack(notes):
-            return None  # mostly replaced notes: merged afresh, the columns compacted
-        return child
-
-    def _follow(self, number: int, chain: tuple[tuple[int, list[int], list[int]], ...]) -> bool:
-        home, scope, side = self.homes[number], self.scopes[number], self.wastebasket
-        at = self.at[number] = self.at[number].copy()
-        order, ordered = self.order, self._ordered
-        for _serial, gone, added in chain:
-            for local in gone:
-                index = at[local]
-                if home.crumpled[local] == side:
-                    place = bisect_left(order, self.key(index), key=self.key)
-                    if place >= len(order) or order[place] != index:
-                        return False  # not where the order says: never guess
-                    del order[place]
-                    if ordered is not None:
-                        del ordered[place]
-                elif not side:
-                    self.excluded -= 1
-            for local in added:
-                if local != len(at):
-                    return False
-                with _grow:
-                    index = len(self.paths)
-                    self.paths.append(home.paths[local])
-                    self.updated.append(home.updated[local])
-                    self.scope_column.append(scope)
-                    self.home_of.append(number)
-                    self.local_of.append(local)
-                at.append(index)
-                if home.crumpled[local] == side:
-                    place = bisect_right(order, self.key(index), key=self.key)
-                    order.insert(place, index)
-                    if ordered is not None:
-                        ordered.insert(place, self._text(index))
-                elif not side:
-                    self.excluded += 1
-        return True
-
-
-def merged(chosen: str, scopes: list[str], homes: list[ListColumns], wastebasket: bool) -> Merged:
-    """The listing of ``homes`` (the columns of this call's reads, in ``scopes`` order) for
-    the selection ``chosen``: the one held when no home changed, derived from it when the
-    homes' columns were, else merged afresh."""
-    with _lock:
-        held = [m for m in _merged if m.chosen == chosen and m.wastebasket == wastebasket]
-    made = base = None
-    for earlier in reversed(held):
-        made = earlier.derive(scopes, homes)
-        if made is not None:
-            base = earlier
-            break
-    if made is None:
-        made = Merged(chosen, scopes, homes, wastebasket)
-    with _lock:
-        if made is not base:
-            if base is not None and base in _merged:
-                _merged.remove(base)
-            _merged.append(made)
-            del _merged[:-MERGED]
-    return made
 
 
 def list_columns(read: HomeRead) -> ListColumns:

@@ -5,12 +5,18 @@ and ``notes_search``, each a function from (context, arguments) to a ``ToolResul
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from pi_context.bindings.notes import columns, list_cursor, resident, search_cursor, walks
-from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso, zone
-from pi_context.bindings.notes.list_cursor import Listing
-from pi_context.bindings.notes.note_address import NoteAddress, format_address
+from pi_context.bindings.notes import (
+    columns,
+    list_cursor,
+    list_merge,
+    resident,
+    search_cursor,
+    walks,
+)
+from pi_context.bindings.notes.frontmatter import ORIGIN_DEFAULT, local_iso
+from pi_context.bindings.notes.note_address import NoteAddress
 from pi_context.bindings.notes.query import LineMatch, match_lines
 from pi_context.bindings.notes.records import HomeRead, Note, Refused, WriteOutcome, note_of
 from pi_context.bindings.notes.store import (
@@ -39,7 +45,6 @@ from pi_context.bindings.notes.tool_args import (
     _pattern,
     _problems,
     _queries,
-    _record_json,
     _selection,
     _target,
     _unavailable,
@@ -264,78 +269,6 @@ def notes_read(ctx: ToolContext, args: Args) -> ToolResult:
 # --- notes_list ----------------------------------------------------------------------------
 
 
-SHOWN_HELD = 4096
-"""Rendered listing rows each home's columns keep (``ListColumns.shown``) before starting over."""
-
-
-class _LazyRows(Sequence["JSONValue"]):
-    """Rows rendered on access: a page touches a few dozen of 10,000 notes, so only those
-    are built into records (the order needs only each note's time, path and scope). A row
-    and its JSON size are kept with the home's columns for the next page that shows it (for
-    the same address and time zone)."""
-
-    def __init__(
-        self, stores: list[NoteStore], listing: columns.Merged, indices: list[int]
-    ) -> None:
-        self._stores = stores
-        self._listing = listing
-        self._indices = indices
-        self._slugs: dict[int, tuple[str | None, str | None]] = {}
-        self._zone = zone()
-
-    def __len__(self) -> int:
-        return len(self._indices)
-
-    def _shown(self, position: int) -> tuple[str, object, JSONValue, int]:
-        index = self._indices[position]
-        listing = self._listing
-        number, local = listing.home_of[index], listing.local_of[index]
-        scope, home = listing.scopes[number], listing.homes[number]
-        slugs = self._slugs.get(number)
-        if slugs is None:  # as ``address_in``, once per home and page
-            homes = self._stores[number].homes
-            slugs = self._slugs[number] = (homes.slug(scope), homes.running_slug(scope))
-        address = format_address(scope, listing.paths[index], *slugs)
-        held = home.shown.get(local)
-        if held is None or held[0] != address or held[1] != self._zone:
-            row = _record_json(home.record(scope, local), address)
-            held = (address, self._zone, row, json_bytes(row))
-            if len(home.shown) >= SHOWN_HELD:
-                home.shown.clear()
-            home.shown[local] = held
-        return held
-
-    def size(self, position: int) -> int:
-        """The JSON bytes of row ``position``."""
-        return self._shown(position)[3]
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return [self._shown(at)[2] for at in range(len(self._indices))[index]]
-        return self._shown(range(len(self._indices))[index])[2]
-
-
-def _listing(merged: columns.Merged) -> Listing:
-    """The cursor's view of a merged listing (made once per listing)."""
-    if merged.listing is None:
-        scopes = merged.scope_column
-
-        def created_of(index: int) -> int:
-            return merged.record(index).meta.created_at
-
-        merged.listing = Listing(
-            merged.order,
-            merged.paths,
-            merged.updated,
-            scopes.__getitem__,
-            created_of,
-            scopes,
-            merged.texts,
-        )
-    listing: Listing = merged.listing
-    return listing
-
-
 def _page_size(args: Args, name: str, default: int, maximum: int) -> int:
     """The page size in ``name`` or in ``limit`` (the newest contract's name); both only
     when they agree."""
@@ -383,15 +316,15 @@ def notes_list(ctx: ToolContext, args: Args) -> ToolResult:
         scopes = [read.scope for _store, read in reads]
         homes = [columns.list_columns(read) for _store, read in reads]
         if accept is None:  # a resident host: as last time, or moved on by the changed notes
-            made = columns.merged(chosen, scopes, homes, wastebasket)
+            made = list_merge.merged(chosen, scopes, homes, wastebasket)
         else:
-            made = columns.Merged(chosen, scopes, homes, wastebasket, accept)
-        listing = _listing(made)
+            made = list_merge.Merged(chosen, scopes, homes, wastebasket, accept)
+        listing = list_merge.cursor_listing(made)
         try:
             walk = list_cursor.resume(listing, cursor, chosen, clock(), root, limit)
         except list_cursor.CursorError as exc:
             raise _fail(str(exc), cursor=cursor) from None
-    rows = _LazyRows([store for store, _read in reads], made, walk.indices)
+    rows = list_merge.PageRows([store for store, _read in reads], made, walk.indices)
     # The widest cursor this page can end with: the one after any row it may hold.
     widest = walk.widest(min(len(rows), limit + 1))
     result = page(
