@@ -24,6 +24,7 @@ import pytest
 from pi_context.bindings.notes import resident
 from pi_context.bindings.notes.cache import Entry
 from pi_context.bindings.notes.records import HomeRead, Refused
+from pi_context.bindings.notes.watch import Home
 from pi_context.support import heap
 
 from .conftest import Notes
@@ -151,11 +152,18 @@ def test_what_a_view_drops_is_freed_without_the_collector(notes: Notes) -> None:
         (view,) = resident._views.values()
         assert len(view.reads) >= 3
         gone = weakref.ref(view)
+        old_home = weakref.ref(view.home)
         del view
-        resident._views.clear()  # what evicting the view or a replaced home does
+        resident._views.clear()  # what evicting the view does
         assert gone() is None, "the view is freed by reference counting"
+        home = notes.store().home("human")
+        home.rename(home.with_name("human-replaced"))  # the watcher forgets the old home
+        home.mkdir()
+        (home / "n.md").write_text("another home")
+        assert [f["path"] for f in notes.json("notes_list", scope="human")["files"]] == ["n.md"]
+        assert old_home() is None, "a forgotten home (and its watches) is freed at once"
         gc.collect()
-        held = (HomeRead, Entry, Refused, resident._View)
+        held = (HomeRead, Entry, Refused, resident._View, Home)
         leaked = [type(o).__name__ for o in gc.garbage if isinstance(o, held)]
         assert leaked == [], "a read the view dropped waited on the collector"
     finally:
