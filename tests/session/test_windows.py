@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from pi_context.bindings.session import Session, seeded_uuids
+from pi_context.bindings.session.usage import window_usage
 from pi_context.bindings.session.windows import (
     BOOT_TYPE,
     CONTINUATION_TYPE,
@@ -27,7 +28,6 @@ from pi_context.bindings.session.windows import (
     provider_projection,
     root_window_id,
     window_spans,
-    window_usage,
 )
 
 SID = "01a22bec-ef14-7562-9e00-232720c9be18"

@@ -15,7 +15,8 @@ from typing import Any
 
 from pi_context.bindings.runtime.protocol import GUIDANCE_TYPE, MANUAL_WIPE_TYPE, WARNING_TYPE
 from pi_context.bindings.session.context import text_blocks
-from pi_context.bindings.session.windows import BOOT_TYPE, estimate_tokens
+from pi_context.bindings.session.usage import estimate_tokens
+from pi_context.bindings.session.windows import BOOT_TYPE
 from pi_context.integrations.loop import assistant_message, usage_block
 
 Message = dict[str, Any]

@@ -23,7 +23,6 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from pi_context.bindings.error_format import error_text
-from pi_context.bindings.history import resident as history_resident
 from pi_context.bindings.notes import resident as notes_resident
 from pi_context.bindings.notes.note_address import ADDRESS_HELP
 from pi_context.bindings.runtime.tools import RUNTIME_TOOL_NAMES
@@ -136,11 +135,13 @@ def build_server(context: ToolContext) -> Server[Any]:
 async def serve_stdio(context: ToolContext) -> None:
     """Serve until the client closes stdin (answering the requests already read)."""
     server = build_server(context)
-    # A long-lived host: notes homes are held in memory and kept fresh by change
-    # notification (its watcher thread stops with the server).
+    # A long-lived host (the one declaration): the first history call loads what the rest
+    # use, and what a load leaves held (a history index, a notes home's whole read and its
+    # watches) is frozen, not re-scanned by every full collection.
+    heap.long_lived_host()
+    # Notes homes are held in memory and kept fresh by change notification (its watcher
+    # thread stops with the server).
     notes_resident.enable()
-    history_resident.long_lived()  # the first history call loads what the rest use
-    heap.long_lived_host()  # what a load leaves held is frozen, not re-scanned by every full GC
     try:
         async with stdio_transport() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())

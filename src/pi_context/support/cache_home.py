@@ -212,12 +212,16 @@ def private_dir(path: Path) -> Path:
     own (``CacheRefused`` otherwise). Never changes a mode. Returns ``path``."""
     root = cache_root()
     try:
-        parts = Path(os.path.abspath(path)).relative_to(os.path.abspath(root)).parts
+        parts = _below(os.path.abspath(path), os.path.abspath(root))
     except ValueError:  # a folder of the caller's choosing, outside the cache: made, checked
         with contextlib.suppress(FileExistsError):
             os.makedirs(path, 0o700)
         check_private(os.stat(path), path)
         return path
+    held = (os.fspath(root), parts)
+    proof = _proof(root, parts)
+    if proof is not None and _proven.get(held) == proof:
+        return path  # proven before, and nothing it was proven by has changed since
     root_fd = open_root(create=True)
     assert root_fd is not None
     fds = [root_fd]
@@ -239,4 +243,57 @@ def private_dir(path: Path) -> Path:
     finally:
         for fd in fds:
             os.close(fd)
+    if proof is not None:
+        if len(_proven) >= PROVEN_MAX:
+            _proven.clear()
+        _proven[held] = proof
     return path
+
+
+def _below(path: str, root: str) -> tuple[str, ...]:
+    """The names leading from ``root`` to ``path`` (both absolute and normal); ValueError
+    when ``path`` is not ``root`` or below it."""
+    if path == root:
+        return ()
+    if root.endswith(os.sep) or not path.startswith(root + os.sep):
+        return Path(path).relative_to(root).parts  # the file system's root, or not below
+    return tuple(path[len(root) + 1 :].split(os.sep))
+
+
+PROVEN_MAX = 64
+"""Folders whose proof ``private_dir`` keeps (all are dropped when it is reached)."""
+RACY_NS = 2_000_000_000
+"""A marker changed this recently may change again within its time stamps' resolution."""
+_proven: dict[tuple[str, tuple[str, ...]], tuple[object, ...]] = {}
+
+
+def _proof(root: Path, parts: tuple[str, ...]) -> tuple[object, ...] | None:
+    """What ``private_dir`` of ``root``/``parts`` proves a folder by, as ``stat`` sees it
+    (taken before the proof itself, so a change after it shows as a new answer): the
+    root and each folder below it (identity, type, owner, mode; the root through links as
+    it is opened, each folder below without), and the markers of the root and the area
+    (identity, owner, size, time stamps: a marker is written once, never in place). None
+    when a part is missing, or a marker changed within ``RACY_NS``."""
+    horizon = time.time_ns() - RACY_NS
+    out: list[object] = [os.getuid()]
+    try:
+        path = os.fspath(root)
+        folder = os.stat(path)
+        out.append(_identity(folder))
+        for depth, name in enumerate(("", *parts)):
+            if depth:
+                path = os.path.join(path, name)
+                out.append(_identity(os.lstat(path)))
+            if depth <= 1:
+                marker = os.lstat(os.path.join(path, MARKER))
+                if max(marker.st_mtime_ns, marker.st_ctime_ns) >= horizon:
+                    return None
+                out.append(_identity(marker))
+                out.append((marker.st_size, marker.st_mtime_ns, marker.st_ctime_ns))
+    except OSError:
+        return None
+    return tuple(out)
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_uid)

@@ -43,10 +43,19 @@ def release_freed() -> None:
 
 
 def long_lived_host() -> None:
-    """Declare this process a long-lived host (the MCP server): ``settle_after_load`` then
-    also freezes what a load leaves held. Only a process's entry point calls this."""
+    """Declare this process a long-lived host (the MCP server), the one declaration of it:
+    a history index is then held as resident from its first call
+    (``bindings/history/resident.py``), and ``settle_after_load`` also freezes what a load
+    (a history index, a resident notes view's whole read of a home) leaves held. Only a
+    process's entry point calls this, never a library call or a one-off command (a test that
+    needs it sets ``_long_lived`` for itself and unfreezes after)."""
     global _long_lived
     _long_lived = True
+
+
+def long_lived() -> bool:
+    """Whether this process was declared a long-lived host (``long_lived_host``)."""
+    return _long_lived
 
 
 def settle_after_load() -> None:

@@ -23,7 +23,8 @@ from pi_context.bindings.operations import RETENTION, LogSource, log_path, read_
 from pi_context.bindings.session import Session
 from pi_context.bindings.session.context import projection_entries
 from pi_context.bindings.session.jsonl import js_date_ms
-from pi_context.bindings.session.windows import current_reset, estimate_tokens, window_usage
+from pi_context.bindings.session.usage import estimate_tokens, window_usage
+from pi_context.bindings.session.windows import current_reset
 from pi_context.statemachine.typed import handoff_0_6_auto as ht
 from pi_context.statemachine.typed import typed
 

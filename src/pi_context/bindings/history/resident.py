@@ -6,8 +6,9 @@ loaded and checked, the branch view and the content map. The next call still che
 against the file first (``HistoryIndex.open_view``: identity, ``stat``, digest), and loads
 again only what an append or a rebuild changed. At most ``HELD_MAX`` session files are held;
 the least recently used is closed first. A one-shot CLI call opens and closes as before; a
-host that says it is long-lived (``long_lived``) holds an index as resident from its first
-call, otherwise from the second call in the process.
+host that says it is long-lived holds an index as resident from its first
+call, otherwise from the second call in the process. Whether the process is long-lived is
+declared once, for every resident structure, by ``support.heap.long_lived_host``.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pi_context.support.heap import settle_after_load
+from pi_context.support import heap
 
 from .errors import HistoryError
 from .index import HistoryIndex, cache_dir_for
 
 HELD_MAX = 4
 
-_host = False  # this process is a long-lived host (``long_lived``)
 _held: OrderedDict[tuple[str, str], HistoryIndex] = OrderedDict()
 _lock = _thread.RLock()  # threading's own (``threading`` is not needed to start)
 
@@ -40,7 +40,7 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
         index = _held.pop(key, None)
         if index is None:
             index = HistoryIndex(Path(real), Path(key[1]))
-            index.resident = _host
+            index.resident = heap.long_lived()
         else:
             # Asked again in this process: a resident host, where loading whole columns once
             # pays (a one-shot command reads the few values it needs in place).
@@ -61,15 +61,7 @@ def held_index(source: Path) -> Iterator[HistoryIndex]:
             # back to the OS, so the host's size is what it holds (and in a long-lived
             # host, what it holds is kept out of later full collections).
             index.trimmed = True
-            settle_after_load()
-
-
-def long_lived() -> None:
-    """This process serves many calls (the MCP server): an index is held as resident from
-    its first call, so that call (the open) loads what later calls use, rather than the
-    second call paying for it."""
-    global _host
-    _host = True
+            heap.settle_after_load()
 
 
 def close_all() -> None:

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -40,6 +41,7 @@ _BAD_COMPONENT = re.compile(r"[\\/\0:]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 POINTER_LIMIT = 64 * 1024  # a ``.git`` file holds one ``gitdir:`` line
 HEADER_LIMIT = 1 << 20  # a session header line is far smaller
+HEADER_CHUNK = 4096  # what is read first to find it
 
 
 class HomeUnavailableError(ValueError):
@@ -121,13 +123,74 @@ def git_root(cwd: Path) -> Path | None:
         current = current.parent
 
 
+PROJECT_KEYS_MAX = 64
+"""Working directories whose project key is kept (all are dropped when it is reached)."""
+RACY_NS = 2_000_000_000
+"""A pointer file changed this recently may change again within its time stamps' resolution."""
+Proof = tuple[object, ...]
+_project_keys: dict[str, tuple[Proof, str]] = {}
+
+
 def project_key(cwd: Path) -> str:
-    """``<base name>-<sha1 of the absolute root, 8 hex>`` of the repository root (or ``cwd``)."""
-    absolute = Path(os.path.abspath(cwd))
+    """``<base name>-<sha1 of the absolute root, 8 hex>`` of the repository root (or ``cwd``).
+
+    A resident host asks this on every call: the answer is kept per absolute ``cwd`` with
+    the proof it rests on (``_marker_proof``), taken before the answer was worked out, and
+    reused only while that proof is unchanged."""
+    text = os.path.abspath(cwd)
+    proof = _marker_proof(text)
+    held = _project_keys.get(text)
+    if held is not None and proof is not None and held[0] == proof:
+        return held[1]
+    absolute = Path(text)
     root = git_root(absolute) or absolute
-    text = str(root)
-    digest = sha1_hex(text.encode("utf-8", "surrogateescape"))[:8]
-    return f"{root.name}-{digest}"
+    digest = sha1_hex(str(root).encode("utf-8", "surrogateescape"))[:8]
+    key = f"{root.name}-{digest}"
+    if proof is not None:
+        if len(_project_keys) >= PROJECT_KEYS_MAX:
+            _project_keys.clear()
+        _project_keys[text] = (proof, key)
+    return key
+
+
+def _marker_proof(absolute: str) -> Proof | None:
+    """What ``git_root`` of ``absolute`` depends on, as ``lstat`` sees it: each level's
+    ``.git`` absent, up to the first that exists, and that one's identity (of the name, and
+    of what it leads to; for a regular file, whose ``gitdir:`` pointer is read, its size and
+    time stamps too). The answer is a function of the path text and these alone. None when
+    it cannot be proven: a level that cannot be examined, or a pointer file changed within
+    ``RACY_NS`` (a rewrite in the same tick would not show)."""
+    out: list[object] = []
+    current = absolute
+    while True:
+        marker = os.path.join(current, ".git")
+        try:
+            info = os.lstat(marker)
+        except FileNotFoundError:
+            out.append(None)
+        except OSError:
+            return None
+        else:
+            out.append(_identity(info))
+            if stat.S_ISLNK(info.st_mode):
+                try:
+                    info = os.stat(marker)
+                except OSError:
+                    return None
+                out.append(_identity(info))
+            if stat.S_ISREG(info.st_mode):
+                if max(info.st_ctime_ns, info.st_mtime_ns) >= time.time_ns() - RACY_NS:
+                    return None
+                out.append((info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+            return tuple(out)
+        parent = os.path.dirname(current)
+        if parent == current:
+            return tuple(out)
+        current = parent
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int]:
+    return (info.st_dev, info.st_ino, stat.S_IFMT(info.st_mode))
 
 
 def session_id_from_file(path: Path) -> str:
@@ -138,7 +201,15 @@ def session_id_from_file(path: Path) -> str:
     try:
         fd, _info = open_regular(path)
         try:
-            data = read_bounded(fd, HEADER_LIMIT)
+            # A header is one short line: the file is read from its start in growing
+            # pieces until its first non-empty line ends (a resident host asks this on
+            # every call of a large session), never past ``HEADER_LIMIT``.
+            size = HEADER_CHUNK
+            while True:
+                data = read_bounded(fd, size)
+                if size >= HEADER_LIMIT or len(data) < size or _first_line_ends(data):
+                    break
+                size = min(size * 16, HEADER_LIMIT)
         finally:
             os.close(fd)
     except NotRegularFile as exc:
@@ -179,6 +250,19 @@ def session_id_from_file(path: Path) -> str:
         f"{path} is not a Pi session file: its first line is not a "
         '{"type":"session","id":...} header'
     )
+
+
+def _first_line_ends(data: bytes) -> bool:
+    """Whether the first non-empty line of ``data`` (as the header parse below reads lines:
+    decoded, stripped) ends within it, so reading further cannot change the answer."""
+    start = 0
+    while True:
+        end = data.find(b"\n", start)
+        if end < 0:
+            return False
+        if data[start:end].decode("utf-8", "replace").strip():
+            return True
+        start = end + 1
 
 
 def _session_component(session_id: str) -> str | None:

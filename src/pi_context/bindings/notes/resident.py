@@ -20,9 +20,11 @@ is on, ``NoteStore.read_home`` of a whole home asks ``read`` here:
 * a search not held yet is the held whole read (bodies included, made once) filtered by its
   literals, unless that read refused a file (then the search reads the home itself).
 
-Without change notification (another platform, no ``watchdog``) or without ``enable`` every
-call reads the home afresh, as before. A view holds at most ``READS_MAX`` reads per home (a
-listing, and a few recent searches), and at most ``HOMES_MAX`` homes.
+In a long-lived host, a whole read is then frozen out of the collector's passes
+(``SETTLE_NOTES``). Without change notification (another platform, no ``watchdog``) or
+without ``enable`` every call reads the home afresh, as before. A view holds at most
+``READS_MAX`` reads per home (a listing, and a few recent searches), and at most
+``HOMES_MAX`` homes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Protocol
+
+from pi_context.support import heap
 
 from .homes import NotesHomes
 from .records import TWIN_REASON, HomeRead, Refused
@@ -58,6 +62,13 @@ class FolderReader(Protocol):
 
 READS_MAX = 8
 HOMES_MAX = 16
+SETTLE_NOTES = 1_000
+"""A whole read of at least this many notes is followed by ``heap.settle_after_load``: in a
+long-lived host (``heap.long_lived_host``), what the view and the watcher then hold is frozen,
+so later full collections do not traverse it. A whole read is made once per home, and again
+only when the watcher cannot vouch for a patch; the settle's collection costs a fraction of
+that read. What is frozen is acyclic and freed by reference counting when it is dropped
+(``tests/notes/test_resident_settle.py``)."""
 MAX_PATCH_DEPTH = 64
 """A changed folder deeper than this is not read alone: the whole home is read again."""
 
@@ -215,14 +226,22 @@ def read(
         if held_read is not None:
             return held_read
         made: HomeRead | None = None
+        whole_read: HomeRead | None = None
         if contains is not None and bodies and whole is not None:
             # A new search: the notes of the held whole read (made once) that hold a literal.
             base = _held(view, store, scope, WHOLE)
             if base is None:
-                base = _keep(view, WHOLE, _entries_only(whole()))
+                base = whole_read = _keep(view, WHOLE, _entries_only(whole()))
             if not base.refused and not base.rows_served:
                 made = _filtered(base, contains)
-        return _keep(view, key, fresh() if made is None else made)
+        if made is None:
+            made = whole_read = fresh()
+        kept = _keep(view, key, made)
+    if whole_read is not None and len(whole_read) >= SETTLE_NOTES:
+        # A whole home was read and is held (its watches added before the read): in a
+        # long-lived host it is frozen out of the collector's passes, once per whole read.
+        heap.settle_after_load()
+    return kept
 
 
 WHOLE: Key = (True, None)

@@ -9,12 +9,11 @@ from typing import Any
 
 from pi_context.bindings.session.boundary import artifact_kind
 from pi_context.bindings.session.context import projection_entries
+from pi_context.bindings.session.usage import estimate_tokens, window_usage
 from pi_context.bindings.session.windows import (
     current_reset,
     current_window_id,
-    estimate_tokens,
     is_window_boot_entry,
-    window_usage,
 )
 
 from .budget import Usage

@@ -176,7 +176,7 @@ def _apply_draft(session: _Appends, draft: dict[str, Any]) -> str:
             raise SessionError("compaction draft firstKeptEntryId must be a string or null")
         tokens = draft.get("tokensBefore")
         if tokens is None:
-            from .windows import estimate_tokens
+            from .usage import estimate_tokens
 
             tokens = estimate_tokens(session.projection()["messages"])
         return session.append_compaction(

@@ -29,8 +29,8 @@ from typing import Any
 from pi_context.bindings.runtime.overflow import is_context_overflow
 from pi_context.bindings.session.boundary import artifact_kind
 from pi_context.bindings.session.dialect import GUIDANCE, MANUAL_WIPE, WARNING, is_kind
+from pi_context.bindings.session.usage import estimate_tokens
 from pi_context.bindings.session.windows import (
-    estimate_tokens,
     is_reset_marker,
     is_window_boot_entry,
     marker_window_id,
