@@ -353,8 +353,13 @@ def _columns_of(read: HomeRead) -> ListColumns:
         made = base.derive(read, best[2])
     if made is None:
         made = ListColumns(read)
-    with _lock:  # the columns derived from are superseded by the new ones
-        held = [c for c in _latest.pop(read.scope, []) if c is not made and c is not base]
+    with _lock:  # the columns derived from are superseded by the new ones, and so are
+        # columns too full of replaced notes to derive from again (``_slack``)
+        held = [
+            c
+            for c in _latest.pop(read.scope, [])
+            if c is not made and c is not base and len(c.paths) < len(c) + _slack(len(c))
+        ]
         _latest[read.scope] = [*held, made][-LATEST:]
         while len(_latest) > HELD:
             _latest.popitem(last=False)

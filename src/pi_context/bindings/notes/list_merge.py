@@ -9,6 +9,7 @@ A page renders only the rows it shows (``PageRows``), each kept with its home's 
 from __future__ import annotations
 
 import threading
+import weakref
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -268,20 +269,25 @@ class PageRows(Sequence["JSONValue"]):
 
 
 def cursor_listing(merged: Merged) -> Listing:
-    """The cursor's view of a merged listing (made once per listing)."""
+    """The cursor's view of a merged listing (made once per listing). It reaches the listing
+    through a weak reference: a listing and its view are no reference cycle, so a replaced
+    listing is freed at once, not left to the cyclic collector."""
     if merged.listing is None:
         scopes = merged.scope_column
+        held = weakref.ref(merged)
 
         def created_of(index: int) -> int:
-            return merged.record(index).meta.created_at
+            listing = held()
+            assert listing is not None  # the caller holds the listing while it pages
+            return listing.record(index).meta.created_at
 
+        def texts() -> list[str]:
+            listing = held()
+            assert listing is not None
+            return listing.texts()
+
+        get = scopes.__getitem__
         merged.listing = Listing(
-            merged.order,
-            merged.paths,
-            merged.updated,
-            scopes.__getitem__,
-            created_of,
-            scopes,
-            merged.texts,
+            merged.order, merged.paths, merged.updated, get, created_of, scopes, texts
         )
     return merged.listing
