@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pi_context.bindings.notes import columns, resident
 from pi_context.bindings.notes.homes import ENV_VAR
 from pi_context.bindings.notes.store import NoteStore
 from pi_context.bindings.notes.tools import TOOLS, store_for
@@ -122,3 +124,15 @@ def notes(notes_root: Path, tmp_path: Path) -> Notes:
             model_id="anthropic/claude-test",
         )
     )
+
+
+@pytest.fixture
+def resident_host() -> Iterator[None]:
+    """A resident notes view (as the MCP server holds one) for the test, and nothing held
+    after it: the watcher stopped, the memoized columns and listings dropped."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("inotify")
+    assert resident.enable()
+    yield
+    resident.shutdown()
+    columns.forget()

@@ -6,11 +6,8 @@ reads patched by change notification, its memoized columns) equals a fresh proce
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -50,16 +47,6 @@ def test_merged_runs_are_the_published_list_order(
 
 
 # --- a resident host answers as a fresh process, after any changes --------------------------
-
-
-@pytest.fixture
-def held() -> Iterator[None]:
-    if not sys.platform.startswith("linux"):
-        pytest.skip("inotify")
-    assert resident.enable()
-    yield
-    resident.shutdown()
-    columns.forget()
 
 
 def fresh(notes: Notes, name: str, **args: Any) -> Any:
@@ -107,7 +94,7 @@ def perform(notes: Notes, op: tuple[str, str, str, bool]) -> None:
 )
 @given(ops=st.lists(change, min_size=1, max_size=10))
 def test_a_resident_listing_and_search_equal_a_fresh_process_after_any_changes(
-    held: None, notes: Notes, ops: list[tuple[str, str, str, bool]]
+    resident_host: None, notes: Notes, ops: list[tuple[str, str, str, bool]]
 ) -> None:
     for n in range(3):
         for scope in HOMES:
@@ -125,7 +112,9 @@ def test_a_resident_listing_and_search_equal_a_fresh_process_after_any_changes(
             assert paged["files"] == listed["files"][:2]
 
 
-def test_identities_sharing_a_root_each_get_their_own_listing(held: None, notes: Notes) -> None:
+def test_identities_sharing_a_root_each_get_their_own_listing(
+    resident_host: None, notes: Notes
+) -> None:
     """A listing reused because no home changed is still told in the caller's addresses: a
     second identity (another session and agent) over the same root sees its own homes."""
     other = notes.other(session_id="0190f1a2-aaaa-7bbb-8ccc-000000000002", agent_name="other")

@@ -6,7 +6,6 @@ from its parts (``Walk.widest``) is the widest one encoded."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,15 +163,6 @@ def test_the_widest_cursor_is_counted_as_encoded(
 
 
 # --- through the tools: a resident host moves its listing on after a write ------------------
-
-
-@pytest.fixture
-def resident_host() -> Iterator[None]:
-    if not sys.platform.startswith("linux"):
-        pytest.skip("inotify")
-    assert resident.enable()
-    yield
-    resident.shutdown()
 
 
 def test_a_write_moves_a_resident_listing_on_as_a_fresh_process_lists_it(
