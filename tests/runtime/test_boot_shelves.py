@@ -6,7 +6,10 @@ prose is the continuation's, never the boot's."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import re
+import time
+from collections.abc import Callable
 
 from pi_context.bindings.runtime import ModelInfo
 from pi_context.bindings.runtime.boot import BootInput
@@ -17,6 +20,7 @@ from pi_context.bindings.runtime.boot_shelves import (
     title,
 )
 from pi_context.bindings.runtime.protocol import CONTINUATION_TYPE, PROTOCOL_OPEN_TAG
+from pi_context.bindings.session import Session
 
 from .test_boot import boots, write
 
@@ -44,8 +48,15 @@ def test_identity_then_protocol_then_five_shelves_in_the_extension_s_order(env, 
     assert "body" not in text.split("Notes index")[1], "a note is announced, not shown"
 
 
+def ticking() -> Callable[[], int]:
+    """The wall clock moved on by a millisecond per reading: notes written one after another
+    never share an update time (which would order them by path instead)."""
+    readings = itertools.count()
+    return lambda: time.time_ns() // 1_000_000 + next(readings)
+
+
 def test_three_fresh_notes_per_home_newest_first_and_the_map_takes_no_seat(env, kit):
-    rt = env.runtime()
+    rt = env.runtime(Session.create(env.cwd, env.sessions, now=ticking()))
     for index in range(5):
         write(rt, f"n{index}.md", f"note {index}", scope="project")
     write(rt, "MAP.md", "# Project map\nsrc/ is the core", scope="project")
