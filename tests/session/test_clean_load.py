@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from pi_context.bindings.session import Durability, Session
 from pi_context.bindings.session import tree as tr
+from pi_context.bindings.session.lazy import LazyEntries
 from pi_context.bindings.session.runs import run_path, runs_of
-from pi_context.bindings.session.store import RawFile, parse_raw
+from pi_context.bindings.session.store import RawFile, decode_value, parse_raw
 
 HEADER = {"type": "session", "version": 3, "id": "s0", "timestamp": "t", "cwd": "/"}
 IDS = [f"e{n}" for n in range(12)]
@@ -75,7 +76,10 @@ def _session(raw: RawFile, *, shortcut: bool) -> Session:
         header=raw.values[0], path=None, persist=False, now=None, uuids=None,
         durability=Durability.NONE, readonly=True,
     )  # fmt: skip
-    session._load(raw.values, raw.lines, raw.problems, raw.clean if shortcut else None)
+    if shortcut:
+        session._load(raw.values, raw.lines, raw.problems, raw.clean, raw.kinds)
+    else:
+        session._load(raw.values, raw.lines, raw.problems)
     return session
 
 
@@ -83,6 +87,8 @@ def _session(raw: RawFile, *, shortcut: bool) -> Session:
 @given(data=_files())
 def test_the_shortcut_builds_what_the_loop_builds(data: bytes) -> None:
     fast, slow = _session(parse_raw(data), shortcut=True), _session(parse_raw(data), shortcut=False)
+    assert isinstance(fast._entries, LazyEntries) == (fast._runs is not None)
+    assert isinstance(slow._entries, list)
     assert fast.entries == slow.entries
     assert list(fast._lines) == list(slow._lines)
     assert list(fast._by_id.items()) == list(slow._by_id.items())
@@ -107,10 +113,11 @@ def test_runs_walk_the_path_the_parent_links_walk(data: bytes) -> None:
     runs = runs_of(raw.clean) if raw.clean is not None else None
     if runs is None:
         return
-    entries = raw.values[1:]
+    entries = [decode_value(raw, index) for index in range(1, len(raw.values))]
     by_id = {entry["id"]: entry for entry in entries}
     for last, entry in enumerate(entries):
-        assert run_path(entries, runs, last) == tr.branch_path(entry, by_id)
+        path = [entries[index] for index in run_path(runs, last)]
+        assert path == tr.branch_path(entry, by_id)
 
 
 def test_a_clean_file_takes_the_shortcut_and_a_repeated_id_does_not() -> None:

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 MAX_DEPTH = 512
 """Deepest nesting of arrays and objects any reader accepts."""
+SHORTEST_TOO_DEEP = 2 * MAX_DEPTH + 1
+"""The shortest JSON text that nests past ``MAX_DEPTH``: an opening and a closing bracket
+for each level; any shorter text that parses is within the limit."""
 
 
 class JSONLimitError(ValueError):

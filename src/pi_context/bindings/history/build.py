@@ -25,7 +25,7 @@ from pi_context.bindings.session.windows import (
     names_fork_safe_window,
     names_upstream_window,
 )
-from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
+from pi_context.support.jsonlimits import SHORTEST_TOO_DEEP, deeper_than, depth_error
 from pi_context.support.regular import open_regular
 from pi_context.support.sqlite import sqlite3
 
@@ -346,11 +346,6 @@ def _typed() -> tuple[
     from .lines import DECODE_ENTRY_PLAIN, entry_line, entry_rows
 
     return DECODE_ENTRY_PLAIN, entry_line, entry_rows, FAST_DECODE_ERRORS
-
-
-SHORTEST_TOO_DEEP = 2 * MAX_DEPTH + 1
-"""The shortest JSON text that nests past ``MAX_DEPTH``: an opening and a closing bracket
-for each level; any shorter line that parses is within the limit."""
 
 
 def _names_window(kind: str, custom_type: Any, seen: dict[tuple[str, str], bool]) -> bool:

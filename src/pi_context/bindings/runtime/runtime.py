@@ -160,7 +160,7 @@ class Runtime:
     notices = Via[list[Notice]]("_notices.notices")
     resets = Via[list[ResetRecord]]("effects.resets")
 
-    def branch(self) -> list[Entry]:
+    def branch(self) -> Sequence[Entry]:
         """The active branch (root to leaf)."""
         return self.window.branch()
 

@@ -78,7 +78,7 @@ def decide(
     )
 
 
-def branch_of(session: Session, leaf_id: str | None, what: str) -> list[Entry]:
+def branch_of(session: Session, leaf_id: str | None, what: str) -> Sequence[Entry]:
     """The root -> leaf path of ``leaf_id`` (None: the session's current leaf)."""
     if leaf_id is None:
         return session.branch()
@@ -95,8 +95,8 @@ def abandoned_entries(session: Session, source_id: str | None, target_id: str) -
     source_path = session.branch(source_id)
     for index in range(len(source_path) - 1, -1, -1):
         if source_path[index]["id"] in target_path:
-            return source_path[index + 1 :]
-    return source_path
+            return list(source_path[index + 1 :])
+    return list(source_path)
 
 
 def landing_leaf(session: Session, target_id: str) -> tuple[str | None, str | None]:

@@ -39,7 +39,7 @@ class WindowView:
         """``RuntimeConfig.fork_safe_window_ids``: how a new session's windows are named."""
         self._host_usage = host_usage
         self._branch_key: tuple[int, str | None] | None = None
-        self._branch: list[Entry] = []
+        self._branch: Sequence[Entry] = ()
         self._messages_key: tuple[int, str | None] | None = None
         self._messages: list[Message] = []
 
@@ -47,13 +47,13 @@ class WindowView:
         session = self._lifecycle.session
         return (id(session), session.leaf_id)
 
-    def branch(self) -> list[Entry]:
+    def branch(self) -> Sequence[Entry]:
         """The active branch (cached per leaf: a leaf's root path never changes)."""
         key = self._key()
         if self._branch_key != key:
             self._branch = self._lifecycle.session.branch()
             self._branch_key = key
-        return list(self._branch)
+        return self._branch
 
     def messages(self) -> list[Message]:
         """The session's model projection of the active branch (cached per leaf, like ``branch``).
@@ -98,7 +98,7 @@ class WindowView:
         session_id = self._lifecycle.session.session_id
         return Usage(window_usage(branch, messages, session_id), window)
 
-    def _after_marker(self) -> tuple[Entry | None, list[Entry]]:
+    def _after_marker(self) -> tuple[Entry | None, Sequence[Entry]]:
         branch = self.branch()
         marker = current_reset(branch)
         if marker is None:

@@ -27,7 +27,7 @@ from .dialect import (
 )
 from .errors import SessionError
 from .jsonl import encode
-from .store import read_raw
+from .store import RawFile, decode_value, read_raw
 from .windows import (
     current_reset,
     is_checkpoint_backed,
@@ -231,16 +231,27 @@ def verify_persisted(session: Session, entry_ids: Sequence[str]) -> None:
             "the checkpoint exists only in memory: the session file has not been created yet",
             session.path,
         ) from None
-    on_disk: dict[str, Any] = {}
-    for value in raw.values:
-        if isinstance(value, dict) and isinstance(value.get("id"), str):
-            on_disk[value["id"]] = value
     for entry_id, entry in zip(entry_ids, expected, strict=True):
-        saved = on_disk.get(entry_id)
+        saved = _saved(raw, entry_id)
         if entry is None or saved is None:
             raise BoundaryError(f"entry {entry_id} is missing from the saved session", session.path)
         if encode(saved) != encode(entry):
             raise BoundaryError(f"entry {entry_id} differs from the saved session", session.path)
+
+
+def _saved(raw: RawFile, entry_id: str) -> Any:
+    """The last value in the file with this id (a clean read knows where it is, and decodes
+    only that line)."""
+    if raw.clean is not None:
+        at = raw.clean.by_id.get(entry_id)
+        if at is not None:
+            return decode_value(raw, at + 1)
+    found = None
+    for index in range(len(raw.values)):
+        value = decode_value(raw, index)
+        if isinstance(value, dict) and value.get("id") == entry_id:
+            found = value
+    return found
 
 
 # ---------------------------------------------------------------------------------------------

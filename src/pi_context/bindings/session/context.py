@@ -26,10 +26,20 @@ def _message_of(entry: Entry) -> dict[str, Any] | None:
     return message if isinstance(message, dict) else None
 
 
+def _kinds(path: Sequence[Entry]) -> Sequence[Any]:
+    """Each entry's ``type``: a ``Branch`` knows them without decoding its entries."""
+    from .lazy import Branch  # here: a warm history call reads no branch
+
+    if isinstance(path, Branch):
+        return path.kinds()
+    return [entry.get("type") for entry in path]
+
+
 def context_entries(path: Sequence[Entry]) -> list[Entry]:
     """The last compaction on the path, the kept entries before it, then everything after it."""
+    kinds = _kinds(path)
     index = len(path) - 1
-    while index >= 0 and path[index].get("type") != "compaction":
+    while index >= 0 and kinds[index] != "compaction":
         index -= 1  # from the leaf back: only the last compaction matters
     if index < 0:
         return list(path)
@@ -61,17 +71,17 @@ def settings(path: Sequence[Entry]) -> dict[str, Any]:
     """
     thinking: Entry | None = None
     model: dict[str, Any] | None = None
+    kinds = _kinds(path)
     for index in range(len(path) - 1, -1, -1):
-        entry = path[index]
-        kind = entry.get("type")
+        kind = kinds[index]
         if kind == "thinking_level_change":
             if thinking is None:
-                thinking = entry
+                thinking = path[index]
         elif kind == "model_change":
             if model is None:
-                model = _pick(entry, ("provider", "provider"), ("modelId", "modelId"))
+                model = _pick(path[index], ("provider", "provider"), ("modelId", "modelId"))
         elif kind == "message" and model is None:
-            message = _message_of(entry)
+            message = _message_of(path[index])
             if message is not None and message.get("role") == "assistant":
                 model = _pick(message, ("provider", "provider"), ("modelId", "model"))
         if thinking is not None and model is not None:

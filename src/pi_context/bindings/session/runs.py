@@ -11,15 +11,15 @@ the loop decides, as before. (A second pass over the entries, even in C, costs ~
 
 In such a file a branch is a few runs of consecutive entries, each entry the child of the one
 before. ``Runs`` remembers where each run starts and the index of its first entry's parent, so
-the walk from the newest entry copies a few slices (``run_path``) instead of following every
-parent link one at a time (~50 ms for a 70k-entry branch). The tests hold both against the
-loop and ``tree.branch_path`` on generated sessions.
+the walk from the newest entry joins a few ranges of positions (``run_path``) instead of
+following every parent link one at a time (~50 ms for a 70k-entry branch), and reads no entry
+(a lazy load's entries stay undecoded: ``lazy.py``). The tests hold both against the loop and
+``tree.branch_path`` on generated sessions.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from itertools import compress
 
 from pi_context.support.frozen import field, record
 
@@ -44,9 +44,10 @@ class Clean:
     """What the parse loop gathers about the entries (the values after the header) while each
     is at hand, for as long as they stay clean: ``by_id`` (the last entry of each id wins, as
     in the loop), the label entries, their number, and the index and ``parentId`` of
-    each entry that does not continue the run of the entry before it."""
+    each entry that does not continue the run of the entry before it. ``by_id`` maps an id to
+    its entry's position among the entries."""
 
-    by_id: dict[str, Any] = field(default_factory=dict)
+    by_id: dict[str, int] = field(default_factory=dict)
     labels: list[Any] = field(default_factory=list)
     size: int = 0  # the number of entries gathered
     heads: list[int] = field(default_factory=list)
@@ -59,13 +60,9 @@ def runs_of(clean: Clean) -> Runs | None:
     by_id, size = clean.by_id, clean.size
     if len(by_id) != size:
         return None
-    ids = list(by_id)  # every id once, so in the entries' order
-    wanted = {parent for parent in clean.head_parents if type(parent) is str}
-    wanted.intersection_update(by_id)
-    where = {ids[i]: i for i in compress(range(size), map(wanted.__contains__, ids))}
     parent: dict[int, int] = {}
     for start, parent_id in zip(clean.heads, clean.head_parents, strict=True):
-        found = where.get(parent_id) if type(parent_id) is str else None
+        found = by_id.get(parent_id) if type(parent_id) is str else None
         if found is None:
             continue  # no parent, or none loaded: a root
         if found >= start:
@@ -74,16 +71,17 @@ def runs_of(clean: Clean) -> Runs | None:
     return Runs(clean.heads, parent, size)
 
 
-def run_path(entries: list[Any], runs: Runs, last: int) -> list[Any]:
-    """Root -> ``entries[last]``, as ``tree.branch_path`` walks it, by whole runs."""
+def run_path(runs: Runs, last: int) -> list[int]:
+    """The positions of root -> entry ``last``, as ``tree.branch_path`` walks it, by whole
+    runs."""
     starts, parent = runs.starts, runs.parent
-    pieces: list[list[Any]] = []
+    pieces: list[range] = []
     index: int | None = last
     while index is not None:
         start = starts[bisect_right(starts, index) - 1]
-        pieces.append(entries[start : index + 1])
+        pieces.append(range(start, index + 1))
         index = parent.get(start)  # always before ``start``: the walk ends
-    path: list[Any] = []
+    path: list[int] = []
     for piece in reversed(pieces):
         path += piece
     return path

@@ -33,11 +33,13 @@ from .ids import (
     uuidv7,
 )
 from .jsonl import encode_line, iso_from_ms
+from .lazy import ById, LazyEntries
 from .migrate import CURRENT_VERSION, derived_ids, header_version, migrate, needs_migration
 from .runs import Clean, runs_of
 from .store import (
     Durability,
     create_exclusive,
+    decode_line,
     is_header,
     read_raw,
 )
@@ -187,7 +189,7 @@ class Session(_Appends):
             durability=durability,
             readonly=readonly,
         )
-        session._load(raw.values, raw.lines, raw.problems, raw.clean)
+        session._load(raw.values, raw.lines, raw.problems, raw.clean, raw.kinds, raw.shared)
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session
@@ -198,11 +200,37 @@ class Session(_Appends):
         numbers: Sequence[int] | None,
         problems: Iterable[Problem],
         clean: Clean | None = None,
+        kinds: list[Any] | None = None,
+        shared: dict[str, str] | None = None,
     ) -> None:
         """Index ``values`` (the header first; the list is kept as the file's values) with
         their source lines (None: not from a file) and, from a parse, what it gathered while
-        the entries were clean (``runs.Clean``: it takes the place of the loop below)."""
+        the entries were clean (``runs.Clean``: it takes the place of the loop below) and each
+        value's ``type`` (``kinds``) and the strings its values share (``shared``). A clean
+        parse's entries stay lines until read (``lazy.py``); any other load decodes them all
+        first."""
+        shared = {} if shared is None else shared
         self.problems = list(problems)
+        runs = runs_of(clean) if clean is not None and not self._entries else None
+        if (
+            runs is not None
+            and clean is not None
+            and numbers is not None
+            and kinds is not None
+            and not needs_migration(values)
+        ):  # see runs.py
+            self._runs = runs
+            self._file_values = LazyEntries(values, kinds, shared)
+            lazy = LazyEntries(values[1:], kinds[1:], shared)
+            self._entries, self._by_id = lazy, ById(clean.by_id, lazy)
+            self._lines = numbers[1:] if isinstance(numbers, array) else array("q", numbers[1:])
+            if clean.by_id:
+                self._leaf_id = next(reversed(clean.by_id))  # ids are unique: the newest's
+            self._labels, self._label_stamps = tr.resolve_labels(clean.labels)
+            return
+        for index, value in enumerate(values):
+            if type(value) is bytes:
+                values[index] = decode_line(value, shared)
         if needs_migration(values):
             old = header_version(values)
             migrate(values, derived_ids(values))
@@ -214,18 +242,10 @@ class Session(_Appends):
                 )
             )
         self._file_values = values
-        runs = runs_of(clean) if clean is not None and not self._entries else None
-        if runs is not None and clean is not None and numbers is not None:  # see runs.py
-            self._runs = runs
-            self._by_id = clean.by_id
-            self._entries = values[1:]
-            self._lines = numbers[1:] if isinstance(numbers, array) else array("q", numbers[1:])
-            if self._entries:
-                self._leaf_id = self._entries[-1]["id"]
-            self._labels, self._label_stamps = tr.resolve_labels(clean.labels)
-            return
         problems_out = self.problems
-        entries, lines, by_id = self._entries, self._lines, self._by_id
+        entries: list[Entry] = []
+        by_id: dict[str, Entry] = {}
+        self._entries, self._by_id, lines = entries, by_id, self._lines
         label_values: list[Entry] = []
         # A parent cycle needs an entry whose parent was not loaded before it (a forward or
         # dangling reference) or an id that repeats; without either the cycle walk is skipped.

@@ -18,6 +18,7 @@ from . import tree as tr
 from .errors import Problem, SessionError
 from .ids import Clock, Entry, UuidSource, _default_uuid, _to_ms
 from .jsonl import encode_line, iso_from_ms
+from .lazy import Branch, ById, LazyEntries
 from .outline import OutlineRow, outline
 from .runs import Runs, run_path
 from .store import (
@@ -52,14 +53,16 @@ class _State:
         self._now: Clock = now or now_ms
         self._uuids: UuidSource = uuids or _default_uuid
         self._durability = durability
-        self._file_values: list[Any] = [header]  # Pi's fileEntries (for whole-file rewrites)
-        self._entries: list[Entry] = []
+        # Pi's fileEntries (for whole-file rewrites), the entries, and the id index: a clean
+        # load's are lazy (``lazy.py``), any other session's plain.
+        self._file_values: list[Any] | LazyEntries = [header]
+        self._entries: list[Entry] | LazyEntries = []
         self._lines: array[int] = array("q")  # source line of each entry (0: appended here)
-        self._by_id: dict[str, Entry] = {}
+        self._by_id: dict[str, Entry] | ById = {}
         self._labels: dict[Any, Any] = {}
         self._label_stamps: dict[Any, Any] = {}
         self._leaf_id: str | None = None
-        self._branch_cache: tuple[Any, list[Entry]] | None = None
+        self._branch_cache: tuple[Any, Branch] | None = None
         self._runs: Runs | None = None  # a clean load's runs, until the entries change
         self._flushed = False
         self._header_on_disk = True
@@ -109,7 +112,14 @@ class _State:
 
     @property
     def session_name(self) -> str | None:
-        return tr.session_name(self._file_values)
+        values = self._file_values
+        if isinstance(values, LazyEntries):  # only the newest session_info is decoded
+            kinds = values.kinds
+            for index in range(len(kinds) - 1, -1, -1):
+                if kinds[index] == "session_info":
+                    return tr.session_name([values[index]])
+            return None
+        return tr.session_name(values)
 
     @property
     def labels(self) -> dict[Any, Any]:
@@ -117,7 +127,12 @@ class _State:
 
     def line_of(self, entry_id: str) -> int | None:
         """Source line of the (winning) entry with this id, if it was loaded from a file."""
-        entry = self._by_id.get(entry_id)
+        by_id = self._by_id
+        if isinstance(by_id, ById):
+            position = by_id.position(entry_id)
+            if position is not None:
+                return self._lines[position] or None
+        entry = by_id.get(entry_id)
         for candidate, line in zip(self._entries, self._lines, strict=True):
             if candidate is entry:
                 return line or None
@@ -142,8 +157,9 @@ class _State:
             raise SessionError(f"entry {leaf_id} not found", self._path)
         return entry
 
-    def branch(self, leaf_id: str | None = None) -> list[Entry]:
-        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging.
+    def branch(self, leaf_id: str | None = None) -> Branch:
+        """Root -> leaf path (Pi ``getBranch``); cycles end the walk instead of hanging. The
+        entries of a clean load's path are decoded as they are read (``lazy.Branch``).
 
         The last path walked is remembered until the entries change (a later entry can change
         any path: a duplicate id wins over its namesake, a new id can be a dangling parent)."""
@@ -151,14 +167,14 @@ class _State:
         key = (id(leaf), len(self._entries), len(self._by_id))
         cached = self._branch_cache
         if cached is not None and cached[0] == key and (not cached[1] or cached[1][-1] is leaf):
-            return list(cached[1])
+            return cached[1]
         runs, entries = self._runs, self._entries
         if runs is not None and runs.size == len(entries) and entries and leaf is entries[-1]:
-            path = run_path(entries, runs, len(entries) - 1)  # a clean load's newest entry
+            path = Branch(entries, run_path(runs, len(entries) - 1))  # a clean load's newest
         else:
-            path = tr.branch_path(leaf, self._by_id)
+            path = Branch(tr.branch_path(leaf, self._by_id))
         self._branch_cache = (key, path)
-        return list(path)
+        return path
 
     def context_entries(self, leaf_id: str | None = None) -> list[Entry]:
         return ctx.context_entries(self.branch(leaf_id))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pi_context.support.frozen import field, record
 from pi_context.support.gc_pause import gc_paused
-from pi_context.support.jsonlimits import MAX_DEPTH, deeper_than, depth_error
+from pi_context.support.jsonlimits import SHORTEST_TOO_DEEP, deeper_than, depth_error
 from pi_context.support.regular import NotRegularFile, bounded_reader, open_regular, read_regular
 
 from .dialect import dialects_in
@@ -43,26 +43,59 @@ class Durability(Enum):
 class RawFile:
     """What a session file holds, before any interpretation as a tree.
 
-    ``values`` are Pi's ``fileEntries``: every truthy parsed JSON value; ``lines`` holds the
-    1-based line of each (a parallel array: a tuple and an int object per entry cost ~25 MiB
-    at 400k entries).
+    ``values`` are Pi's ``fileEntries``: every truthy parsed JSON value, except that an entry
+    line whose shape was read (``decoders.Shape``) is held as its bytes until it is decoded
+    (``lazy.py``; ``decoded`` decodes them all); ``kinds`` holds each value's ``type``;
+    ``lines`` the 1-based line of each (a parallel array: a tuple and an int object per entry
+    cost ~25 MiB at 400k entries).
     """
 
     size: int
     values: list[Any] = field(default_factory=list)
+    kinds: list[Any] = field(default_factory=list)
     lines: array[int] = field(default_factory=lambda: array("q"))
     problems: list[Problem] = field(default_factory=list)
     unterminated: bool = False  # last line has no "\n": the next write must start one
     clean: Clean | None = None  # the entries' index, gathered while parsing (see runs.py)
+    shared: dict[str, str] = field(default_factory=dict)  # strings the values share (share.py)
+
+
+def decode_value(raw: RawFile, index: int) -> Any:
+    """``raw.values[index]``, decoded (and kept decoded) if it was held as its line."""
+    value = raw.values[index]
+    if type(value) is bytes:
+        raw.values[index] = value = decode_line(value, raw.shared)
+    return value
+
+
+def decode_line(line: bytes, shared: dict[str, str]) -> dict[str, Any]:
+    """The dict of a line a clean load kept undecoded, its repeated values shared through
+    ``shared`` as a load shares them (``share.py``). The load checked the line's UTF-8, depth
+    and JSON syntax (the typed read checks the syntax of what it skips), so the fast decoder
+    takes it or the careful parse does (a lone surrogate escape, a number beyond a double),
+    and neither reports a problem the load did not."""
+    from .decoders import DECODE_PLAIN, FAST_DECODE_ERRORS
+    from .share import share_keys, share_values
+
+    try:
+        value = DECODE_PLAIN(line)
+    except FAST_DECODE_ERRORS:
+        torn = not line.endswith(b"\n")
+        value = parse_chunk(line if torn else line[:-1], 0, torn, [])
+        if type(value) is dict:
+            value = share_keys(value, shared)
+    if type(value) is not dict:  # pragma: no cover - the load checked it
+        raise ValueError("a session line no longer decodes as the object it was loaded as")
+    share_values(value, shared)
+    return value
 
 
 def read_raw(path: Path) -> RawFile:
     """Parse a file as Pi does (decode with replacement, split on "\\n", skip what fails).
 
     Only a regular file is read (a FIFO or a device is refused before any read), and only the
-    bytes it held when it was opened. The file is streamed line by line: its bytes are never
-    all held at once next to the values parsed from them (that doubled the peak memory of a
-    load)."""
+    bytes it held when it was opened. The file is streamed line by line; an entry line whose
+    shape reads cleanly is kept as its bytes, decoded when first read (``lazy.py``)."""
     fd, info = _open_session(path, os.O_RDONLY, "read")
     try:
         with bounded_reader(fd, info.st_size) as handle, gc_paused():
@@ -78,19 +111,25 @@ def parse_raw(data: bytes) -> RawFile:
 
 def _parse_lines(lines: Iterable[bytes]) -> RawFile:
     """The loop of a load: once per line, so its per-line work is kept to local names and no
-    Python call on the common path but the decoder's (``FAST_DECODE`` spelt out inline)."""
-    from .decoders import DECODE_PLAIN, FAST_DECODE_ERRORS
+    Python call on the common path but the shape read.
+
+    The common line is an entry whose shape (``decoders.Shape``: type, id, parentId, whether
+    the message is an object) reads cleanly and whose bytes are valid UTF-8: it is kept as its
+    bytes. Any other line (the header, a label, a line the shape read refuses) is decoded
+    whole, as Pi's loader would (``parse_chunk`` for what the fast decoder refuses)."""
+    from .decoders import DECODE_PLAIN, FAST_DECODE_ERRORS, READ_SHAPE, read_shape_of_escaped
     from .runs import Clean
     from .share import share_keys, share_values
 
     raw = RawFile(size=0)
-    values, numbers, problems = raw.values, raw.lines, raw.problems
-    add_value, add_number = values.append, numbers.append
-    decode, errors, limit = DECODE_PLAIN, FAST_DECODE_ERRORS, MAX_DEPTH
+    values, kinds, numbers, problems = raw.values, raw.kinds, raw.lines, raw.problems
+    add_value, add_kind, add_number = values.append, kinds.append, numbers.append
+    decode, read_shape, errors = DECODE_PLAIN, READ_SHAPE, FAST_DECODE_ERRORS
     size = 0
     number = 0
     line = b"\n"
-    shared: dict[str, str] = {}
+    shared = raw.shared
+    keep = shared.setdefault
     previous_id: str | None = None
     # While the entries stay clean (see runs.py), what Session._load needs is gathered here,
     # while each entry is at hand: a second pass over 100k entries costs ~80 ms of cache misses.
@@ -101,58 +140,86 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
     count = 0  # values kept so far (value 0 is the header)
     for number, line in enumerate(lines, 1):  # noqa: B007 - the last line is inspected below
         size += len(line)
-        try:
-            # the common case: one well-formed line (as FAST_DECODE: no deeper than the limit)
-            if (
-                len(line) > limit
-                and line.count(b"[") + line.count(b"{") > limit
-                and deeper_than(line)
-            ):
-                raise depth_error()
-            value = decode(line)
-        except errors:
-            if number == 1 and line.startswith(BOM):
-                what = "line starts with a UTF-8 byte-order mark; Pi cannot parse it"
-                problems.append(Problem("bom", 1, what))
-            torn = not line.endswith(b"\n")  # only the last line can lack its newline
-            body = line if torn else line[:-1]
-            parsed = parse_chunk(body, number, torn, problems)
-            if parsed is SKIPPED:
-                continue
-            value = parsed
+        shape = None
+        # Nesting past the limit takes an opening and a closing bracket per level: a shorter
+        # line that parses is within it (one that does not is left to ``parse_chunk``, which
+        # checks the depth itself).
+        deep = len(line) > SHORTEST_TOO_DEEP and deeper_than(line)
+        if count and not deep:
+            try:
+                shape = read_shape(line)
+            except errors:
+                if b"\\u" in line:
+                    shape = read_shape_of_escaped(line)
+            if shape is not None:
+                kind = shape.type
+                if kind == "label" or kind == "session":
+                    shape = None  # decoded whole: the load reads labels, and reports headers
+                elif not line.isascii():
+                    try:
+                        line.decode("utf-8")
+                    except UnicodeDecodeError:
+                        shape = None  # the careful parse reports it
+        value: Any
+        if shape is not None:
+            value = line
+            if type(kind) is str:
+                kind = keep(kind, kind)
+            parent = shape.parentId
+            entry_id = shape.id
+            message = shape.message is not None
+        else:
+            try:
+                if deep:
+                    raise depth_error()
+                value = decode(line)
+            except errors:
+                if number == 1 and line.startswith(BOM):
+                    what = "line starts with a UTF-8 byte-order mark; Pi cannot parse it"
+                    problems.append(Problem("bom", 1, what))
+                torn = not line.endswith(b"\n")  # only the last line can lack its newline
+                body = line if torn else line[:-1]
+                parsed = parse_chunk(body, number, torn, problems)
+                if parsed is SKIPPED:
+                    continue
+                value = parsed
+                if type(value) is dict:
+                    value = share_keys(value, shared)
             if type(value) is dict:
-                value = share_keys(value, shared)
-        if type(value) is dict:
-            kind = share_values(value, shared)
-            # Most entries are children of the line before: share that id string too.
-            parent = value.get("parentId")
-            chained = previous_id is not None and parent == previous_id
-            if chained:
-                value["parentId"] = previous_id
-            previous_id = value.get("id")
-            if type(previous_id) is not str:
-                previous_id = None
-            if clean is not None and count:
-                if (
-                    not previous_id
-                    or kind == "session"
-                    or (kind == "message" and type(value.get("message")) is not dict)
-                ):
+                kind = share_values(value, shared)
+                # Most entries are children of the line before: share that id string too.
+                parent = value.get("parentId")
+                if previous_id is not None and parent == previous_id:
+                    value["parentId"] = previous_id
+                entry_id = value.get("id")
+                message = type(value.get("message")) is dict
+            elif not js_truthy(value):
+                text = _text(line.rstrip(b"\n")).strip()
+                problems.append(Problem("not-an-object", number, f"skipped JSON {text!r}"))
+                continue
+            else:
+                kind = None
+                if count:
                     clean = None
-                else:
-                    if kind == "label":
-                        labels.append(value)
-                    by_id[previous_id] = value
-                    if not chained or count == 1:  # the first entry's line before is the header
-                        heads.append(count - 1)
-                        head_parents.append(parent)
-        elif not js_truthy(value):
-            text = _text(line.rstrip(b"\n")).strip()
-            problems.append(Problem("not-an-object", number, f"skipped JSON {text!r}"))
-            continue
-        elif count:
-            clean = None
+                add_value(value)
+                add_kind(kind)
+                add_number(number)
+                count += 1
+                continue
+        chained = previous_id is not None and parent == previous_id
+        previous_id = entry_id if type(entry_id) is str else None
+        if clean is not None and count:
+            if not previous_id or kind == "session" or (kind == "message" and not message):
+                clean = None
+            else:
+                if kind == "label":
+                    labels.append(value)
+                by_id[previous_id] = count - 1
+                if not chained or count == 1:  # the first entry's line before is the header
+                    heads.append(count - 1)
+                    head_parents.append(parent)
         add_value(value)
+        add_kind(kind)
         add_number(number)
         count += 1
     if clean is not None:

@@ -7,7 +7,7 @@ stop at the first repeated entry; ``find_cycles`` reports such cycles so callers
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,14 +16,14 @@ from .jsonl import js_date_ms, js_trim, js_truthy
 Entry = dict[str, Any]
 
 
-def parent_of(entry: Entry, by_id: dict[str, Entry]) -> Entry | None:
+def parent_of(entry: Entry, by_id: Mapping[str, Entry]) -> Entry | None:
     parent_id = entry.get("parentId")
     if not isinstance(parent_id, str) or not parent_id:
         return None
     return by_id.get(parent_id)
 
 
-def branch_path(leaf: Entry | None, by_id: dict[str, Entry]) -> list[Entry]:
+def branch_path(leaf: Entry | None, by_id: Mapping[str, Entry]) -> list[Entry]:
     """Root -> leaf. A missing parent ends the walk; a repeated entry (a cycle) ends it too.
 
     A walk longer than the number of entries must have repeated one; only then is the walk
@@ -44,7 +44,7 @@ def branch_path(leaf: Entry | None, by_id: dict[str, Entry]) -> list[Entry]:
     return path
 
 
-def _branch_path_checked(leaf: Entry | None, by_id: dict[str, Entry]) -> list[Entry]:
+def _branch_path_checked(leaf: Entry | None, by_id: Mapping[str, Entry]) -> list[Entry]:
     path: list[Entry] = []
     seen: set[int] = set()
     append, remember, get = path.append, seen.add, by_id.get
@@ -61,7 +61,7 @@ def _branch_path_checked(leaf: Entry | None, by_id: dict[str, Entry]) -> list[En
     return path
 
 
-def find_cycles(by_id: dict[str, Entry]) -> list[list[str]]:
+def find_cycles(by_id: Mapping[str, Entry]) -> list[list[str]]:
     """Every parent cycle reachable through ``by_id``, each as ids in walk order."""
     parent_of: dict[str, Any] = {}
     for entry_id, entry in by_id.items():
