@@ -14,7 +14,7 @@ id index of a lazy load.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (off the warm path)
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ class LazyEntries(Sequence["Entry"]):
     ``kinds`` holds each value's ``type`` (known without decoding); ``shared`` the strings the
     decoded entries share."""
 
-    __slots__ = ("_slots", "kinds", "_shared")
+    __slots__ = ("_slots", "kinds", "_shared", "_decoder")
 
     def __init__(
         self, slots: list[Any], kinds: list[Any], shared: dict[str, str] | None = None
@@ -36,6 +36,15 @@ class LazyEntries(Sequence["Entry"]):
         self._slots = slots
         self.kinds = kinds
         self._shared: dict[str, str] = {} if shared is None else shared
+        self._decoder: Callable[[bytes], Entry] | None = None
+
+    def _decode(self) -> Callable[[bytes], Entry]:
+        decoder = self._decoder
+        if decoder is None:
+            from .store import line_decoder
+
+            decoder = self._decoder = line_decoder(self._shared)
+        return decoder
 
     def __len__(self) -> int:
         return len(self._slots)
@@ -53,17 +62,20 @@ class LazyEntries(Sequence["Entry"]):
         slot = self._slots[index]
         if type(slot) is dict:
             return slot
-        from .store import decode_line
-
-        entry = decode_line(slot, self._shared)
+        entry = self._decode()(slot)
         self._slots[index] = entry
         return entry
 
     def __iter__(self) -> Iterator[Entry]:
         slots = self._slots
+        decode = None
         for index in range(len(slots)):
             slot = slots[index]
-            yield slot if type(slot) is dict else self[index]
+            if type(slot) is not dict:
+                if decode is None:
+                    decode = self._decode()
+                slots[index] = slot = decode(slot)
+            yield slot
 
     def decoded(self, index: int) -> bool:
         """Whether the value at ``index`` has been decoded (read) already."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import io
 import os
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from enum import Enum
 from pathlib import Path
 
@@ -69,25 +69,33 @@ def decode_value(raw: RawFile, index: int) -> Any:
 
 
 def decode_line(line: bytes, shared: dict[str, str]) -> dict[str, Any]:
-    """The dict of a line a clean load kept undecoded, its repeated values shared through
-    ``shared`` as a load shares them (``share.py``). The load checked the line's UTF-8, depth
-    and JSON syntax (the typed read checks the syntax of what it skips), so the fast decoder
-    takes it or the careful parse does (a lone surrogate escape, a number beyond a double),
-    and neither reports a problem the load did not."""
+    """The dict of a line a clean load kept undecoded (``line_decoder``, for one line)."""
+    return line_decoder(shared)(line)
+
+
+def line_decoder(shared: dict[str, str]) -> Callable[[bytes], dict[str, Any]]:
+    """The decoder of the lines a clean load kept undecoded, their repeated values shared
+    through ``shared`` as a load shares them (``share.py``). The load checked each line's UTF-8,
+    depth and JSON syntax (the typed read checks the syntax of what it skips), so the fast
+    decoder takes it or the careful parse does (a lone surrogate escape, a number beyond a
+    double), and neither reports a problem the load did not."""
     from .decoders import DECODE_PLAIN, FAST_DECODE_ERRORS
     from .share import share_keys, share_values
 
-    try:
-        value = DECODE_PLAIN(line)
-    except FAST_DECODE_ERRORS:
-        torn = not line.endswith(b"\n")
-        value = parse_chunk(line if torn else line[:-1], 0, torn, [])
-        if type(value) is dict:
-            value = share_keys(value, shared)
-    if type(value) is not dict:  # pragma: no cover - the load checked it
-        raise ValueError("a session line no longer decodes as the object it was loaded as")
-    share_values(value, shared)
-    return value
+    def decode_kept(line: bytes) -> dict[str, Any]:
+        try:
+            value = DECODE_PLAIN(line)
+        except FAST_DECODE_ERRORS:
+            torn = not line.endswith(b"\n")
+            value = parse_chunk(line if torn else line[:-1], 0, torn, [])
+            if type(value) is dict:
+                value = share_keys(value, shared)
+        if type(value) is not dict:  # pragma: no cover - the load checked it
+            raise ValueError("a session line no longer decodes as the object it was loaded as")
+        share_values(value, shared)
+        return value
+
+    return decode_kept
 
 
 def read_raw(path: Path) -> RawFile:
