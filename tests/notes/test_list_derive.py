@@ -104,7 +104,7 @@ def test_a_derived_listing_equals_one_made_afresh(
         if kind in ("put", "drop", "same"):
             # A patched read is never sorted afresh: its columns move on from earlier ones
             # (of this home, or of the other home of its scope when they share no note); at
-            # most 20 operations of 3 notes each stay within the columns' slack (``_slack``).
+            # most 20 operations of 3 notes each stay within the columns' slack (``slack``).
             assert homes[number] is before or homes[number].lineage
             derived += homes[number] is not before
         anew = [columns.ListColumns(r) for r in reads]

@@ -109,6 +109,7 @@ def _careful(data: bytes) -> Session:
 
 
 def _loaded(path: Path, data: bytes) -> Session:
+    """``data`` written to ``path`` and opened (lazily)."""
     path.write_bytes(data)
     return Session.open(path, readonly=True, durability=Durability.NONE)
 
@@ -136,7 +137,9 @@ def test_a_lazy_load_equals_a_careful_parse_of_every_line(
     tmp_path_factory: Any, data: bytes
 ) -> None:
     path = tmp_path_factory.mktemp("lazy") / "s.jsonl"
-    _same(_loaded(path, data), _careful(data))
+    careful = _careful(data)
+    _same(_loaded(path, data), careful)
+    _same(Session.open(path, readonly=True, lazy=False), careful)  # every line decoded at open
 
 
 def _clean_file(path: Path, entries: int) -> list[dict[str, Any]]:

@@ -71,7 +71,7 @@ def _show(args: argparse.Namespace) -> int:
         size = args.file.stat().st_size if args.file.is_file() else 0
         if size >= _BIG_FILE:
             _progress(f"reading {args.file} ({size / 2**20:.0f} MiB) ...")
-        session = Session.open(args.file, readonly=True)
+        session = Session.open(args.file, readonly=True, lazy=False)  # it reads every entry
         if size >= _BIG_FILE:
             _progress(f"{len(session.entries):,} entries read; building the views ...")
     except SessionError as exc:

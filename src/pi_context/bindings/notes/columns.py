@@ -38,7 +38,7 @@ Change = tuple[list[int], int, list[int]]
 
 _memo: OrderedDict[tuple[int, str], tuple[HomeRead, object]] = OrderedDict()
 _lock = threading.Lock()
-_grow = threading.Lock()
+GROW = threading.Lock()
 """Held while columns shared along a chain of derived ones grow (``ListColumns.derive``)."""
 
 
@@ -158,7 +158,7 @@ class ListColumns:
     def row_texts(self, scope: str, size: int) -> list[str]:
         """The walk row (``updated NUL scope NUL path``, as ``walks`` records it) of each of
         the first ``size`` notes, by local index (built once, grown with the columns)."""
-        with _grow:
+        with GROW:
             texts = self._texts
             if texts is None:
                 head = "\0" + scope + "\0"
@@ -201,7 +201,7 @@ class ListColumns:
         appended = len(read.entries) - entries[1]
         if len(entries[0]) + len(served[0]) + appended > PATCH_MAX:
             return None
-        if len(self.paths) + appended > len(read) + _slack(len(read)):
+        if len(self.paths) + appended > len(read) + slack(len(read)):
             return None  # mostly replaced notes: sorted afresh, the columns compacted
         return change
 
@@ -224,7 +224,7 @@ class ListColumns:
         child.entry_at = _without(self.entry_at, entries_gone)
         child.served_at = _without(self.served_at, served_gone)
         # Columns only grow, and an index names one note forever: they are shared along the
-        # chain (and grown under ``_grow``); the orders are the child's own.
+        # chain (and grown under ``GROW``); the orders are the child's own.
         child.sources, child.served = self.sources, self.served
         child.paths, child.updated, child.crumpled = self.paths, self.updated, self.crumpled
         child._texts = self._texts
@@ -238,7 +238,7 @@ class ListColumns:
         added: list[int] = []
         for pair in appended:
             path, entry = pair
-            with _grow:
+            with GROW:
                 index = len(child.paths)
                 child.sources.append(pair)
                 child.served.append(False)
@@ -259,7 +259,7 @@ class ListColumns:
         return child
 
 
-def _slack(notes: int) -> int:
+def slack(notes: int) -> int:
     """Replaced notes columns of ``notes`` notes keep before they are made afresh (they hold
     what the replaced notes were until then)."""
     return max(PATCH_MAX, notes // 4)
@@ -354,11 +354,11 @@ def _columns_of(read: HomeRead) -> ListColumns:
     if made is None:
         made = ListColumns(read)
     with _lock:  # the columns derived from are superseded by the new ones, and so are
-        # columns too full of replaced notes to derive from again (``_slack``)
+        # columns too full of replaced notes to derive from again (``slack``)
         held = [
             c
             for c in _latest.pop(read.scope, [])
-            if c is not made and c is not base and len(c.paths) < len(c) + _slack(len(c))
+            if c is not made and c is not base and len(c.paths) < len(c) + slack(len(c))
         ]
         _latest[read.scope] = [*held, made][-LATEST:]
         while len(_latest) > HELD:

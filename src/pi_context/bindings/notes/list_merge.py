@@ -15,12 +15,12 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pi_context.bindings.notes import columns
-from pi_context.bindings.notes.columns import ListColumns, _grow, _slack, merge_runs
+from pi_context.bindings.notes.columns import GROW, ListColumns, merge_runs, slack
 from pi_context.bindings.notes.frontmatter import zone
 from pi_context.bindings.notes.list_cursor import Listing
 from pi_context.bindings.notes.note_address import format_address
 from pi_context.bindings.notes.records import NoteRecord
-from pi_context.bindings.notes.tool_args import _record_json
+from pi_context.bindings.notes.tool_args import record_json
 from pi_context.bindings.tool_output import json_bytes
 from pi_context.bindings.tools import JSONValue
 
@@ -80,7 +80,7 @@ class Merged:
         self.sizes: list[int] = []
         """How many of each home's notes the concatenated columns hold."""
         for number, (scope, home) in enumerate(zip(scopes, homes, strict=True)):
-            with _grow:  # columns shared along a chain grow only under this lock
+            with GROW:  # columns shared along a chain grow only under this lock
                 start, size = len(self.paths), len(home.paths)
                 self.paths.extend(home.paths)
                 self.updated.extend(home.updated)
@@ -155,7 +155,7 @@ class Merged:
             if not child._follow(number, chain):
                 return None
         notes = sum(map(len, homes))
-        if len(child.paths) > notes + _slack(notes):
+        if len(child.paths) > notes + slack(notes):
             return None  # mostly replaced notes: merged afresh, the columns compacted
         return child
 
@@ -178,7 +178,7 @@ class Merged:
             for local in added:
                 if local != len(at):
                     return False
-                with _grow:
+                with GROW:
                     index = len(self.paths)
                     self.paths.append(home.paths[local])
                     self.updated.append(home.updated[local])
@@ -251,7 +251,7 @@ class PageRows(Sequence["JSONValue"]):
         address = format_address(scope, listing.paths[index], *slugs)
         held = home.shown.get(local)
         if held is None or held[0] != address or held[1] != self._zone:
-            row = _record_json(home.record(scope, local), address)
+            row = record_json(home.record(scope, local), address)
             held = (address, self._zone, row, json_bytes(row))
             if len(home.shown) >= SHOWN_HELD:
                 home.shown.clear()

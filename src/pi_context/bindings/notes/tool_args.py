@@ -323,7 +323,7 @@ def _meta_json(note: Note) -> dict[str, JSONValue]:
     return note.meta.to_json()
 
 
-def _record_json(record: NoteRecord, address: str) -> dict[str, JSONValue]:
+def record_json(record: NoteRecord, address: str) -> dict[str, JSONValue]:
     row: dict[str, JSONValue] = {
         "address": address,
         "path": record.path,

@@ -135,15 +135,18 @@ class Session(_Appends):
         now: Clock | None = None,
         uuids: UuidSource | None = None,
         durability: Durability = Durability.BOUNDARY,
+        lazy: bool = True,
     ) -> Session:
         """Load a session file as Pi does (never hangs, never writes while loading).
 
         A missing file is an error unless ``create_missing`` (Pi's behaviour: a new session that
-        will be created at ``path``). ``readonly`` sessions refuse every append.
+        will be created at ``path``). ``readonly`` sessions refuse every append. A clean file's
+        entries are decoded when first read (``lazy.py``); ``lazy=False`` decodes them all now,
+        for a caller that will read every one (it saves reading each line's shape first).
         """
         path = Path(os.path.abspath(path))
         with gc_paused(freeze=True):  # one pause over parse and load (see gc_paused)
-            return cls._open(path, readonly, create_missing, now, uuids, durability)
+            return cls._open(path, readonly, create_missing, now, uuids, durability, lazy)
 
     @classmethod
     def _open(
@@ -154,9 +157,10 @@ class Session(_Appends):
         now: Clock | None,
         uuids: UuidSource | None,
         durability: Durability,
+        lazy: bool = True,
     ) -> Session:
         try:
-            raw = read_raw(path)
+            raw = read_raw(path, lazy=lazy)
         except FileNotFoundError:
             if not create_missing:
                 raise SessionError("no such session file", path) from None
@@ -220,8 +224,9 @@ class Session(_Appends):
             and not needs_migration(values)
         ):  # see runs.py
             self._runs = runs
-            self._file_values = LazyEntries(values, kinds, shared)
-            lazy = LazyEntries(values[1:], kinds[1:], shared)
+            self._file_values = None  # the header, then the entries
+            del values[0], kinds[0]
+            lazy = LazyEntries(values, kinds, shared)
             self._entries, self._by_id = lazy, ById(clean.by_id, lazy)
             self._lines = numbers[1:] if isinstance(numbers, array) else array("q", numbers[1:])
             if clean.by_id:
@@ -465,7 +470,8 @@ class Session(_Appends):
             uuids=self._uuids,
             durability=self._durability,
         )
-        clone._load([header, *kept], None, [])
+        values = [header, *kept]
+        clone._load(values, None, [])
         on_path = {e["id"] for e in kept}
         for target, label in list(self._labels.items()):
             if target in on_path:
@@ -478,12 +484,12 @@ class Session(_Appends):
                     "targetId": target,
                     "label": label,
                 }
-                clone._file_values.append(label_entry)
+                values.append(label_entry)
                 clone._entries.append(label_entry)
                 clone._lines.append(0)
                 clone._by_id[entry_id] = label_entry
                 clone._leaf_id = entry_id
-        clone._labels, clone._label_stamps = tr.resolve_labels(clone._file_values)
+        clone._labels, clone._label_stamps = tr.resolve_labels(values)
         if self._persist:
             directory = (
                 Path(target_dir)
@@ -493,7 +499,7 @@ class Session(_Appends):
             name = f"{stamp.replace(':', '-').replace('.', '-')}_{sid}.jsonl"
             clone._path = Path(os.path.abspath(directory)) / name
             if clone._has_conversation():
-                data = b"".join(encode_line(v) for v in clone._file_values)
+                data = b"".join(encode_line(v) for v in values)
                 create_exclusive(clone._path, data, sync=clone._sync(True))
                 clone._flushed = True
                 clone._tail_checked = True

@@ -53,9 +53,10 @@ class _State:
         self._now: Clock = now or now_ms
         self._uuids: UuidSource = uuids or _default_uuid
         self._durability = durability
-        # Pi's fileEntries (for whole-file rewrites), the entries, and the id index: a clean
-        # load's are lazy (``lazy.py``), any other session's plain.
-        self._file_values: list[Any] | LazyEntries = [header]
+        # Pi's fileEntries (for whole-file rewrites; None after a clean load, where they are
+        # the header and then the entries: see ``_values``), the entries, and the id index: a
+        # clean load's are lazy (``lazy.py``), any other session's plain.
+        self._file_values: list[Any] | None = [header]
         self._entries: list[Entry] | LazyEntries = []
         self._lines: array[int] = array("q")  # source line of each entry (0: appended here)
         self._by_id: dict[str, Entry] | ById = {}
@@ -98,7 +99,8 @@ class _State:
 
     @property
     def entries(self) -> list[Entry]:
-        return list(self._entries)
+        with gc_paused(freeze=True):  # every entry read: as a load (see gc_paused)
+            return list(self._entries)
 
     @property
     def is_persistent(self) -> bool:
@@ -110,16 +112,23 @@ class _State:
         """Whether the file exists with this session's entries (Pi's ``flushed``)."""
         return self._persist and self._flushed
 
+    def _values(self) -> list[Any]:
+        """Pi's fileEntries: every value of the file (or of a new session), the header first."""
+        if self._file_values is None:
+            with gc_paused(freeze=True):  # every entry read: as a load (see gc_paused)
+                return [self._header, *self._entries]
+        return self._file_values
+
     @property
     def session_name(self) -> str | None:
-        values = self._file_values
-        if isinstance(values, LazyEntries):  # only the newest session_info is decoded
-            kinds = values.kinds
+        entries = self._entries
+        if self._file_values is None and isinstance(entries, LazyEntries):
+            kinds = entries.kinds  # only the newest session_info is decoded
             for index in range(len(kinds) - 1, -1, -1):
                 if kinds[index] == "session_info":
-                    return tr.session_name([values[index]])
+                    return tr.session_name([entries[index]])
             return None
-        return tr.session_name(values)
+        return tr.session_name(self._values())
 
     @property
     def labels(self) -> dict[Any, Any]:
@@ -188,11 +197,12 @@ class _State:
         return ctx.projection_entries(self.branch(leaf_id))
 
     def tree(self) -> list[tr.TreeNode]:
-        return tr.build_tree(self._entries, self._labels)
+        with gc_paused(freeze=True):  # every entry read: as a load (see gc_paused)
+            return tr.build_tree(self._entries, self._labels)
 
     def outline(self) -> list[OutlineRow]:
         """Every entry once, depth-first: Pi's tree, then parts cut out of parent cycles."""
-        with gc_paused():  # hundreds of thousands of acyclic rows (see gc_paused)
+        with gc_paused(freeze=True):  # hundreds of thousands of acyclic rows (see gc_paused)
             return outline(self._entries, self._labels)
 
     def duplicate_ids(self) -> dict[str, list[int | None]]:
@@ -205,7 +215,7 @@ class _State:
     def view(self, leaf_id: str | None = None, *, tree: bool = True) -> dict[str, Any]:
         """The fixtures' view: leafId, branchIds, contextEntryIds, projection, sessionName, tree
         (the nested tree is left out with ``tree=False``)."""
-        with gc_paused():
+        with gc_paused(freeze=True):  # the branch's entries read (see gc_paused)
             return self._view(leaf_id, tree)
 
     def _view(self, leaf_id: str | None, tree: bool) -> dict[str, Any]:
@@ -240,7 +250,7 @@ class _State:
         return iso_from_ms(self.now_ms())
 
     def _has_conversation(self) -> bool:
-        for value in self._file_values:
+        for value in self._values():
             if isinstance(value, dict) and value.get("type") == "message":
                 message = value.get("message")
                 if isinstance(message, dict) and message.get("role") in _CONVERSATION_ROLES:
@@ -256,7 +266,8 @@ class _State:
         if self._readonly:
             raise SessionError("session was opened read-only", self._path)
         self._runs = None
-        self._file_values.append(entry)
+        if self._file_values is not None:
+            self._file_values.append(entry)
         self._entries.append(entry)
         self._lines.append(0)
         previous_leaf = self._leaf_id
@@ -267,7 +278,8 @@ class _State:
             self._persist_entry(entry)
         except BaseException:
             # An entry that is not on disk must not become a parent of later entries.
-            self._file_values.pop()
+            if self._file_values is not None:
+                self._file_values.pop()
             self._entries.pop()
             self._lines.pop()
             if shadowed is None:
@@ -284,7 +296,7 @@ class _State:
         if not self._flushed:
             if not self._has_conversation():
                 return
-            data = b"".join(encode_line(v) for v in self._file_values)
+            data = b"".join(encode_line(v) for v in self._values())
             create_exclusive(self._path, data, sync=self._sync(True))
             self._flushed = True
             self._tail_checked = True
@@ -303,7 +315,7 @@ class _State:
 
     def _rewrite_whole_file(self) -> None:
         assert self._path is not None
-        data = b"".join(encode_line(v) for v in self._file_values)
+        data = b"".join(encode_line(v) for v in self._values())
         self.backup_path = rewrite_file(
             self._path, data, backup_suffix=".pre-migration", sync=self._sync(True)
         )

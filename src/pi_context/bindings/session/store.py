@@ -98,26 +98,27 @@ def line_decoder(shared: dict[str, str]) -> Callable[[bytes], dict[str, Any]]:
     return decode_kept
 
 
-def read_raw(path: Path) -> RawFile:
+def read_raw(path: Path, *, lazy: bool = True) -> RawFile:
     """Parse a file as Pi does (decode with replacement, split on "\\n", skip what fails).
 
     Only a regular file is read (a FIFO or a device is refused before any read), and only the
-    bytes it held when it was opened. The file is streamed line by line; an entry line whose
-    shape reads cleanly is kept as its bytes, decoded when first read (``lazy.py``)."""
+    bytes it held when it was opened. The file is streamed line by line; with ``lazy``, an
+    entry line whose shape reads cleanly is kept as its bytes, decoded when first read
+    (``lazy.py``), else every line is decoded now (for a caller that reads every entry)."""
     fd, info = _open_session(path, os.O_RDONLY, "read")
     try:
         with bounded_reader(fd, info.st_size) as handle, gc_paused():
-            return _parse_lines(handle)
+            return _parse_lines(handle, lazy)
     except OSError as exc:
         raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
 
 
-def parse_raw(data: bytes) -> RawFile:
+def parse_raw(data: bytes, *, lazy: bool = True) -> RawFile:
     with gc_paused():
-        return _parse_lines(io.BytesIO(data))
+        return _parse_lines(io.BytesIO(data), lazy)
 
 
-def _parse_lines(lines: Iterable[bytes]) -> RawFile:
+def _parse_lines(lines: Iterable[bytes], lazy: bool = True) -> RawFile:
     """The loop of a load: once per line, so its per-line work is kept to local names and no
     Python call on the common path but the shape read.
 
@@ -153,7 +154,7 @@ def _parse_lines(lines: Iterable[bytes]) -> RawFile:
         # line that parses is within it (one that does not is left to ``parse_chunk``, which
         # checks the depth itself).
         deep = len(line) > SHORTEST_TOO_DEEP and deeper_than(line)
-        if count and not deep:
+        if lazy and count and not deep:
             try:
                 shape = read_shape(line)
             except errors:
