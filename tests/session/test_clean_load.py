@@ -129,7 +129,7 @@ def test_a_clean_file_takes_the_shortcut_and_a_repeated_id_does_not() -> None:
     assert clean is not None and runs_of(clean) is None
 
 
-def test_an_append_leaves_the_runs_and_walks_the_links() -> None:
+def test_an_append_extends_the_runs() -> None:
     rows = [HEADER, {"type": "custom", "id": "a", "parentId": None}]
     rows.append({"type": "custom", "id": "b", "parentId": "a"})
     session = _session(
@@ -140,5 +140,62 @@ def test_an_append_leaves_the_runs_and_walks_the_links() -> None:
     session._readonly = False
     session.move_leaf("a")
     new = session.append_custom("x", {"n": 1})
-    assert session._runs is None
+    assert session._runs is not None and session._runs.size == 3
     assert [e["id"] for e in session.branch()] == ["a", new]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=_files(),
+    steps=st.lists(st.tuples(st.integers(0, 40), st.booleans(), st.booleans()), max_size=12),
+)
+def test_appends_walk_the_path_the_parent_links_walk(
+    data: bytes, steps: list[tuple[int, bool, bool]]
+) -> None:
+    """Appends after a clean load (at the leaf, at a moved leaf, as a new root, with an id a
+    loaded entry names as its missing parent) keep the runs where they can follow, and every
+    branch is the path the parent links walk."""
+    session = _session(parse_raw(data), shortcut=True)
+    session._readonly = False
+    loaded = session._runs is not None
+    for target, root, taken in steps:
+        ids = [e["id"] for e in session.entries]
+        if root or not ids:
+            session.reset_leaf()
+        elif target % 3:
+            session.move_leaf(ids[target % len(ids)])
+        entry = session._base("custom")
+        if taken:
+            entry["id"] = "nowhere"  # the files' dangling parent, when it is new here
+        if entry["id"] in session._by_id:
+            continue
+        entry["customType"] = "t"
+        session._append_entry(entry)
+    by_id = {e["id"]: e for e in session.entries}
+    for entry_id in by_id:
+        assert session.branch(entry_id) == tr.branch_path(by_id[entry_id], by_id)
+    leaf = session.leaf_id
+    assert session.branch() == (tr.branch_path(by_id[leaf], by_id) if leaf else [])
+    if loaded and not any(taken for _, _, taken in steps):
+        assert session._runs is not None, "appends with new ids keep the runs"
+
+
+def test_an_appended_id_a_loaded_entry_names_as_its_parent_drops_the_runs() -> None:
+    """``b`` names a parent no entry has; once an entry with that id is appended, ``b`` is its
+    child, and a branch through ``b`` goes on to it (the runs, which took ``b`` as a root,
+    are dropped)."""
+    rows = [HEADER, {"type": "custom", "id": "a", "parentId": None}]
+    rows.append({"type": "custom", "id": "b", "parentId": "nowhere"})
+    session = _session(
+        parse_raw(b"".join(json.dumps(r).encode() + b"\n" for r in rows)), shortcut=True
+    )
+    session._readonly = False
+    assert session._runs is not None
+    session.reset_leaf()
+    first = session._base("custom")
+    first.update(id="nowhere", customType="t")
+    session._append_entry(first)
+    assert session._runs is None
+    session.move_leaf("b")
+    last = session.append_custom("x", {"n": 1})
+    assert [e["id"] for e in session.branch()] == ["nowhere", "b", last]

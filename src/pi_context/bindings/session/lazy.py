@@ -195,7 +195,11 @@ class ById(MutableMapping[str, "Entry"]):
         return entry_id in self._set or entry_id in self._at
 
     def __setitem__(self, entry_id: str, entry: Entry) -> None:
+        entries = self._entries
         if entry_id not in self._set and entry_id not in self._at:
+            if entries and entries.decoded(len(entries) - 1) and entries[-1] is entry:
+                self._at[entry_id] = len(entries) - 1  # the newest entry: kept by position
+                return
             self._new += 1
         self._set[entry_id] = entry
 

@@ -32,11 +32,14 @@ if TYPE_CHECKING:
 class Runs:
     """The runs of a clean load: ``starts`` holds the index of each run's first entry,
     ascending (0 first); ``parent`` maps a run's start to the index of its first entry's
-    parent (absent: that entry is a root). ``size`` is the number of entries indexed."""
+    parent (absent: that entry is a root). ``size`` is the number of entries indexed;
+    ``dangling`` the parent ids that name no entry (an entry given one of them later would
+    become a parent of entries before it: the runs cannot follow that)."""
 
     starts: list[int]
     parent: dict[int, int]
     size: int
+    dangling: set[str] = field(default_factory=set)
 
 
 @record
@@ -61,14 +64,44 @@ def runs_of(clean: Clean) -> Runs | None:
     if len(by_id) != size:
         return None
     parent: dict[int, int] = {}
+    dangling: set[str] = set()
     for start, parent_id in zip(clean.heads, clean.head_parents, strict=True):
         found = by_id.get(parent_id) if type(parent_id) is str else None
         if found is None:
+            if type(parent_id) is str:
+                dangling.add(parent_id)
             continue  # no parent, or none loaded: a root
         if found >= start:
             return None
         parent[start] = found
-    return Runs(clean.heads, parent, size)
+    return Runs(clean.heads, parent, size, dangling)
+
+
+def add_entry(runs: Runs, entry_id: str, parent_id: object, parent: int | None) -> bool | None:
+    """Extend ``runs`` by an appended entry (at position ``runs.size``) with a new id, whose
+    parent is at position ``parent`` (None: no entry has ``parent_id``). Whether it starts a
+    run (for ``drop_entry``), or None where the runs cannot follow (an earlier entry names its
+    id as a parent): the caller drops them."""
+    if entry_id in runs.dangling:
+        return None
+    index = runs.size
+    runs.size += 1
+    if index and parent == index - 1:
+        return False
+    runs.starts.append(index)
+    if parent is not None:
+        runs.parent[index] = parent
+    elif type(parent_id) is str:
+        runs.dangling.add(parent_id)
+    return True
+
+
+def drop_entry(runs: Runs, started: bool) -> None:
+    """Take back the ``add_entry`` of the newest entry (its write failed)."""
+    runs.size -= 1
+    if started:
+        runs.starts.pop()
+        runs.parent.pop(runs.size, None)
 
 
 def run_path(runs: Runs, last: int) -> list[int]:

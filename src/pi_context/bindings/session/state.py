@@ -20,7 +20,7 @@ from .ids import Clock, Entry, UuidSource, _default_uuid, _to_ms
 from .jsonl import encode_line, iso_from_ms
 from .lazy import Branch, ById, LazyEntries
 from .outline import OutlineRow, outline
-from .runs import Runs, run_path
+from .runs import Runs, add_entry, drop_entry, run_path
 from .store import (
     Durability,
     append,
@@ -265,7 +265,7 @@ class _State:
     def _append_entry(self, entry: Entry) -> str:
         if self._readonly:
             raise SessionError("session was opened read-only", self._path)
-        self._runs = None
+        started = self._extend_runs(entry)
         if self._file_values is not None:
             self._file_values.append(entry)
         self._entries.append(entry)
@@ -287,8 +287,36 @@ class _State:
             else:
                 self._by_id[entry["id"]] = shadowed
             self._leaf_id = previous_leaf
+            if self._runs is not None and started is not None:
+                drop_entry(self._runs, started)
             raise
         return str(entry["id"])
+
+    def _extend_runs(self, entry: Entry) -> bool | None:
+        """Keep a clean load's runs (``runs.py``) over an entry about to be appended, so a
+        branch stays a walk by runs that decodes nothing; they are dropped where the entry's
+        id is not new or its parent is one they do not place. What ``add_entry`` says."""
+        runs, by_id = self._runs, self._by_id
+        if runs is None:
+            return None
+        entry_id, parent_id = entry["id"], entry.get("parentId")
+        parent = (
+            by_id.position(parent_id)
+            if isinstance(by_id, ById) and type(parent_id) is str
+            else None
+        )
+        if (
+            not isinstance(by_id, ById)
+            or runs.size != len(self._entries)
+            or entry_id in by_id
+            or (parent is None and parent_id in by_id)
+        ):
+            self._runs = None
+            return None
+        started = add_entry(runs, entry_id, parent_id, parent)
+        if started is None:
+            self._runs = None
+        return started
 
     def _persist_entry(self, entry: Entry) -> None:
         if not self._persist or self._path is None:
