@@ -134,7 +134,9 @@ class _Appends(_State):
         target = self._by_id.get(target_id)
         if target is None:
             raise SessionError(f"entry {target_id} not found", self._path)
-        if not any(e is target or e.get("id") == target_id for e in self.branch()):
+        # From the leaf back: an edit names a recent entry, and a lazy branch decodes only
+        # the entries it passes (``lazy.py``).
+        if not any(e is target or e.get("id") == target_id for e in reversed(self.branch())):
             raise SessionError(f"entry {target_id} is not on the active branch", self._path)
         message = target.get("message") if target.get("type") == "message" else None
         role = message.get("role") if isinstance(message, dict) else None
