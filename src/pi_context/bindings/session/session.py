@@ -39,8 +39,8 @@ from .runs import Clean, runs_of
 from .store import (
     Durability,
     create_exclusive,
-    decode_line,
     is_header,
+    line_decoder,
     read_raw,
 )
 
@@ -233,9 +233,11 @@ class Session(_Appends):
                 self._leaf_id = next(reversed(clean.by_id))  # ids are unique: the newest's
             self._labels, self._label_stamps = tr.resolve_labels(clean.labels)
             return
+        decode = None
         for index, value in enumerate(values):
             if type(value) is bytes:
-                values[index] = decode_line(value, shared)
+                decode = decode or line_decoder(shared)
+                values[index] = decode(value)
         if needs_migration(values):
             old = header_version(values)
             migrate(values, derived_ids(values))

@@ -45,7 +45,7 @@ class RawFile:
 
     ``values`` are Pi's ``fileEntries``: every truthy parsed JSON value, except that an entry
     line whose shape was read (``decoders.Shape``) is held as its bytes until it is decoded
-    (``lazy.py``; ``decoded`` decodes them all); ``kinds`` holds each value's ``type``;
+    (``lazy.py``; ``decode_value`` decodes one); ``kinds`` holds each value's ``type``;
     ``lines`` the 1-based line of each (a parallel array: a tuple and an int object per entry
     cost ~25 MiB at 400k entries).
     """
@@ -64,13 +64,8 @@ def decode_value(raw: RawFile, index: int) -> Any:
     """``raw.values[index]``, decoded (and kept decoded) if it was held as its line."""
     value = raw.values[index]
     if type(value) is bytes:
-        raw.values[index] = value = decode_line(value, raw.shared)
+        raw.values[index] = value = line_decoder(raw.shared)(value)
     return value
-
-
-def decode_line(line: bytes, shared: dict[str, str]) -> dict[str, Any]:
-    """The dict of a line a clean load kept undecoded (``line_decoder``, for one line)."""
-    return line_decoder(shared)(line)
 
 
 def line_decoder(shared: dict[str, str]) -> Callable[[bytes], dict[str, Any]]:
