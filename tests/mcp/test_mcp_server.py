@@ -267,3 +267,65 @@ def test_without_the_sdk_the_command_says_how_to_install_it(home: Home) -> None:
         "pi-context mcp: the MCP server needs the optional mcp package: "
         "pip install 'pi-context[mcp]'"
     )
+
+
+def test_a_first_search_of_a_large_session_answers_as_a_one_shot_call(
+    home: Home, tmp_path: Path
+) -> None:
+    """The server (a long-lived host) answers its first search of a session past
+    ``FIRST_ANSWER_MIN_BYTES`` from the file and builds the index after; a one-shot command
+    in another process, with a cache of its own, builds it first. Both answer alike, first
+    and after."""
+    from pi_context.bindings.history.resident import FIRST_ANSWER_MIN_BYTES
+    from pi_context.bindings.session.jsonl import encode_line
+
+    parent: str | None = None
+    with home.session.open("wb") as out:
+        header = {"type": "session", "version": 3, "id": "0196aaaa-0000-7000-8000-00000000beef"}
+        out.write(encode_line({**header, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/w"}))
+        number, written = 0, 0
+        while written <= FIRST_ANSWER_MIN_BYTES:
+            text = f"turn {number} " + ("needle-7 " if number % 997 == 0 else "") + "x" * 900
+            entry_id = f"e{number:06x}"
+            line = encode_line(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": "2026-01-01T00:00:01.000Z",
+                    "message": {"role": "user", "content": text, "timestamp": 1},
+                }
+            )
+            out.write(line)
+            parent, number, written = entry_id, number + 1, written + len(line)
+    calls = [
+        ("history_search", {"query": "needle-7"}),
+        ("history_search", {"query": "needle-7", "recent_first": False, "limit": 3}),
+        ("history_search", {"query": "needle-7", "limit": 2}),
+    ]
+
+    async def body(c: ClientSession) -> list[str]:
+        return [text_of(await c.call_tool(name, args)) for name, args in calls]
+
+    served = with_client(home, body)
+    env = {**os.environ, "PI_CONTEXT_CACHE_DIR": str(tmp_path / "one-shot-cache")}
+    for (name, args), answer in zip(calls, served, strict=True):
+        one_shot = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pi_context",
+                "tool",
+                name,
+                "--args",
+                json.dumps(args),
+                "--session",
+                str(home.session),
+            ],  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
+        assert answer == one_shot.stdout.rstrip("\n"), args
+    assert len(json.loads(served[0])["items"]) == number // 997 + 1

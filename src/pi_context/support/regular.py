@@ -17,7 +17,10 @@ import stat
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    Watch = Callable[[memoryview], None]
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -94,9 +97,10 @@ def read_regular(path: str | os.PathLike[str], limit: int | None = None) -> byte
 class _Limited(io.RawIOBase):
     """The first ``size`` bytes of a descriptor, as a raw stream (the descriptor is owned)."""
 
-    def __init__(self, fd: int, size: int) -> None:
+    def __init__(self, fd: int, size: int, watch: Watch | None = None) -> None:
         self._fd = fd
         self._left = size
+        self._watch = watch
 
     def readable(self) -> bool:
         return True
@@ -107,6 +111,8 @@ class _Limited(io.RawIOBase):
         view = memoryview(buffer).cast("B")
         count = os.readv(self._fd, [view[: min(len(view), self._left)]])
         self._left -= count
+        if self._watch is not None and count:
+            self._watch(view[:count])
         return count
 
     def close(self) -> None:
@@ -115,10 +121,13 @@ class _Limited(io.RawIOBase):
         super().close()
 
 
-def bounded_reader(fd: int, size: int, buffering: int = 1 << 20) -> io.BufferedReader:
+def bounded_reader(
+    fd: int, size: int, buffering: int = 1 << 20, watch: Watch | None = None
+) -> io.BufferedReader:
     """A buffered binary stream over the first ``size`` bytes of ``fd`` (which it closes):
-    a file that keeps growing while it is read still ends."""
-    return io.BufferedReader(_Limited(fd, size), buffering)
+    a file that keeps growing while it is read still ends. ``watch`` sees every chunk read,
+    in order, before any of its bytes is returned."""
+    return io.BufferedReader(_Limited(fd, size, watch), buffering)
 
 
 def special_entry(path: str | os.PathLike[str]) -> str | None:

@@ -34,7 +34,7 @@ from .query import (
     search_page,
     windows_page,
 )
-from .resident import held_index
+from .resident import build_later, first_answer_due, held_index
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -93,11 +93,23 @@ def _error(exc: HistoryError) -> ToolResult:
 
 
 def _paged(
-    plain: Answer, indexed: Answer
+    plain: Answer, indexed: Answer, first: bool = False
 ) -> Callable[[ToolContext, Mapping[str, Any]], ToolResult]:
+    """A paged tool; with ``first``, a long-lived host's first call on a large session with
+    no index yet is answered from the file, and the index built after (``first.py``)."""
+
     def execute(ctx: ToolContext, args: Mapping[str, Any]) -> ToolResult:
         with gc_paused():
             try:
+                path = ctx.session_path
+                if first and path is not None and index_enabled() and first_answer_due(path):
+                    from .first import first_search  # only here: it loads the session
+
+                    found = first_search(path, ctx.leaf_id, args)
+                    if found is not None:
+                        result = _json_result(found)
+                        build_later(path)
+                        return result
                 return _json_result(answer(ctx, plain, indexed, args))
             except HistoryError as exc:
                 return _error(exc)
@@ -223,7 +235,7 @@ HISTORY_SEARCH = Tool(
         },
         required=("query",),
     ),
-    handler=_paged(search_page, indexed.search_page),
+    handler=_paged(search_page, indexed.search_page, first=True),
 )
 
 HISTORY_READ = Tool(

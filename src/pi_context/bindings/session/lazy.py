@@ -14,6 +14,7 @@ id index of a lazy load.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (off the warm path)
@@ -96,12 +97,15 @@ class Branch(Sequence["Entry"]):
     """A root->leaf path in order (Pi ``getBranch``): positions in a session's entries, decoded
     as they are read, or the entries themselves. Equal to any sequence of equal entries."""
 
-    __slots__ = ("_entries", "_at", "_kinds")
+    __slots__ = ("_entries", "_at", "_kinds", "_ascending")
 
-    def __init__(self, entries: Sequence[Entry], at: Sequence[int] | None = None) -> None:
+    def __init__(
+        self, entries: Sequence[Entry], at: Sequence[int] | None = None, ascending: bool = False
+    ) -> None:
         self._entries = entries  # with ``at``: the session's entries; without: the path itself
         self._at = at
         self._kinds: list[Any] | None = None
+        self._ascending = ascending and at is not None  # ``at`` ascends (a clean load's path)
 
     def __len__(self) -> int:
         return len(self._entries if self._at is None else self._at)
@@ -118,7 +122,7 @@ class Branch(Sequence["Entry"]):
         if isinstance(index, slice):
             if at is None:
                 return Branch(list(self._entries[index]))
-            return Branch(self._entries, at[index])
+            return Branch(self._entries, at[index], self._ascending and (index.step or 1) > 0)
         return self._entries[index] if at is None else self._entries[at[index]]
 
     def __iter__(self) -> Iterator[Entry]:
@@ -143,6 +147,21 @@ class Branch(Sequence["Entry"]):
             else:
                 self._kinds = [entry.get("type") for entry in self]
         return self._kinds
+
+    def positions_of(self, indexes: Sequence[int]) -> list[int] | None:
+        """Where those of the session's entries (``indexes`` into them, ascending) that lie on
+        this path are on it, in order; None unless the path is a clean load's positions (they
+        ascend: every parent comes before its child, ``runs.py``)."""
+        at = self._at
+        if at is None or not self._ascending:
+            return None
+        found: list[int] = []
+        size = len(at)
+        for index in indexes:
+            position = bisect_left(at, index)
+            if position < size and at[position] == index:
+                found.append(position)
+        return found
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Sequence) or isinstance(other, str | bytes):

@@ -44,6 +44,10 @@ from .store import (
     read_raw,
 )
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, spelt out as in the other modules
+if TYPE_CHECKING:
+    from .marks import Marks
+
 __all__ = [
     "Clock",
     "Entry",
@@ -136,6 +140,7 @@ class Session(_Appends):
         uuids: UuidSource | None = None,
         durability: Durability = Durability.BOUNDARY,
         lazy: bool = True,
+        marks: Marks | None = None,
     ) -> Session:
         """Load a session file as Pi does (never hangs, never writes while loading).
 
@@ -143,10 +148,12 @@ class Session(_Appends):
         will be created at ``path``). ``readonly`` sessions refuse every append. A clean file's
         entries are decoded when first read (``lazy.py``); ``lazy=False`` decodes them all now,
         for a caller that will read every one (it saves reading each line's shape first).
+        With ``marks`` (``marks.py``), ``marked`` lists the entries a reader must look at,
+        when the file is clean (else it is None).
         """
         path = Path(os.path.abspath(path))
         with gc_paused(freeze=True):  # one pause over parse and load (see gc_paused)
-            return cls._open(path, readonly, create_missing, now, uuids, durability, lazy)
+            return cls._open(path, readonly, create_missing, now, uuids, durability, lazy, marks)
 
     @classmethod
     def _open(
@@ -158,9 +165,10 @@ class Session(_Appends):
         uuids: UuidSource | None,
         durability: Durability,
         lazy: bool = True,
+        marks: Marks | None = None,
     ) -> Session:
         try:
-            raw = read_raw(path, lazy=lazy)
+            raw = read_raw(path, lazy=lazy, marks=marks)
         except FileNotFoundError:
             if not create_missing:
                 raise SessionError("no such session file", path) from None
@@ -194,6 +202,8 @@ class Session(_Appends):
             readonly=readonly,
         )
         session._load(raw.values, raw.lines, raw.problems, raw.clean, raw.kinds, raw.shared)
+        if marks is not None and session._file_values is None:  # a clean load: see ``_load``
+            session.marked = [index - 1 for index in raw.marked]
         session._flushed = True
         session._tail_checked = not raw.unterminated
         return session

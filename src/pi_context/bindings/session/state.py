@@ -65,6 +65,9 @@ class _State:
         self._leaf_id: str | None = None
         self._branch_cache: tuple[Any, Branch] | None = None
         self._runs: Runs | None = None  # a clean load's runs, until the entries change
+        self.marked: list[int] | None = None
+        """After ``Session.open(marks=...)`` of a clean file: the entries (indexes, in order)
+        a reader must look at (``store.read_raw``); None after any other load."""
         self._flushed = False
         self._header_on_disk = True
         self._needs_rewrite = False
@@ -179,7 +182,7 @@ class _State:
             return cached[1]
         runs, entries = self._runs, self._entries
         if runs is not None and runs.size == len(entries) and entries and leaf is entries[-1]:
-            path = Branch(entries, run_path(runs, len(entries) - 1))  # a clean load's newest
+            path = Branch(entries, run_path(runs, len(entries) - 1), ascending=True)  # newest
         else:
             path = Branch(tr.branch_path(leaf, self._by_id))
         self._branch_cache = (key, path)

@@ -26,6 +26,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
 
+    from .marks import Marks
     from .runs import Clean
 
 BOM = b"\xef\xbb\xbf"
@@ -58,6 +59,9 @@ class RawFile:
     unterminated: bool = False  # last line has no "\n": the next write must start one
     clean: Clean | None = None  # the entries' index, gathered while parsing (see runs.py)
     shared: dict[str, str] = field(default_factory=dict)  # strings the values share (share.py)
+    marked: list[int] = field(default_factory=list)
+    """With ``marks``: the values after the header that a reader must look at (see
+    ``read_raw``), in order."""
 
 
 def decode_value(raw: RawFile, index: int) -> Any:
@@ -93,17 +97,22 @@ def line_decoder(shared: dict[str, str]) -> Callable[[bytes], dict[str, Any]]:
     return decode_kept
 
 
-def read_raw(path: Path, *, lazy: bool = True) -> RawFile:
+def read_raw(path: Path, *, lazy: bool = True, marks: Marks | None = None) -> RawFile:
     """Parse a file as Pi does (decode with replacement, split on "\\n", skip what fails).
 
     Only a regular file is read (a FIFO or a device is refused before any read), and only the
     bytes it held when it was opened. The file is streamed line by line; with ``lazy``, an
     entry line whose shape reads cleanly is kept as its bytes, decoded when first read
-    (``lazy.py``), else every line is decoded now (for a caller that reads every entry)."""
+    (``lazy.py``), else every line is decoded now (for a caller that reads every entry).
+
+    With ``marks`` (``marks.py``), ``marked`` lists the values after the header that a
+    reader must look at: every value decoded now, and each kept line that a searched string
+    or pattern starts in or that the test for its type accepts."""
     fd, info = _open_session(path, os.O_RDONLY, "read")
+    watch = None if marks is None else marks.watch
     try:
-        with bounded_reader(fd, info.st_size) as handle, gc_paused():
-            return _parse_lines(handle, lazy)
+        with bounded_reader(fd, info.st_size, watch=watch) as handle, gc_paused():
+            return _parse_lines(handle, lazy, marks)
     except OSError as exc:
         raise SessionError(f"cannot read session file: {exc.strerror or exc}", path) from exc
 
@@ -113,7 +122,7 @@ def parse_raw(data: bytes, *, lazy: bool = True) -> RawFile:
         return _parse_lines(io.BytesIO(data), lazy)
 
 
-def _parse_lines(lines: Iterable[bytes], lazy: bool = True) -> RawFile:
+def _parse_lines(lines: Iterable[bytes], lazy: bool = True, marks: Marks | None = None) -> RawFile:
     """The loop of a load: once per line, so its per-line work is kept to local names and no
     Python call on the common path but the shape read.
 
@@ -127,6 +136,10 @@ def _parse_lines(lines: Iterable[bytes], lazy: bool = True) -> RawFile:
 
     raw = RawFile(size=0)
     values, kinds, numbers, problems = raw.values, raw.kinds, raw.lines, raw.problems
+    add_marked = raw.marked.append
+    starts: list[int] = [] if marks is None else marks.starts  # grows as the file is read
+    tests = {} if marks is None else marks.by_kind
+    at = 0  # the first of ``starts`` not before the current line
     add_value, add_kind, add_number = values.append, kinds.append, numbers.append
     decode, read_shape, errors = DECODE_PLAIN, READ_SHAPE, FAST_DECODE_ERRORS
     size = 0
@@ -222,6 +235,15 @@ def _parse_lines(lines: Iterable[bytes], lazy: bool = True) -> RawFile:
                 if not chained or count == 1:  # the first entry's line before is the header
                     heads.append(count - 1)
                     head_parents.append(parent)
+        if marks is not None and count:
+            while starts[at] < size - len(line):
+                at += 1
+            if (
+                shape is None
+                or starts[at] < size
+                or (type(kind) is str and (test := tests.get(kind)) is not None and test(line))
+            ):
+                add_marked(count)
         add_value(value)
         add_kind(kind)
         add_number(number)

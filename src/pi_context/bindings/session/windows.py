@@ -10,7 +10,7 @@ window state.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pi_context.bindings.addresses import SESSION_ID_MAX_CHARS, address_problem
 from pi_context.support.frozen import frozen
@@ -316,14 +316,21 @@ def window_spans(
     branch: Sequence[Entry], session_id: str, *, fork_safe: bool = False
 ) -> list[WindowSpan]:
     """The windows of a branch in order; each marker opens a window that includes it."""
-    spans: list[WindowSpan] = []
     root = root_window_id(session_id, branch, fork_safe=fork_safe)
+    return spans_of(enumerate(branch), len(branch), root)
+
+
+def spans_of(entries: Iterable[tuple[int, Entry]], length: int, root: str) -> list[WindowSpan]:
+    """``window_spans`` of a branch of ``length`` entries whose root window is ``root``, from
+    (position, entry) pairs in order that hold at least every marker on it (a reader that
+    knows where the markers can be passes just those)."""
+    spans: list[WindowSpan] = []
     start, window_id, marker_id = 0, root, None
-    for index, entry in enumerate(branch):
+    for index, entry in entries:
         if is_reset_marker(entry):
             spans.append(WindowSpan(window_id, start, index, marker_id))
             start, window_id, marker_id = index, marker_window_id(entry), entry["id"]
-    spans.append(WindowSpan(window_id, start, len(branch), marker_id))
+    spans.append(WindowSpan(window_id, start, length, marker_id))
     return spans
 
 
