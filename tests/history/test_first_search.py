@@ -303,6 +303,35 @@ def test_a_file_that_is_not_clean_gives_way(tmp_path: Path) -> None:
     assert agree(path, {"query": "needle"}) is None
 
 
+def test_hostile_lines_answer_as_the_loader_reads_them(tmp_path: Path) -> None:
+    """Bad UTF-8 (decoded with replacement), a line nested past the limit, a blank line, a
+    lone surrogate escape and an unterminated last line that parses: each is read as the
+    loader reads it, and the first search answers as the plain path does."""
+    path = write_file(tmp_path / "s.jsonl", [user("needle at the start")], 5)
+    stamp = b'"timestamp":"2026-01-01T00:00:00.000Z"'
+
+    def entry(number: int, parent: str, content: bytes) -> bytes:
+        head = b'{"type":"message","id":"h%d","parentId":"%s",' % (number, parent.encode())
+        return head + stamp + b',"message":{"role":"user","content":' + content + b"}}"
+
+    deep = b"[" * 600 + b'"needle deep"' + b"]" * 600
+    lines = [
+        entry(0, "e0000", rb'"needle \udc00 lone"'),
+        entry(1, "h0", b'"needle \\u00e9 then \xff bad"'),
+        b"",
+        entry(2, "h1", b'{"needle": "not a content string"}'),
+        entry(3, "h2", deep),  # skipped by the loader: its child below hangs from h2
+        entry(4, "h2", b'"needle in the torn last line"'),
+    ]
+    with path.open("ab") as out:
+        out.write(b"\n".join(lines))  # the last line has no newline
+    expected = {"needle": 4, "then \ufffd bad": 1, "needle deep": 0, "torn last": 1}
+    expected.update({"\udc00 lone": 1, "é then": 1})
+    for query, hits in expected.items():
+        found = agree(path, {"query": query})
+        assert found is not None and len(found["items"]) == hits, query
+
+
 # --- any session, any query -----------------------------------------------------------------------
 
 chars = st.characters(exclude_categories=("Cs",), max_codepoint=0x1F600) | st.sampled_from(
