@@ -46,7 +46,7 @@ from pi_context.bindings.session.windows import root_window_id, spans_of
 from pi_context.bindings.tool_output import JSONValue, page
 
 from .cursors import key_of
-from .items import ITEM_ENTRY_TYPES, History, Item, Window, entry_items
+from .items import History, Item, history_of
 from .query import (
     HistoryError,
     _Rendered,
@@ -263,20 +263,4 @@ def _sparse_history(session_id: str, branch: Any, positions: list[int]) -> Histo
         if kinds[position] == "custom" or kinds[position] == "custom_message"
     ]
     root = root_window_id(session_id, [entry for _, entry in naming])
-    spans = spans_of(naming, len(branch), root)
-    markers = {span.start for span in spans if span.marker_id is not None}
-    windows: list[Window] = []
-    at = 0
-    for span in spans:
-        items: list[Item] = []
-        while at < len(positions) and positions[at] < span.end:
-            position = positions[at]
-            at += 1
-            kind = kinds[position]
-            if type(kind) is not str or kind not in ITEM_ENTRY_TYPES:
-                continue
-            # a compaction right before a reset marker is the reset's own checkpoint
-            following = branch[position + 1] if position + 1 in markers else None
-            items.extend(entry_items(branch[position], following, span.window_id))
-        windows.append(Window(span.window_id, None, span.marker_id, tuple(items)))
-    return History(tuple(windows))
+    return history_of(branch, spans_of(naming, len(branch), root), positions)

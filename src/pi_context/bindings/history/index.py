@@ -65,7 +65,8 @@ __all__ = ["DISABLE_ENV", "HistoryIndex", "Unindexable", "View", "cache_dir_for"
 
 MEMO_MAX = 32  # derived answers an index keeps with its loaded state
 LOCK_WAIT = 1.0  # seconds a call waits for another process's update before answering unindexed
-_CACHE_FILES = ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "lock")
+DATABASE = "index.sqlite"  # in the cache folder, with its -wal and -shm files
+_CACHE_FILES = (DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", "lock")
 DISABLE_ENV = "PI_CONTEXT_HISTORY_INDEX"  # "0" answers every call without the index
 
 
@@ -163,7 +164,7 @@ class HistoryIndex(_Build):
             kind = special_entry(self.directory / name)
             if kind is not None:
                 raise CorruptIndex(f"the cache file {name} is {kind}")
-        path = self.directory / "index.sqlite"
+        path = self.directory / DATABASE
         # Created 0600 here: SQLite gives its -wal and -shm files the database's mode.
         fd, info = open_regular(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         os.close(fd)
@@ -177,7 +178,7 @@ class HistoryIndex(_Build):
     def _same_database(self) -> bool:
         """Whether the database this index holds open is still the cache's file."""
         try:
-            info = os.stat(self.directory / "index.sqlite", follow_symlinks=False)
+            info = os.stat(self.directory / DATABASE, follow_symlinks=False)
         except OSError:
             return False
         return (info.st_dev, info.st_ino) == self._db_identity

@@ -26,11 +26,12 @@ labels, model/thinking changes and unknown entry types are not items.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Iterator, Sequence
 
 from pi_context.bindings.session.dialect import is_extension_type
 from pi_context.bindings.session.jsonl import encode as stringify
-from pi_context.bindings.session.windows import is_reset_marker, window_spans
+from pi_context.bindings.session.windows import WindowSpan, is_reset_marker, window_spans
 from pi_context.support.frozen import field, frozen, record
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
@@ -329,12 +330,21 @@ def entry_items(entry: Entry, next_entry: object, window_id: str) -> list[Item]:
 
 def project_history(branch: Sequence[Entry], session_id: str) -> History:
     """Every window of ``branch`` (root to leaf) with its items, oldest first."""
+    return history_of(branch, window_spans(branch, session_id), range(len(branch)))
+
+
+def history_of(
+    branch: Sequence[Entry], spans: Sequence[WindowSpan], positions: Sequence[int]
+) -> History:
+    """The windows ``spans`` of ``branch`` with the items of the entries at ``positions``
+    (ascending): every entry, or the few a reader knows can matter (``first.py``)."""
     windows: list[Window] = []
     last = len(branch) - 1
-    for span in window_spans(branch, session_id):
+    for span in spans:
         items: list[Item] = []
         window_id = span.window_id
-        for index in range(span.start, span.end):
+        inside = positions[bisect_left(positions, span.start) : bisect_left(positions, span.end)]
+        for index in inside:
             entry = branch[index]
             # Most entries are messages; state entries (custom, label, model...) are skipped
             # without a call, which matters on a 100k-entry branch projected on every call.
@@ -343,7 +353,8 @@ def project_history(branch: Sequence[Entry], session_id: str) -> History:
             kind = entry.get("type")
             if type(kind) is not str or kind not in ITEM_ENTRY_TYPES:
                 continue
-            following = branch[index + 1] if index < last else None
+            # a compaction right before a reset marker is the reset's own checkpoint
+            following = branch[index + 1] if kind == "compaction" and index < last else None
             items.extend(entry_items(entry, following, window_id))
         # A window opens at its marker; the root window at the branch's first entry.
         opener = branch[span.start] if span.start <= last else None

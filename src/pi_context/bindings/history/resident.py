@@ -27,7 +27,7 @@ from pathlib import Path
 from pi_context.support import heap
 
 from .errors import HistoryError
-from .index import HistoryIndex, cache_dir_for
+from .index import DATABASE, HistoryIndex, cache_dir_for
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def first_answer_due(source: Path) -> bool:
             return False
     except OSError:
         return False
-    return not os.path.lexists(os.path.join(key[1], "index.sqlite"))
+    return not os.path.lexists(os.path.join(key[1], DATABASE))
 
 
 def build_later(source: Path) -> None:

@@ -76,11 +76,7 @@ class Marks:
             starts.sort()  # a few, mostly in order: a short sort
             starts.append(self.END)
         self._offset = offset + len(chunk)
-        self._carry = (
-            (carry + chunk.tobytes())[-self._overlap :]
-            if len(chunk) < self._overlap
-            else chunk[-self._overlap :].tobytes()
-        )
+        self._carry = (carry + chunk[-self._overlap :].tobytes())[-self._overlap :]
 
 
 def _finds(data: bytes, needle: bytes) -> list[int]:
