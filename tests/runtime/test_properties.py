@@ -9,6 +9,9 @@ One exception to "has its boot", as in the published extension: tree navigation 
 leaf on (or past) a reset's checkpoint compaction, which hides everything before it, the
 window's boot included. The published repair refuses a tail holding a compaction, so the
 request is refused (never sent without its boot) and the user is told to /wipe-memory.
+That refusal is for reset windows only: the published context hook never refuses the root
+window, which goes out as Pi projects it. A root window can lack its boot only while
+pi-context is off (a tree move then adds no boot), as the published extension behaves.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from pi_context.bindings.runtime.protocol import (
 )
 from pi_context.bindings.session import Durability, Session, seeded_uuids
 from pi_context.bindings.session.windows import (
+    current_reset,
     current_window_id,
     is_reset_marker,
+    is_window_boot,
     is_window_boot_entry,
     window_spans,
 )
@@ -84,8 +89,13 @@ def check_session(rt: Runtime) -> None:
 
 
 def boot_hidden(rt: Runtime) -> bool:
-    """Whether a compaction after the active window's last boot hides it from the context."""
+    """Whether a compaction after the active reset window's last boot hides it from the context.
+
+    Never for the root window: the published hook sends it as Pi projects it.
+    """
     branch = rt.branch()
+    if current_reset(branch) is None:
+        return False
     window = current_window_id(branch, rt.session_id)
     boots = [i for i, entry in enumerate(branch) if is_window_boot_entry(entry, window)]
     return bool(boots) and any(e.get("type") == "compaction" for e in branch[boots[-1] + 1 :])
@@ -114,6 +124,10 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
             assert result.abort and any("no boot message" in text for text in notices)
         else:
             assert not result.abort, "the active window always has its boot"
+            if rt.enabled and current_reset(rt.branch()) is None:
+                root = current_window_id(rt.branch(), rt.session_id)
+                boots = [m for m in result.messages if is_window_boot(m, root)]
+                assert boots, "an enabled root window always sends its boot"
     elif name == "wipe":
         rt.call_tool("wipe_memory")
     elif name == "turn_end":
@@ -152,6 +166,10 @@ def apply(rt: Runtime, clock: Clock, op: tuple[Any, ...]) -> None:
 
 @settings(max_examples=150, deadline=None)
 @example([("command",), ("command",), ("tree", 9226), ("context",)], "reset-control@0.25")
+@example(
+    [("command",), ("before_settle", False), ("toggle",), ("tree", 829), ("context",)],
+    "reset-control@0.26",
+)
 @given(st.lists(OPS, max_size=40), st.sampled_from(specs()))
 def test_random_host_behaviour_keeps_the_session_well_formed(
     ops: list[tuple[Any, ...]], spec: str
