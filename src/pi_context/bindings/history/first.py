@@ -49,7 +49,7 @@ from .cursors import key_of
 from .items import History, Item, history_of
 from .query import (
     HistoryError,
-    _Rendered,
+    Rendered,
     first_match,
     parse_filters,
     parse_max_chars,
@@ -63,6 +63,8 @@ from .query import (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
+
+    from pi_context.bindings.session.lazy import Branch
 
 SHORTEST_NEEDLE = 3
 """Bytes: a query whose best needle is shorter rules out too few lines to pay (the index is
@@ -232,7 +234,7 @@ def first_search(
         offset = first_match(item.content, queries)
         if offset >= 0:
             hits.append((item, offset))
-    rendered = _Rendered(len(hits), lambda i: render_item(hits[i][0], max_chars, hits[i][1]))
+    rendered = Rendered(len(hits), lambda i: render_item(hits[i][0], max_chars, hits[i][1]))
     if not paging.recent_first:  # oldest first: the cursor is an offset into the hits
         return page(rendered, 0, "items", limit=paging.limit, shrink=shrink_item)
     try:
@@ -253,7 +255,7 @@ def first_search(
     return answer
 
 
-def _sparse_history(session_id: str, branch: Any, positions: list[int]) -> History:
+def _sparse_history(session_id: str, branch: Branch, positions: list[int]) -> History:
     """The windows of ``branch`` with the items of the entries at ``positions`` (every marker
     and boot among them), in order."""
     kinds = branch.kinds()

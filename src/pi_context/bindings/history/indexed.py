@@ -20,8 +20,8 @@ from .items import ROLE_CODES, Item
 from .query import (
     Filters,
     HistoryError,
+    Rendered,
     _known_windows,
-    _Rendered,
     first_match,
     item_page,
     parse_filters,
@@ -266,7 +266,7 @@ def list_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, JSO
     paging = parse_paging(args)
     max_chars = parse_max_chars(args)
     positions = _select(history, parse_filters(args), paging.recent_first)
-    rendered = _Rendered(
+    rendered = Rendered(
         len(positions), lambda i: render_item(history.item_at(positions[i]), max_chars)
     )
     return item_page(rendered, paging, positions, history.count, history.item_id_at)
@@ -301,7 +301,7 @@ def search_page(history: IndexedHistory, args: Mapping[str, Any]) -> dict[str, J
         ("found", queries), lambda: history.positions_of(history.index.matches(queries))
     )
     hits = _select(history, filters, paging.recent_first, found, queries)
-    rendered = _Rendered(len(hits), lambda i: render(i, hits[i]))
+    rendered = Rendered(len(hits), lambda i: render(i, hits[i]))
     return item_page(rendered, paging, hits, history.count, history.item_id_at)
 
 
@@ -354,7 +354,7 @@ def _newest_first(
                 break
     if complete and top == count - 1:
         view.memoized(("found", (query,)), lambda: seen[::-1])
-    rendered = _Rendered(len(hits), lambda i: render(i, hits[i]))
+    rendered = Rendered(len(hits), lambda i: render(i, hits[i]))
     return page(
         rendered,
         skip,

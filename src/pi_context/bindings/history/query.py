@@ -415,7 +415,7 @@ def window_page(
     )
 
 
-class _Rendered(Sequence["dict[str, Any]"]):  # quoted: typing is not imported at run time
+class Rendered(Sequence["dict[str, Any]"]):  # quoted: typing is not imported at run time
     """Items rendered on first access: a page inspects only its own neighbourhood."""
 
     def __init__(self, count: int, render: Callable[[int], dict[str, Any]]) -> None:
@@ -444,7 +444,7 @@ def list_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValue]
     paging = parse_paging(args)
     max_chars = parse_max_chars(args)
     flat, order = select_positions(history, parse_filters(args), paging.recent_first)
-    rendered = _Rendered(len(order), lambda i: render_item(flat[order[i]], max_chars))
+    rendered = Rendered(len(order), lambda i: render_item(flat[order[i]], max_chars))
     return item_page(rendered, paging, order, len(flat), lambda p: flat[p].item_id)
 
 
@@ -461,7 +461,7 @@ def search_page(history: History, args: Mapping[str, Any]) -> dict[str, JSONValu
         if offset >= 0:
             hits.append((item, offset))
             positions.append(position)
-    rendered = _Rendered(len(hits), lambda i: render_item(hits[i][0], max_chars, hits[i][1]))
+    rendered = Rendered(len(hits), lambda i: render_item(hits[i][0], max_chars, hits[i][1]))
     return item_page(rendered, paging, positions, len(flat), lambda p: flat[p].item_id)
 
 
